@@ -1,0 +1,22 @@
+"""The ``orchestrace`` command line. Each command group lives in its own ``_*.py`` module."""
+
+from __future__ import annotations
+
+import sys
+
+from ._app import app
+
+# Each module registers its commands on ``app`` when imported (heavy imports stay inside
+# the command functions, so ``orchestrace --help`` is fast).
+from . import _core  # noqa: E402,F401  (validate, convert, inspect, schema, synth, demo)
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,490 @@
+"""Read and write traces: native JSON, reference JSON, and the JSONL stream.
+
+Encodings
+---------
+* **JSON** — one document per trace. The native format is a superset of the survey's
+  reference schema, so one reader takes both: a reference trace whose events carry extra
+  properties (allowed there) loads with those properties kept in ``Event.attrs``.
+* **JSONL stream** — append-only, one record per line, written while the run happens::
+
+      {"header": {"trace_id": …, "task_id": …, "schema_version": …, "topology": …}}
+      {"event": {…}}            # any number, in order
+      {"edge": {…}}             # any number, any time after both ends may exist
+      {"end": {"rewards": …, "costs": …, "metrics": …, "outcome": …, "signals": …}}
+
+  Several traces may follow each other in one file (a dataset). A file whose last line
+  was cut by a crash yields every complete record and one warning, never an exception.
+* **Reference JSON** (:func:`to_reference`) — passes the survey's JSON Schema: native
+  event fields stay in events (the schema allows extra event properties); trace-level
+  fields with no reference slot are folded or dropped, each drop named in a warning.
+
+>>> from orchestrace.builder import TraceBuilder
+>>> b = TraceBuilder("t1"); _ = b.add("spawn", "orchestrator", t=0, to="w1")
+>>> tr = b.build()
+>>> loads(dumps(tr)) == tr, loads(dumps(tr, format="jsonl")) == tr
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import msgspec
+
+from ._problems import Problem
+from .errors import TraceDecodeError
+from .trace import SCHEMA_VERSION, Edge, Event, Outcome, Signal, Trace
+from .vocab import Severity, Topology
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "TraceWriter",
+    "dump",
+    "dumps",
+    "iter_traces",
+    "load",
+    "loads",
+    "to_reference",
+]
+
+Format = Literal["native", "reference", "jsonl"]
+
+#: Files larger than this are refused (override with ``ORCHESTRACE_MAX_FILE_BYTES``).
+MAX_FILE_BYTES = int(os.environ.get("ORCHESTRACE_MAX_FILE_BYTES", 4 * 1024**3))
+
+_EVENT_FIELDS = frozenset(f if f != "from_" else "from" for f in Event.__struct_fields__)
+
+
+class _Header(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    trace_id: str
+    task_id: str
+    schema_version: str = SCHEMA_VERSION
+    system: str | None = None
+    topology: Topology | None = None
+    meta: dict[str, Any] = {}
+
+
+class _End(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    rewards: dict[str, float] = {}
+    costs: dict[str, float] = {}
+    metrics: dict[str, float] = {}
+    outcome: Outcome | None = None
+    signals: tuple[Signal, ...] = ()
+
+
+class _Line(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    header: _Header | None = None
+    event: Event | None = None
+    edge: Edge | None = None
+    end: _End | None = None
+
+
+_trace_decoder = msgspec.json.Decoder(Trace)
+_lines_decoder = msgspec.json.Decoder(list[_Line])
+_line_decoder = msgspec.json.Decoder(_Line)
+_encoder = msgspec.json.Encoder()
+
+
+# ----------------------------------------------------------------------------- reading
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Read a file with a size cap; I/O problems become :class:`TraceDecodeError`."""
+    p = Path(path)
+    where = str(p)
+    try:
+        if p.is_dir():
+            raise TraceDecodeError(
+                f"{where} is a directory",
+                [_problem("io.is-directory", where, "path is a directory, not a trace file",
+                          "pass a .json or .jsonl file (or a glob of them)")],
+            )
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TraceDecodeError(
+                f"{where} is too large",
+                [_problem("io.too-large", where, f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit",
+                          "split it, or raise ORCHESTRACE_MAX_FILE_BYTES")],
+            )
+        return p.read_bytes()
+    except OSError as exc:
+        raise TraceDecodeError(
+            f"cannot read {where}: {exc.strerror or exc}",
+            [_problem("io.unreadable", where, f"cannot read file: {exc.strerror or exc}",
+                      "check the path and its permissions")],
+        ) from None
+
+
+def load(path: str | os.PathLike[str]) -> Trace:
+    """Load one trace from a native/reference JSON file or a JSONL stream.
+
+    Raises :class:`~orchestrace.errors.TraceDecodeError` with located problems when the
+    file is not a trace. A JSONL file holding several traces returns the first; use
+    :func:`iter_traces` for all of them.
+    """
+    return loads(read_bytes(path), source=str(path))
+
+
+def loads(data: bytes | str, *, source: str = "<bytes>") -> Trace:
+    """Decode one trace from bytes (JSON document or JSONL stream)."""
+    for tr in _iter_decoded(data, source):
+        return tr
+    raise TraceDecodeError(
+        f"{source}: no trace found", [_problem("json.empty", "$", "input holds no trace", "the file is empty")]
+    )
+
+
+def iter_traces(path: str | os.PathLike[str]) -> Iterator[Trace]:
+    """Every trace in a file: one for a JSON document, one per header for JSONL."""
+    yield from _iter_decoded(read_bytes(path), str(path))
+
+
+def _iter_decoded(data: bytes | str, source: str) -> Iterator[Trace]:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    head = data.lstrip()[:1]
+    if not head:
+        raise TraceDecodeError(f"{source}: empty input", [_problem("json.empty", "$", "input is empty", "write a trace into the file")])
+    if head == b"{" and _looks_like_jsonl(data):
+        yield from _decode_jsonl(data, source)
+    else:
+        yield _decode_document(data, source)
+
+
+def _looks_like_jsonl(data: bytes) -> bool:
+    first = data.lstrip()[:12]
+    return first.startswith((b'{"header"', b'{"event"', b'{"edge"', b'{"end"'))
+
+
+def _decode_document(data: bytes, source: str) -> Trace:
+    try:
+        return _trace_decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        if "Object contains unknown field" in msg and "$.events[" in msg:
+            return _decode_reference_with_extras(data, source)
+        raise _decode_error(source, exc) from None
+    except msgspec.DecodeError as exc:
+        raise _decode_error(source, exc) from None
+
+
+def _decode_reference_with_extras(data: bytes, source: str) -> Trace:
+    """Slow path: events carry properties outside the native schema; keep them in attrs."""
+    try:
+        raw = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise _decode_error(source, exc) from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("events"), list):
+        return msgspec.convert(raw, Trace)
+    events = []
+    for ev in raw["events"]:
+        if isinstance(ev, dict):
+            extra = {k: v for k, v in ev.items() if k not in _EVENT_FIELDS}
+            if extra:
+                ev = {k: v for k, v in ev.items() if k in _EVENT_FIELDS}
+                ev["attrs"] = {**(ev.get("attrs") or {}), **extra}
+        events.append(ev)
+    raw["events"] = events
+    try:
+        return msgspec.convert(raw, Trace, strict=True)
+    except msgspec.ValidationError as exc:
+        raise _decode_error(source, exc) from None
+
+
+def _decode_jsonl(data: bytes, source: str) -> Iterator[Trace]:
+    lines = data.split(b"\n")
+    # fast path: the whole stream as one JSON array
+    body = [ln for ln in lines if ln.strip()]
+    try:
+        records = _lines_decoder.decode(b"[" + b",".join(body) + b"]")
+        numbered = list(enumerate(records))  # line numbers only needed on errors
+        truncated = False
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        numbered, truncated = _decode_lines_slow(lines, source)
+    yield from _assemble(numbered, source, truncated)
+
+
+def _decode_lines_slow(lines: list[bytes], source: str) -> tuple[list[tuple[int, _Line]], bool]:
+    out: list[tuple[int, _Line]] = []
+    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
+    for i, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        try:
+            out.append((i, _line_decoder.decode(ln)))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            is_cut = i == last and not data_ends_with_newline(lines)
+            if is_cut and isinstance(exc, msgspec.DecodeError):
+                warnings.warn(
+                    f"{source}:{i + 1}: last line is incomplete (cut by a crash?); "
+                    f"returning the {len(out)} complete records before it",
+                    TruncatedStreamWarning,
+                    stacklevel=4,
+                )
+                return out, True
+            raise _decode_error(source, exc, line=i + 1) from None
+    return out, False
+
+
+def data_ends_with_newline(lines: list[bytes]) -> bool:
+    return bool(lines) and lines[-1] == b""
+
+
+class TruncatedStreamWarning(UserWarning):
+    """A JSONL stream ended in an incomplete record or without its ``end`` record."""
+
+
+def _assemble(records: list[tuple[int, _Line]], source: str, truncated: bool) -> Iterator[Trace]:
+    header: _Header | None = None
+    events: list[Event] = []
+    edges: list[Edge] = []
+    end: _End | None = None
+
+    def finish() -> Trace:
+        assert header is not None
+        e = end or _End()
+        return Trace(
+            trace_id=header.trace_id, task_id=header.task_id, schema_version=header.schema_version,
+            system=header.system, topology=header.topology, meta=header.meta,
+            events=tuple(events), edges=tuple(edges), rewards=e.rewards, costs=e.costs,
+            metrics=e.metrics, outcome=e.outcome, signals=e.signals,
+        )
+
+    for i, rec in records:
+        kinds = [k for k in ("header", "event", "edge", "end") if getattr(rec, k) is not None]
+        if len(kinds) != 1:
+            raise TraceDecodeError(
+                f"{source}:{i + 1}: a record holds exactly one of header/event/edge/end",
+                [_problem("jsonl.bad-record", f"{source}:{i + 1}", f"record has {kinds or 'no'} keys",
+                          'write one of {"header":…}, {"event":…}, {"edge":…}, {"end":…} per line')],
+            )
+        if rec.header is not None:
+            if header is not None:
+                yield finish()
+            header, events, edges, end = rec.header, [], [], None
+        elif header is None:
+            raise TraceDecodeError(
+                f"{source}:{i + 1}: record before any header",
+                [_problem("jsonl.no-header", f"{source}:{i + 1}", "the stream does not start with a header record",
+                          'the first line must be {"header": {"trace_id": …, "task_id": …}}')],
+            )
+        elif rec.event is not None:
+            events.append(rec.event)
+        elif rec.edge is not None:
+            edges.append(rec.edge)
+        else:
+            end = rec.end
+    if header is None:
+        raise TraceDecodeError(f"{source}: no header record", [_problem("jsonl.no-header", source, "no header record", "start the stream with a header")])
+    if end is None and not truncated:
+        warnings.warn(f"{source}: stream has no end record (run still going, or crashed?)", TruncatedStreamWarning, stacklevel=3)
+    yield finish()
+
+
+def _decode_error(source: str, exc: Exception, line: int | None = None) -> TraceDecodeError:
+    msg = str(exc)
+    path = "$"
+    if " - at `" in msg:
+        msg, _, rest = msg.partition(" - at `")
+        path = rest.rstrip("`")
+    if line is not None:
+        path = f"{source}:{line}:{path}"
+    code = "json.malformed" if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError) else "schema.type"
+    if "missing required field" in msg:
+        code = "schema.missing-field"
+    elif "unknown field" in msg:
+        code = "schema.unknown-field"
+    elif "Invalid enum value" in msg:
+        code = "schema.enum"
+    return TraceDecodeError(f"{source}: {msg} at {path}", [_problem(code, path, msg, _hint(code))])
+
+
+def _hint(code: str) -> str:
+    return {
+        "json.malformed": "the file is not valid JSON/JSONL; check the reported position",
+        "schema.missing-field": "add the field (see `orchestrace schema`)",
+        "schema.unknown-field": "remove or rename the field (see `orchestrace schema`)",
+        "schema.enum": "use one of the values listed by `orchestrace schema`",
+        "schema.type": "fix the value's type (see `orchestrace schema`)",
+    }.get(code, "")
+
+
+def _problem(code: str, path: str, message: str, hint: str = "", severity: Severity = Severity.ERROR) -> Problem:
+    return Problem(code=code, severity=severity, path=path, message=message, hint=hint)
+
+
+# ----------------------------------------------------------------------------- writing
+def dumps(trace: Trace, *, format: Format = "native") -> bytes:
+    """Encode a trace as native JSON, reference JSON, or a JSONL stream."""
+    if format == "native":
+        return _encoder.encode(trace)
+    if format == "reference":
+        return _encoder.encode(to_reference(trace))
+    if format == "jsonl":
+        return b"".join(_jsonl_lines(trace))
+    raise ValueError(f"unknown format {format!r}; use 'native', 'reference' or 'jsonl'")
+
+
+def dump(trace: Trace, path: str | os.PathLike[str], *, format: Format | None = None) -> None:
+    """Write a trace; the format defaults from the suffix (``.jsonl`` → stream)."""
+    fmt: Format = format or ("jsonl" if str(path).endswith(".jsonl") else "native")
+    Path(path).write_bytes(dumps(trace, format=fmt))
+
+
+def _jsonl_lines(trace: Trace) -> Iterator[bytes]:
+    enc = _encoder.encode
+    yield enc({"header": _header_of(trace)}) + b"\n"
+    for e in trace.events:
+        yield b'{"event":' + enc(e) + b"}\n"
+    for d in trace.edges:
+        yield b'{"edge":' + enc(d) + b"}\n"
+    yield enc({"end": _End(rewards=trace.rewards, costs=trace.costs, metrics=trace.metrics,
+                           outcome=trace.outcome, signals=trace.signals)}) + b"\n"
+
+
+def _header_of(trace: Trace) -> _Header:
+    return _Header(trace_id=trace.trace_id, task_id=trace.task_id, schema_version=trace.schema_version,
+                   system=trace.system, topology=trace.topology, meta=trace.meta)
+
+
+def to_reference(trace: Trace, *, warn: bool = True) -> dict[str, Any]:
+    """The trace as a dict that passes the survey's reference JSON Schema.
+
+    Native event fields stay on events (extra event properties are allowed there) and
+    ``attrs`` are spread back; ``outcome.success``/``score`` fold into ``metrics``;
+    ``signals`` and ``meta`` have no slot and are dropped with a warning naming them.
+    Costs gain ``tokens`` and ``wall_clock_s`` if missing; negative times clamp to 0.
+    """
+    dropped = []
+    events = []
+    for e in trace.events:
+        d = msgspec.to_builtins(e)
+        attrs = d.pop("attrs", None) or {}
+        for k, v in attrs.items():
+            d.setdefault(k, v)
+        if d["t"] < 0:
+            d["t"] = 0.0
+        events.append(d)
+    costs = {k: float(v) for k, v in trace.costs.items()}
+    if "tokens" not in costs:
+        costs["tokens"] = float(sum(e.tokens for e in trace.events))
+    if "wall_clock_s" not in costs:
+        ts = [e.t for e in trace.events] + [e.t_end for e in trace.events if e.t_end is not None]
+        costs["wall_clock_s"] = float(max(ts) - min(ts)) if ts else 0.0
+    metrics = dict(trace.metrics)
+    if trace.outcome is not None:
+        if trace.outcome.success is not None:
+            metrics.setdefault("task_success", float(trace.outcome.success))
+        if trace.outcome.score is not None:
+            metrics.setdefault("outcome_score", float(trace.outcome.score))
+    if trace.signals:
+        dropped.append(f"signals ({len(trace.signals)})")
+    if trace.meta:
+        dropped.append("meta")
+    if trace.outcome is not None and (trace.outcome.verifier or trace.outcome.answer_ref):
+        dropped.append("outcome.verifier/answer_ref")
+    if dropped and warn:
+        warnings.warn(
+            f"reference format has no slot for: {', '.join(dropped)}; dropped "
+            "(write the native format to keep them)",
+            ReferenceLossWarning,
+            stacklevel=2,
+        )
+    out: dict[str, Any] = {"trace_id": trace.trace_id, "task_id": trace.task_id}
+    if trace.system is not None:
+        out["system"] = trace.system
+    if trace.topology is not None:
+        out["topology"] = trace.topology.value
+    out["events"] = events
+    out["edges"] = [{"src": d.src, "dst": d.dst, "type": d.type.value} for d in trace.edges]
+    out["rewards"] = {k: float(v) for k, v in trace.rewards.items() if math.isfinite(v)}
+    out["costs"] = costs
+    if metrics:
+        out["metrics"] = metrics
+    return out
+
+
+class ReferenceLossWarning(UserWarning):
+    """Converting to the reference format dropped fields that have no slot there."""
+
+
+# ----------------------------------------------------------------------------- streaming
+class TraceWriter:
+    """Append-only JSONL trace stream, safe to read after a crash (thread-safe).
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> with TraceWriter(p, trace_id="r1", task_id="demo") as w:
+    ...     w.event(Event(id="e1", t=0.0, type="spawn", agent="orchestrator", to="w1"))
+    >>> load(p).events[0].to
+    'w1'
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | IO[bytes],
+        *,
+        trace_id: str,
+        task_id: str,
+        system: str | None = "orchestrace",
+        topology: Topology | str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        fsync: bool = False,
+    ) -> None:
+        self._own = not hasattr(path, "write")
+        self._fh: IO[bytes] = open(path, "ab") if self._own else path  # type: ignore[arg-type,assignment]
+        self._lock = threading.Lock()
+        self._fsync = fsync
+        self._closed = False
+        header = _Header(trace_id=trace_id, task_id=task_id, system=system,
+                         topology=Topology(topology) if topology is not None else None, meta=dict(meta or {}))
+        self._write(_encoder.encode({"header": header}))
+
+    def _write(self, line: bytes) -> None:
+        with self._lock:
+            if self._closed:
+                raise ValueError("TraceWriter is closed")
+            self._fh.write(line + b"\n")
+            self._fh.flush()
+            if self._fsync and hasattr(self._fh, "fileno"):
+                os.fsync(self._fh.fileno())
+
+    def event(self, event: Event) -> None:
+        """Append one event."""
+        self._write(b'{"event":' + _encoder.encode(event) + b"}")
+
+    def edge(self, edge: Edge) -> None:
+        """Append one edge."""
+        self._write(b'{"edge":' + _encoder.encode(edge) + b"}")
+
+    def close(
+        self,
+        *,
+        rewards: Mapping[str, float] | None = None,
+        costs: Mapping[str, float] | None = None,
+        metrics: Mapping[str, float] | None = None,
+        outcome: Outcome | None = None,
+        signals: tuple[Signal, ...] = (),
+    ) -> None:
+        """Write the ``end`` record and close the file (idempotent)."""
+        if self._closed:
+            return
+        end = _End(rewards=dict(rewards or {}), costs=dict(costs or {}), metrics=dict(metrics or {}),
+                   outcome=outcome, signals=signals)
+        self._write(_encoder.encode({"end": end}))
+        with self._lock:
+            self._closed = True
+            if self._own:
+                self._fh.close()
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

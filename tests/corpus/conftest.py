@@ -1,0 +1,71 @@
+"""Fixtures for the paper-pool tests: the shared reference copy and a tiny inline pool."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from orchestrace.corpus import PAPER_COLUMNS
+
+_MINI = [
+    ["magrpo", "LLM Collaboration With Multi-Agent Reinforcement Learning", "Liu, Shuo",
+     "Northeastern University", "2025", "2508.04652", "arXiv", "https://arxiv.org/abs/2508.04652",
+     "rl_method", "yes", "shared", "agent", "centralized", "general", "core",
+     "Cooperative MARL; proposes MAGRPO", "yes", "v7"],
+    ["puppeteer", "Multi-Agent Collaboration via Evolving Orchestration", "Dang, Yufan",
+     "Tsinghua", "2025", "2505.19591", "NeurIPS 2025", "https://arxiv.org/abs/2505.19591",
+     "rl_method", "yes", "orchestration", "orchestrator", "centralized", "general", "core",
+     "RL-learned conductor", "yes", ""],
+    ["c3", "Contextual Counterfactual Credit Assignment", "Chen, Yanjun", "X", "2026",
+     "", "arXiv", "https://example.org/c3 ; https://example.org/c3b", "rl_method", "partial",
+     "verifier", "message", "debate", "math", "supporting", "Message-level credit", "partial",
+     "notes, with a comma"],
+    ["swebench", "SWE-bench", "Jimenez, Carlos", "Princeton", "2023", "2310.06770", "ICLR 2024",
+     "https://arxiv.org/abs/2310.06770", "benchmark", "no", "NA", "NA", "NA", "coding", "supporting",
+     "Real GitHub issues", "yes", ""],
+]
+
+
+def find_reference() -> Path | None:
+    """The survey's shared reference folder (``<workspace>/shared/reference``), or None.
+
+    ``ORCHESTRACE_REFERENCE`` overrides; otherwise every parent of this file is tried, so
+    the tests work from /work/main and from a worktree nested deeper.
+    """
+    env = os.environ.get("ORCHESTRACE_REFERENCE")
+    candidates = [Path(env)] if env else []
+    candidates += [p / "shared" / "reference" for p in Path(__file__).resolve().parents]
+    for c in candidates:
+        if (c / "papers.csv").is_file() and (c / "excluded.csv").is_file():
+            return c
+    return None
+
+
+@pytest.fixture(scope="session")
+def reference() -> Path:
+    ref = find_reference()
+    if ref is None:
+        pytest.skip("shared/reference/papers.csv not found above the repo "
+                    "(set ORCHESTRACE_REFERENCE to its folder to run the published-numbers tests)")
+    return ref
+
+
+@pytest.fixture(scope="session")
+def mini_rows() -> list[list[str]]:
+    """Header + 4 valid rows (a copy each time you mutate it: use ``[r[:] for r in ...]``)."""
+    return [list(PAPER_COLUMNS), *[r[:] for r in _MINI]]
+
+
+def to_csv(rows: list[list[str]]) -> str:
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="session")
+def csv_text():
+    return to_csv

@@ -77,7 +77,7 @@ import difflib
 import io
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -469,7 +469,7 @@ def _parse(
         return problems, [], _PAPER_SCHEMA
     hline, header = records[0]
     header = [h.strip() for h in header]
-    schema = {"papers": _PAPER_SCHEMA, "excluded": _EXCLUDED_SCHEMA}.get(kind or "", None) or _detect(header)
+    schema = {"papers": _PAPER_SCHEMA, "excluded": _EXCLUDED_SCHEMA}.get(kind or "") or _detect(header)
     expected = [c.name for c in schema]
     seen: set[str] = set()
     for i, h in enumerate(header, 1):
@@ -477,17 +477,21 @@ def _parse(
             problems.append(_problem("corpus.duplicate-column", f"{name}:row {hline}:column {i}",
                                      f"column {h!r} appears twice", "remove or rename one of them"))
         seen.add(h)
-    extra = [h for h in header if h not in expected]
+    extra = [h for h in header if h not in expected]  # for "did you mean" hints
+    no_header = not seen & set(expected)
     for col in expected:
         if col not in seen:
             near = difflib.get_close_matches(col, extra, n=1, cutoff=0.6)
             hint = (f"did you mean to name column {near[0]!r} {col!r}?" if near
-                    else "expected columns: " + ",".join(expected))
+                    else "is the header line missing? the first line must name the columns"
+                    if no_header else f"add a {col!r} column to the header")
             problems.append(_problem("corpus.missing-column", f"{name}:row {hline}:{col}",
                                      f"required column {col!r} is missing", hint))
-    for h in extra:
+    for i, h in enumerate(header, 1):
+        if h in expected:
+            continue
         near = difflib.get_close_matches(h, expected, n=1, cutoff=0.6)
-        problems.append(_problem("corpus.unknown-column", f"{name}:row {hline}:{h or '(blank)'}",
+        problems.append(_problem("corpus.unknown-column", f"{name}:row {hline}:column {i}",
                                  f"column {h!r} is not part of the format; it is ignored",
                                  f"did you mean {near[0]!r}?" if near else "", warn=True))
     if len(records) == 1 and not csv_problems:
@@ -500,7 +504,7 @@ def _parse(
                                      f"expected {len(header)} fields, found {len(fields)}",
                                      "quote cells that contain commas; check for a missing or extra comma"))
             continue
-        rows.append((line, dict(zip(header, fields))))
+        rows.append((line, dict(zip(header, fields, strict=True))))
     return problems, rows, schema
 
 

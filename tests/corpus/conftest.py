@@ -60,9 +60,12 @@ def mini_rows() -> list[list[str]]:
     return [list(PAPER_COLUMNS), *[r[:] for r in _MINI]]
 
 
-def to_csv(rows: list[list[str]]) -> str:
+def to_csv(rows: list[list[str]], *, quote_all: bool = False) -> str:
+    """Write rows as CSV text with ``\\n`` line ends (``quote_all`` also protects a bare
+    ``\\r`` in a cell, which minimal quoting leaves as a line break)."""
     buf = io.StringIO(newline="")
-    csv.writer(buf, lineterminator="\n").writerows(rows)
+    quoting = csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL
+    csv.writer(buf, lineterminator="\n", quoting=quoting).writerows(rows)
     return buf.getvalue()
 
 

@@ -9,6 +9,9 @@ from ._app import app
 # Each module registers its commands on ``app`` when imported (heavy imports stay inside
 # the command functions, so ``orchestrace --help`` is fast).
 from . import _core  # noqa: E402,F401  (validate, convert, inspect, schema, synth, demo)
+from ._corpus import corpus_app  # noqa: E402
+
+app.add_typer(corpus_app, name="corpus")
 
 __all__ = ["app", "main"]
 

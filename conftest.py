@@ -1,0 +1,3 @@
+"""Repository-level pytest configuration."""
+
+collect_ignore = ["src/orchestrace/__main__.py"]

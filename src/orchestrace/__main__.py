@@ -1,0 +1,5 @@
+"""``python -m orchestrace`` — same as the ``orchestrace`` command."""
+
+from orchestrace.cli import main
+
+main()

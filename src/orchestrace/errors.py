@@ -10,7 +10,8 @@
     ├── MissingExtraError       an optional dependency is missing (also ImportError)
     ├── ValueFunctionError      a user value function raised or returned a non-number
     ├── IllegalActionError      an environment got a masked action (also ValueError)
-    └── CheckpointError         a checkpoint is corrupted or does not match
+    ├── CheckpointError         a checkpoint is corrupted or does not match
+    └── TrainingError           training stopped (non-finite loss); the last good checkpoint is kept
 
 Every error that is about a trace carries the located :class:`~orchestrace.Problem` list
 (``err.problems``) so that callers can print them all.
@@ -41,6 +42,7 @@ __all__ = [
     "TraceDecodeError",
     "TraceError",
     "TraceInvalidError",
+    "TrainingError",
     "ValueFunctionError",
     "require",
 ]
@@ -84,6 +86,10 @@ class IllegalActionError(OrchestraceError, ValueError):
 
 class CheckpointError(OrchestraceError):
     """A checkpoint is corrupted, truncated, or belongs to another model/config."""
+
+
+class TrainingError(OrchestraceError):
+    """Training stopped (e.g. a NaN loss); the message says where the last good checkpoint is."""
 
 
 def require(module: str, *, extra: str) -> ModuleType:

@@ -38,8 +38,9 @@ from typing import IO, Any, Literal
 import msgspec
 
 from ._problems import Problem
+from ._structural import Collector, _End, _Header, decode_bytes
 from .errors import TraceDecodeError
-from .trace import SCHEMA_VERSION, Edge, Event, Outcome, Signal, Trace
+from .trace import Edge, Event, Outcome, Signal, Trace
 from .vocab import Severity, Topology
 
 __all__ = [
@@ -58,42 +59,12 @@ Format = Literal["native", "reference", "jsonl"]
 #: Files larger than this are refused (override with ``ORCHESTRACE_MAX_FILE_BYTES``).
 MAX_FILE_BYTES = int(os.environ.get("ORCHESTRACE_MAX_FILE_BYTES", 4 * 1024**3))
 
-_EVENT_FIELDS = frozenset(f if f != "from_" else "from" for f in Event.__struct_fields__)
-
-
-class _Header(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    trace_id: str
-    task_id: str
-    schema_version: str = SCHEMA_VERSION
-    system: str | None = None
-    topology: Topology | None = None
-    meta: dict[str, Any] = {}
-
-
-class _End(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    rewards: dict[str, float] = {}
-    costs: dict[str, float] = {}
-    metrics: dict[str, float] = {}
-    outcome: Outcome | None = None
-    signals: tuple[Signal, ...] = ()
-
-
-class _Line(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
-    header: _Header | None = None
-    event: Event | None = None
-    edge: Edge | None = None
-    end: _End | None = None
-
-
-_trace_decoder = msgspec.json.Decoder(Trace)
-_lines_decoder = msgspec.json.Decoder(list[_Line])
-_line_decoder = msgspec.json.Decoder(_Line)
 _encoder = msgspec.json.Encoder()
 
 
 # ----------------------------------------------------------------------------- reading
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """Read a file with a size cap; I/O problems become :class:`TraceDecodeError`."""
+    """Read a file with a size cap; I/O problems become :class:`TraceDecodeError` (``io.*``)."""
     p = Path(path)
     where = str(p)
     try:
@@ -101,7 +72,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
             raise TraceDecodeError(
                 f"{where} is a directory",
                 [_problem("io.is-directory", where, "path is a directory, not a trace file",
-                          "pass a .json or .jsonl file (or a glob of them)")],
+                          "pass .json/.jsonl files (a quoted glob works), or use `validate -r DIR`")],
             )
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -112,9 +83,10 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
             )
         return p.read_bytes()
     except OSError as exc:
+        code = "io.not-found" if isinstance(exc, FileNotFoundError) else "io.unreadable"
         raise TraceDecodeError(
             f"cannot read {where}: {exc.strerror or exc}",
-            [_problem("io.unreadable", where, f"cannot read file: {exc.strerror or exc}",
+            [_problem(code, where, f"cannot read file: {exc.strerror or exc}",
                       "check the path and its permissions")],
         ) from None
 
@@ -122,197 +94,63 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
 def load(path: str | os.PathLike[str]) -> Trace:
     """Load one trace from a native/reference JSON file or a JSONL stream.
 
-    Raises :class:`~orchestrace.errors.TraceDecodeError` with located problems when the
-    file is not a trace. A JSONL file holding several traces returns the first; use
-    :func:`iter_traces` for all of them.
+    Raises :class:`~orchestrace.errors.TraceDecodeError` listing every located structural
+    problem when the file is not a trace (semantic rules are :func:`orchestrace.validate`'s
+    job). A JSONL file holding several traces returns the first; use :func:`iter_traces`
+    for all of them. Warnings (a truncated stream, extra reference properties moved into
+    ``attrs``) are issued as Python warnings.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> _ = open(p, "w").write('{"trace_id": "t", "task_id": "k", "events": []}')
+    >>> load(p).trace_id
+    't'
     """
     return loads(read_bytes(path), source=str(path))
 
 
 def loads(data: bytes | str, *, source: str = "<bytes>") -> Trace:
-    """Decode one trace from bytes (JSON document or JSONL stream)."""
-    for tr in _iter_decoded(data, source):
-        return tr
-    raise TraceDecodeError(
-        f"{source}: no trace found", [_problem("json.empty", "$", "input holds no trace", "the file is empty")]
-    )
+    """Decode one trace from bytes (JSON document or JSONL stream).
+
+    >>> loads('{"trace_id": "t", "task_id": "k", "events": [], "schema_version": "1.0"}').task_id
+    'k'
+    """
+    traces = _decode(data, source)
+    if not traces:  # pragma: no cover - _decode raises when nothing decodes
+        raise TraceDecodeError(f"{source}: no trace found", [_problem("json.empty", "$", "input holds no trace")])
+    return traces[0]
 
 
 def iter_traces(path: str | os.PathLike[str]) -> Iterator[Trace]:
     """Every trace in a file: one for a JSON document, one per header for JSONL."""
-    yield from _iter_decoded(read_bytes(path), str(path))
+    yield from _decode(read_bytes(path), str(path))
 
 
-def _iter_decoded(data: bytes | str, source: str) -> Iterator[Trace]:
+def _decode(data: bytes | str, source: str) -> list[Trace]:
+    """Structural decode; raises on any structural error, warns for warnings."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    head = data.lstrip()[:1]
-    if not head:
-        raise TraceDecodeError(f"{source}: empty input", [_problem("json.empty", "$", "input is empty", "write a trace into the file")])
-    if head == b"{" and _looks_like_jsonl(data):
-        yield from _decode_jsonl(data, source)
-    else:
-        yield _decode_document(data, source)
-
-
-def _looks_like_jsonl(data: bytes) -> bool:
-    first = data.lstrip()[:12]
-    return first.startswith((b'{"header"', b'{"event"', b'{"edge"', b'{"end"'))
-
-
-def _decode_document(data: bytes, source: str) -> Trace:
-    try:
-        return _trace_decoder.decode(data)
-    except msgspec.ValidationError as exc:
-        msg = str(exc)
-        if "Object contains unknown field" in msg and "$.events[" in msg:
-            return _decode_reference_with_extras(data, source)
-        raise _decode_error(source, exc) from None
-    except msgspec.DecodeError as exc:
-        raise _decode_error(source, exc) from None
-
-
-def _decode_reference_with_extras(data: bytes, source: str) -> Trace:
-    """Slow path: events carry properties outside the native schema; keep them in attrs."""
-    try:
-        raw = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise _decode_error(source, exc) from None
-    if not isinstance(raw, dict) or not isinstance(raw.get("events"), list):
-        return msgspec.convert(raw, Trace)
-    events = []
-    for ev in raw["events"]:
-        if isinstance(ev, dict):
-            extra = {k: v for k, v in ev.items() if k not in _EVENT_FIELDS}
-            if extra:
-                ev = {k: v for k, v in ev.items() if k in _EVENT_FIELDS}
-                ev["attrs"] = {**(ev.get("attrs") or {}), **extra}
-        events.append(ev)
-    raw["events"] = events
-    try:
-        return msgspec.convert(raw, Trace, strict=True)
-    except msgspec.ValidationError as exc:
-        raise _decode_error(source, exc) from None
-
-
-def _decode_jsonl(data: bytes, source: str) -> Iterator[Trace]:
-    lines = data.split(b"\n")
-    # fast path: the whole stream as one JSON array
-    body = [ln for ln in lines if ln.strip()]
-    try:
-        records = _lines_decoder.decode(b"[" + b",".join(body) + b"]")
-        numbered = list(enumerate(records))  # line numbers only needed on errors
-        truncated = False
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        numbered, truncated = _decode_lines_slow(lines, source)
-    yield from _assemble(numbered, source, truncated)
-
-
-def _decode_lines_slow(lines: list[bytes], source: str) -> tuple[list[tuple[int, _Line]], bool]:
-    out: list[tuple[int, _Line]] = []
-    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
-    for i, ln in enumerate(lines):
-        if not ln.strip():
-            continue
-        try:
-            out.append((i, _line_decoder.decode(ln)))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            is_cut = i == last and not data_ends_with_newline(lines)
-            if is_cut and isinstance(exc, msgspec.DecodeError):
-                warnings.warn(
-                    f"{source}:{i + 1}: last line is incomplete (cut by a crash?); "
-                    f"returning the {len(out)} complete records before it",
-                    TruncatedStreamWarning,
-                    stacklevel=4,
-                )
-                return out, True
-            raise _decode_error(source, exc, line=i + 1) from None
-    return out, False
-
-
-def data_ends_with_newline(lines: list[bytes]) -> bool:
-    return bool(lines) and lines[-1] == b""
+    col = Collector()
+    decoded = decode_bytes(data, source, col)
+    problems = col.finish()
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors or not decoded:
+        first = errors[0] if errors else None
+        where = f" at {first.path}: {first.message}" if first else ""
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise TraceDecodeError(f"{source}: not a valid trace{where}{more}", errors or problems)
+    for p in problems:
+        cls = TruncatedStreamWarning if p.code.startswith("jsonl.") else TraceFormatWarning
+        warnings.warn(f"{source}: {p.path}: {p.message}", cls, stacklevel=3)
+    return [d.trace for d in decoded]
 
 
 class TruncatedStreamWarning(UserWarning):
     """A JSONL stream ended in an incomplete record or without its ``end`` record."""
 
 
-def _assemble(records: list[tuple[int, _Line]], source: str, truncated: bool) -> Iterator[Trace]:
-    header: _Header | None = None
-    events: list[Event] = []
-    edges: list[Edge] = []
-    end: _End | None = None
-
-    def finish() -> Trace:
-        assert header is not None
-        e = end or _End()
-        return Trace(
-            trace_id=header.trace_id, task_id=header.task_id, schema_version=header.schema_version,
-            system=header.system, topology=header.topology, meta=header.meta,
-            events=tuple(events), edges=tuple(edges), rewards=e.rewards, costs=e.costs,
-            metrics=e.metrics, outcome=e.outcome, signals=e.signals,
-        )
-
-    for i, rec in records:
-        kinds = [k for k in ("header", "event", "edge", "end") if getattr(rec, k) is not None]
-        if len(kinds) != 1:
-            raise TraceDecodeError(
-                f"{source}:{i + 1}: a record holds exactly one of header/event/edge/end",
-                [_problem("jsonl.bad-record", f"{source}:{i + 1}", f"record has {kinds or 'no'} keys",
-                          'write one of {"header":…}, {"event":…}, {"edge":…}, {"end":…} per line')],
-            )
-        if rec.header is not None:
-            if header is not None:
-                yield finish()
-            header, events, edges, end = rec.header, [], [], None
-        elif header is None:
-            raise TraceDecodeError(
-                f"{source}:{i + 1}: record before any header",
-                [_problem("jsonl.no-header", f"{source}:{i + 1}", "the stream does not start with a header record",
-                          'the first line must be {"header": {"trace_id": …, "task_id": …}}')],
-            )
-        elif rec.event is not None:
-            events.append(rec.event)
-        elif rec.edge is not None:
-            edges.append(rec.edge)
-        else:
-            end = rec.end
-    if header is None:
-        raise TraceDecodeError(f"{source}: no header record", [_problem("jsonl.no-header", source, "no header record", "start the stream with a header")])
-    if end is None and not truncated:
-        warnings.warn(f"{source}: stream has no end record (run still going, or crashed?)", TruncatedStreamWarning, stacklevel=3)
-    yield finish()
-
-
-def _decode_error(source: str, exc: Exception, line: int | None = None) -> TraceDecodeError:
-    msg = str(exc)
-    path = "$"
-    if " - at `" in msg:
-        msg, _, rest = msg.partition(" - at `")
-        path = rest.rstrip("`")
-    if line is not None:
-        path = f"{source}:{line}:{path}"
-    code = "json.malformed" if isinstance(exc, msgspec.DecodeError) and not isinstance(exc, msgspec.ValidationError) else "schema.type"
-    if "missing required field" in msg:
-        code = "schema.missing-field"
-    elif "unknown field" in msg:
-        code = "schema.unknown-field"
-    elif "Invalid enum value" in msg:
-        code = "schema.enum"
-    return TraceDecodeError(f"{source}: {msg} at {path}", [_problem(code, path, msg, _hint(code))])
-
-
-def _hint(code: str) -> str:
-    return {
-        "json.malformed": "the file is not valid JSON/JSONL; check the reported position",
-        "schema.missing-field": "add the field (see `orchestrace schema`)",
-        "schema.unknown-field": "remove or rename the field (see `orchestrace schema`)",
-        "schema.enum": "use one of the values listed by `orchestrace schema`",
-        "schema.type": "fix the value's type (see `orchestrace schema`)",
-    }.get(code, "")
+class TraceFormatWarning(UserWarning):
+    """A trace loaded, but something in it was adjusted (e.g. an extra property moved to attrs)."""
 
 
 def _problem(code: str, path: str, message: str, hint: str = "", severity: Severity = Severity.ERROR) -> Problem:
@@ -438,7 +276,7 @@ class TraceWriter:
         fsync: bool = False,
     ) -> None:
         self._own = not hasattr(path, "write")
-        self._fh: IO[bytes] = open(path, "ab") if self._own else path  # type: ignore[arg-type,assignment]
+        self._fh: IO[bytes] = open(path, "ab") if self._own else path  # type: ignore[arg-type,assignment]  # noqa: SIM115
         self._lock = threading.Lock()
         self._fsync = fsync
         self._closed = False

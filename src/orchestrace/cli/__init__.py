@@ -10,6 +10,8 @@ from ._app import app
 # the command functions, so ``orchestrace --help`` is fast).
 from . import _core  # noqa: E402,F401  (validate, convert, inspect, schema, synth, demo)
 from ._corpus import corpus_app  # noqa: E402
+from . import _metrics  # noqa: E402,F401  (metrics)
+from . import _report  # noqa: E402,F401  (report)
 
 app.add_typer(corpus_app, name="corpus")
 

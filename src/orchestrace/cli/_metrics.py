@@ -1,0 +1,239 @@
+"""``orchestrace metrics``: MAS-native measures of one trace or of a whole dataset.
+
+One trace → a table of every measure, its assumptions and its safety flows. Several
+(files, folders, globs, JSONL files with many traces) → one row per trace and mean /
+median / p95 per measure. ``--json`` → one ``{"trace_id", "metrics", "assumptions"}``
+object per line. ``--write`` stores the measures in each trace's ``metrics`` field (the
+reference keys plus the namespaced names) and rewrites the file in its own format.
+
+Exit codes: 0 ok; 1 a trace was refused (invalid, cyclic, undecodable); 2 usage or I/O.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import warnings
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+
+__all__ = ["metrics"]
+
+#: Columns of the per-trace table for several traces when ``--select`` is not given.
+DEFAULT_COLUMNS = {
+    "e1/task_success": "E1", "e2/speedup": "speedup", "e2/efficiency": "effic",
+    "e2/critical_steps": "crit.st", "e3/overhead_events": "ovhd", "e4/amplification": "err.amp",
+    "waste/share": "waste", "safety/flows": "flows", "cost/tokens": "tokens", "cost/wall_clock_s": "wall_s",
+}
+_PROGRESS_MIN_FILES = 4
+
+
+def _expand(paths: list[str]) -> list[Path]:
+    """Files named by paths, folders (``*.json``/``*.jsonl`` below them) and globs."""
+    out: dict[Path, None] = {}
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
+            if not found:
+                raise fail(f"{raw}: folder holds no .json or .jsonl files")
+            out.update(dict.fromkeys(found))
+        elif p.exists():
+            out[p] = None
+        elif any(c in raw for c in "*?["):
+            hits = sorted(Path(h) for h in glob.glob(raw, recursive=True) if os.path.isfile(h))
+            if not hits:
+                raise fail(f"{raw}: glob matches no file")
+            out.update(dict.fromkeys(hits))
+        else:
+            raise fail(f"{raw}: no such file or folder", code=EXIT_USAGE)
+    return list(out)
+
+
+def _fmt(v: float | None, *, short: bool = False) -> str:
+    if v is None:
+        return "[dim]?[/]" if short else "[dim]unknown[/]"
+    if short and abs(v) >= 1e4:
+        return f"{v / 1e6:.3g}M" if abs(v) >= 1e6 else f"{v / 1e3:.3g}k"
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v)}"
+    return f"{v:.3g}" if short else f"{v:.4g}"
+
+
+def _refuse(where: str, exc: Exception) -> None:
+    problems = getattr(exc, "problems", [])
+    err_console.print(f"[bold red]refused:[/] {escape(where)}: {escape(str(exc))}", soft_wrap=True)
+    for p in problems[:20]:
+        err_console.print(f"  {escape(str(p))}", soft_wrap=True)
+    if len(problems) > 20:
+        err_console.print(f"  … and {len(problems) - 20} more problem(s)")
+
+
+def _write_back(path: Path, traces: list, results: list) -> None:
+    """Rewrite ``path`` with the measures merged into each trace's ``metrics``."""
+    import msgspec
+
+    from ..io import dumps, read_bytes
+    from ..measures import reference_metrics
+
+    data = read_bytes(path)
+    head = data.lstrip()[:12]
+    if head.startswith((b'{"header"', b'{"event"', b'{"edge"', b'{"end"')):
+        fmt = "jsonl"
+    elif b'"schema_version"' in data:
+        fmt = "native"
+    else:
+        fmt = "reference"
+    del data
+    new = []
+    for tr, res in zip(traces, results, strict=True):
+        merged = dict(tr.metrics)
+        merged.update(reference_metrics(res))
+        merged.update({k: v for k, v in res.metrics.items() if v is not None})
+        new.append(msgspec.structs.replace(tr, metrics=merged))
+    if fmt == "jsonl":
+        blob = b"".join(dumps(t, format="jsonl") for t in new)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            blob = dumps(new[0], format=fmt)  # type: ignore[arg-type]
+    tmp = path.with_name(f".{path.name}.orchestrace-tmp")
+    tmp.write_bytes(blob)
+    os.replace(tmp, path)
+
+
+@app.command()
+def metrics(
+    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Trace files, folders, globs or JSONL datasets."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per trace per line."),
+    select: list[str] = typer.Option(None, "--select", "-s", metavar="NAME",
+                                     help="Measures or families to compute (repeat or comma-separate: "
+                                          "e2/speedup,e4 …). Default: all."),
+    write: bool = typer.Option(False, "--write", help="Write the measures into each trace's metrics field, in place."),
+    max_flows: int = typer.Option(10, "--flows", help="Safety flows to list for a single trace."),
+) -> None:
+    """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
+    import msgspec
+    import numpy as np
+
+    from ..errors import ConfigError, TraceError
+    from ..io import iter_traces
+    from ..measures import compute, select_measures
+
+    try:
+        names = select_measures(select)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    files = _expand(paths)
+    rows: list[tuple[str, object]] = []  # (label, MetricsResult)
+    refused = 0
+    encoder = msgspec.json.Encoder()
+
+    progress = None
+    if len(files) >= _PROGRESS_MIN_FILES and err_console.is_terminal:
+        from rich.progress import Progress
+        progress = Progress(console=err_console, transient=True)
+        progress.start()
+        task = progress.add_task("measuring", total=len(files))
+    try:
+        for path in files:
+            traces, results, file_ok = [], [], True
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    for tr in iter_traces(path):
+                        try:
+                            res = compute(tr, names, max_flows=max_flows)
+                        except TraceError as exc:
+                            _refuse(f"{path} trace {tr.trace_id!r}", exc)
+                            refused += 1
+                            file_ok = False
+                            continue
+                        traces.append(tr)
+                        results.append(res)
+                        rows.append((str(path), res))
+                        if as_json:
+                            console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
+                                                               "assumptions": res.assumptions}).decode() + "\n")
+                except TraceError as exc:
+                    _refuse(str(path), exc)
+                    refused += 1
+                    file_ok = False
+            for w in caught:
+                err_console.print(f"[yellow]warning:[/] {escape(str(w.message))}", soft_wrap=True)
+            if write and results:
+                if file_ok:
+                    try:
+                        _write_back(path, traces, results)
+                    except (OSError, TraceError) as exc:
+                        raise fail(f"cannot write {path}: {exc}") from None
+                else:
+                    err_console.print(f"[yellow]not written:[/] {escape(str(path))} (a trace in it was refused)")
+            if progress is not None:
+                progress.advance(task)
+    finally:
+        if progress is not None:
+            progress.stop()
+
+    if not as_json:
+        if len(rows) == 1:
+            _print_one(rows[0][1], names)
+        elif rows:
+            _print_many(rows, names, explicit=bool(select), np=np)
+    if write and rows:
+        err_console.print(f"wrote measures into {len({r[0] for r in rows})} file(s)")
+    raise typer.Exit(EXIT_INVALID if refused else EXIT_OK)
+
+
+def _print_one(res, names: list[str]) -> None:  # noqa: ANN001
+    from rich.table import Table
+
+    table = Table(title=f"metrics · {escape(res.trace_id)}", title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for name in names:
+        table.add_row(name, _fmt(res.metrics[name]))
+    console.print(table)
+    for a in res.assumptions:
+        console.print(f"[dim]assumption:[/] {escape(a)}", soft_wrap=True)
+    for f in res.flows:
+        console.print(f"[magenta]safety flow[/] ({escape(f.kind)}): {escape(' → '.join(f.path))}", soft_wrap=True)
+
+
+def _print_many(rows: list, names: list[str], *, explicit: bool, np) -> None:  # noqa: ANN001
+    from rich.table import Table
+
+    cols = names if explicit else [c for c in DEFAULT_COLUMNS if c in names]
+    from rich import box
+
+    per = Table(title=f"metrics · {len(rows)} traces", title_justify="left", box=box.SIMPLE_HEAD,
+                padding=(0, 1), pad_edge=False)
+    per.add_column("trace", overflow="fold", min_width=12)
+    for c in cols:
+        per.add_column(DEFAULT_COLUMNS.get(c, c) if not explicit else c, justify="right", no_wrap=True)
+    for _, res in rows:
+        per.add_row(escape(res.trace_id), *(_fmt(res.metrics[c], short=True) for c in cols))
+    out = console
+    if not console.is_terminal:  # piped: print the table whole rather than squeezed to 80 columns
+        from rich.console import Console
+        from rich.measure import Measurement
+
+        need = Measurement.get(console, console.options.update_width(400), per).maximum
+        out = Console(file=console.file, width=max(console.width, min(need, 400)), highlight=False)
+    out.print(per)
+    summ = Table(title="summary", title_justify="left")
+    for h in ("measure", "n", "unknown", "mean", "median", "p95"):
+        summ.add_column(h, justify="left" if h == "measure" else "right")
+    for name in names:
+        vals = np.array([r.metrics[name] for _, r in rows if r.metrics[name] is not None], dtype=float)
+        unknown = len(rows) - vals.size
+        if vals.size:
+            stats = (float(vals.mean()), float(np.median(vals)), float(np.percentile(vals, 95)))
+        else:
+            stats = (None, None, None)
+        summ.add_row(name, str(vals.size), str(unknown), *(_fmt(s) for s in stats))
+    console.print(summ)

@@ -1,0 +1,58 @@
+"""Credit assignment: from reward signals to a value per unit, for all eight units.
+
+``assign(trace, signals, unit=…, method=…)`` is the one entry point; the cooperative-game
+tools it uses (:func:`shapley`, :func:`owen`, :func:`leave_one_out`) and the counterfactual
+baselines (:func:`c3_advantages`, :func:`coma_advantage`) are public too, for games that do
+not come from a trace. Value functions are pure callables, vectorised ones marked with
+:func:`batched`; errors they make surface as :class:`~orchestrace.errors.ValueFunctionError`.
+
+=================  ===============================================================
+module             contents
+=================  ===============================================================
+``_units``         the 8 units (which events are turns, tokens, …) — :func:`unit_index`
+``_flow``          broadcast, causal shares, graph discounting and GAE
+``_games``         Shapley (exact / antithetic permutation sampling), Owen, LOO
+``_trace_value``   the documented trace-only value function for bare traces
+``_baselines``     C3 and COMA advantages
+``_value``         batching, caching and checking of user value functions
+``_assign``        :func:`assign` and :class:`CreditResult`
+=================  ===============================================================
+
+>>> from orchestrace.synth import synth
+>>> r = assign(synth(events=60, agents=3, seed=0), unit="agent", method="broadcast")
+>>> r.as_dict()
+{'orchestrator': 1.0, 'w1': 1.0, 'w2': 1.0, 'w3': 1.0}
+"""
+
+from __future__ import annotations
+
+from ._assign import CreditMethod, CreditResult, assign, parse_method
+from ._baselines import c3_advantages, coma_advantage
+from ._flow import graph_returns
+from ._games import GameResult, hoeffding_epsilon, hoeffding_samples, leave_one_out, owen, shapley
+from ._trace_value import TraceValue
+from ._units import TURN_TYPES, UnitIndex, parse_unit, unit_index
+from ._value import Batched, batched
+
+__all__ = [
+    "TURN_TYPES",
+    "Batched",
+    "CreditMethod",
+    "CreditResult",
+    "GameResult",
+    "TraceValue",
+    "UnitIndex",
+    "assign",
+    "batched",
+    "c3_advantages",
+    "coma_advantage",
+    "graph_returns",
+    "hoeffding_epsilon",
+    "hoeffding_samples",
+    "leave_one_out",
+    "owen",
+    "parse_method",
+    "parse_unit",
+    "shapley",
+    "unit_index",
+]

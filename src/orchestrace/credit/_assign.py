@@ -1,0 +1,385 @@
+"""``assign``: one call from (trace, reward signals) to a credit value per unit."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..vocab import CreditUnit, _StrEnum
+from . import _flow
+from ._baselines import c3_advantages, coma_advantage
+from ._games import EXACT_MAX, leave_one_out, owen, shapley
+from ._trace_value import DESCRIPTION, TraceValue
+from ._units import UnitIndex, parse_unit, unit_index
+from ._value import Evaluator
+
+if TYPE_CHECKING:
+    from ..graph import TraceGraph
+    from ..trace import Signal, Trace
+
+__all__ = ["CreditMethod", "CreditResult", "assign", "parse_method"]
+
+
+class CreditMethod(_StrEnum):
+    """Credit-assignment methods (see :func:`assign`)."""
+
+    BROADCAST = "broadcast"
+    DISCOUNTED = "discounted"
+    CAUSAL = "causal"
+    LEAVE_ONE_OUT = "leave-one-out"
+    SHAPLEY = "shapley"
+    OWEN = "owen"
+    C3 = "c3"
+    COMA = "coma"
+
+
+_ALIASES = {"loo": "leave-one-out", "difference": "leave-one-out", "leave_one_out": "leave-one-out",
+            "gae": "discounted"}
+_COUNTERFACTUAL = {CreditMethod.LEAVE_ONE_OUT, CreditMethod.SHAPLEY, CreditMethod.OWEN, CreditMethod.C3, CreditMethod.COMA}
+_CF_KW = {"weight", "batched", "max_players"}
+_KW: dict[CreditMethod, set[str]] = {
+    CreditMethod.BROADCAST: set(),
+    CreditMethod.CAUSAL: {"weight"},
+    CreditMethod.DISCOUNTED: {"gamma", "gamma_s", "lam", "values", "reduce"},
+    CreditMethod.LEAVE_ONE_OUT: _CF_KW,
+    CreditMethod.SHAPLEY: _CF_KW | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
+    CreditMethod.OWEN: _CF_KW | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
+    CreditMethod.C3: _CF_KW | {"alternatives"},
+    CreditMethod.COMA: _CF_KW | {"q", "pi", "taken"},
+}
+_PLACEMENTS = ("uniform", "last")
+
+
+def parse_method(method: CreditMethod | str) -> CreditMethod:
+    """The :class:`CreditMethod` named ``method`` (``loo``/``difference`` → leave-one-out).
+
+    >>> parse_method("LOO"), parse_method("shapley")
+    (<CreditMethod.LEAVE_ONE_OUT: 'leave-one-out'>, <CreditMethod.SHAPLEY: 'shapley'>)
+    """
+    if isinstance(method, CreditMethod):
+        return method
+    key = str(method).strip().lower().replace("_", "-")
+    key = _ALIASES.get(key, key)
+    try:
+        return CreditMethod(key)
+    except ValueError:
+        import difflib
+
+        names = [m.value for m in CreditMethod]
+        close = difflib.get_close_matches(key, names, n=1)
+        tip = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown credit method {method!r}{tip} (choose from {', '.join(names)})") from None
+
+
+@dataclass(frozen=True)
+class CreditResult:
+    """Credit per unit: ``ids[k]`` (with ``roles[k]``) gets ``values[k]``.
+
+    ``stderr`` ``(k,)`` standard errors where the method sampled (else None); ``epsilon``
+    the Hoeffding bound on the largest error at confidence ``1 − delta``; ``samples`` the
+    permutations drawn; ``evaluations`` the coalitions valued; ``total_reward`` the sum of
+    the signals credited; ``notes`` say which assumptions were made (e.g. that the
+    trace-only value function was used). Token units hold **per-token** credit of a span.
+    """
+
+    unit: CreditUnit
+    method: CreditMethod
+    ids: tuple[str, ...]
+    roles: tuple[str | None, ...]
+    values: np.ndarray
+    stderr: np.ndarray | None = None
+    epsilon: float | None = None
+    delta: float | None = None
+    samples: int | None = None
+    evaluations: int = 0
+    total_reward: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, unit_id: str) -> float:
+        try:
+            return float(self.values[self.ids.index(unit_id)])
+        except ValueError:
+            raise KeyError(unit_id) from None
+
+    def as_dict(self) -> dict[str, float]:
+        """``{unit id: credit}``."""
+        return dict(zip(self.ids, self.values.tolist()))
+
+    def records(self) -> list[dict[str, Any]]:
+        """One JSON-ready record per unit: ``unit``, ``credit`` and ``stderr`` (if sampled)."""
+        vals = self.values.tolist()
+        if self.stderr is None:
+            return [{"unit": u, "credit": v} for u, v in zip(self.ids, vals)]
+        return [{"unit": u, "credit": v, "stderr": s} for u, v, s in zip(self.ids, vals, self.stderr.tolist())]
+
+
+def assign(
+    trace: Trace,
+    signals: Sequence[Signal] | None = None,
+    *,
+    unit: CreditUnit | str,
+    method: CreditMethod | str = CreditMethod.BROADCAST,
+    value_fn: Callable[..., Any] | None = None,
+    samples: int | None = None,
+    seed: int = 0,
+    graph: TraceGraph | None = None,
+    placement: str = "uniform",
+    **kw: Any,
+) -> CreditResult:
+    """Credit each unit of kind ``unit`` for the reward ``signals`` by ``method``.
+
+    ``signals`` default to the trace's own (``Trace.signals``), else the shared outcome
+    (R1). Methods and their keyword arguments:
+
+    ===================  ============================================================
+    ``broadcast``        every unit in a signal's scope gets its full value
+    ``causal``           ``weight`` — shares among the rewarded event's ancestors
+    ``discounted``       ``gamma`` (per hop, 0.95), ``gamma_s`` (per second, 1),
+                         ``reduce`` (max) — graph return; ``lam``, ``values`` → GAE
+    ``leave-one-out``    ``D_i = v(N) − v(N∖{i})``
+    ``shapley``          exact for ``n ≤ exact_max`` (20), else permutation sampling
+                         (``samples``, ``epsilon``, ``delta``, ``value_range``)
+    ``owen``             Owen values: agents grouped by role; events grouped by agent
+    ``c3``               ``alternatives={unit: [(R̄_k, w_k), …]}`` (index 0 = taken)
+    ``coma``             ``q={unit: [Q(u')…]}``, ``pi={unit: [π(u')…]}``, ``taken``
+    ===================  ============================================================
+
+    Counterfactual methods value coalitions of units with ``value_fn`` (``(B, n)`` masks
+    over :func:`unit_index` ids when :func:`~orchestrace.credit.batched`, else a frozenset
+    of unit ids); without one they use the trace-only value function
+    (:class:`~orchestrace.credit._trace_value.TraceValue`) and say so in ``notes``.
+    ``token`` units are credited as turns, then placed on tokens (``placement``:
+    ``uniform`` over the turn's tokens or all on the ``last`` token).
+
+    >>> from orchestrace.synth import synth
+    >>> tr = synth(events=80, agents=3, seed=0)
+    >>> r = assign(tr, unit="agent", method="shapley")
+    >>> round(float(r.values.sum()), 6) == tr.rewards["team"], r.notes[0][:32]
+    (True, 'trace-only value function used (')
+    """
+    from ..graph import TraceGraph
+
+    u = parse_unit(unit)
+    m = parse_method(method)
+    allowed = _KW[m]
+    unknown = sorted(set(kw) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{m.value} credit does not take {', '.join(unknown)}; it takes "
+            f"{', '.join(sorted(allowed | {'samples', 'seed', 'value_fn', 'placement'})) or 'no options'}"
+        )
+    if placement not in _PLACEMENTS:
+        raise ConfigError(f"placement must be one of {', '.join(_PLACEMENTS)}, got {placement!r}")
+    if samples is not None and samples < 2:
+        raise ConfigError(f"samples must be ≥ 2 permutations, got {samples}")
+    g = graph if graph is not None else TraceGraph.from_trace(trace)
+    if signals is None:
+        from ..rewards import default_signals
+
+        signals = default_signals(trace)
+    if not signals:
+        raise ConfigError(
+            "no reward signals to credit: the trace has no outcome, rewards or signals; "
+            "pass signals (e.g. from a reward spec: --spec spec.toml) or record an outcome"
+        )
+    base = CreditUnit.TURN if u is CreditUnit.TOKEN else u
+    ui = unit_index(g, base)
+    an = _flow.anchor_signals(g, ui, signals)
+    notes: list[str] = list(g.assumptions)
+    res = _run(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
+    values, stderr, extra = res
+    if u is CreditUnit.TEAM:
+        values = np.array([an.total])  # the whole team earns the whole reward, whatever the method
+        stderr = None if stderr is None else np.zeros(1)
+    if u is CreditUnit.TOKEN:
+        return _to_tokens(g, ui, values, stderr, placement, m, an, extra, notes)
+    return CreditResult(unit=u, method=m, ids=ui.ids, roles=ui.roles, values=values, stderr=stderr,
+                        total_reward=an.total, notes=tuple(notes), **extra)
+
+
+def _to_tokens(g: TraceGraph, ui: UnitIndex, values: np.ndarray, stderr: np.ndarray | None, placement: str,
+               m: CreditMethod, an: _flow.Anchors, extra: dict[str, Any], notes: list[str]) -> CreditResult:
+    tok = unit_index(g, CreditUnit.TOKEN)
+    turn_of_span = ui.event_unit[tok.span_event]  # type: ignore[index]
+    lens = tok.span_len.astype(float)  # type: ignore[union-attr]
+    credit = values[turn_of_span]
+    se = None if stderr is None else stderr[turn_of_span]
+    dropped = len(ui) - len(tok)
+    if dropped:
+        notes.append(f"{dropped} turns without tokens_out carry no token units; their credit is not placed")
+    if placement == "uniform":
+        notes.append("token credit = turn credit spread uniformly: value is per token of the span")
+        return CreditResult(unit=CreditUnit.TOKEN, method=m, ids=tok.ids, roles=tok.roles, values=credit / lens,
+                            stderr=None if se is None else se / lens, total_reward=an.total,
+                            notes=tuple(notes), **extra)
+    ids = tuple(f"{g.ids[e]}[{k - 1}:{k}]" for e, k in zip(tok.span_event.tolist(), tok.span_len.tolist()))  # type: ignore[union-attr]
+    notes.append("token credit = turn credit on the turn's last token (other tokens get 0)")
+    return CreditResult(unit=CreditUnit.TOKEN, method=m, ids=ids, roles=tok.roles, values=credit, stderr=se,
+                        total_reward=an.total, notes=tuple(notes), **extra)
+
+
+def _run(
+    g: TraceGraph,
+    ui: UnitIndex,
+    an: _flow.Anchors,
+    m: CreditMethod,
+    *,
+    value_fn: Callable[..., Any] | None,
+    samples: int | None,
+    seed: int,
+    notes: list[str],
+    **kw: Any,
+) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+    if m is CreditMethod.BROADCAST:
+        vals, missed = _flow.broadcast(g, ui, an)
+        if missed:
+            notes.append(f"{missed} signals had no {ui.unit.value} unit in scope and were not broadcast")
+        return vals, None, {}
+    if m is CreditMethod.CAUSAL:
+        w, wname = _flow.event_weights(g, kw.get("weight", "auto"))
+        vals, missed = _flow.causal(g, ui, an, w)
+        notes.append(f"causal shares weighted by {wname}; work that is no ancestor of a rewarded event gets 0")
+        if missed:
+            notes.append(f"{missed} rewarded events have no {ui.unit.value} unit among their ancestors")
+        return vals, None, {}
+    if m is CreditMethod.DISCOUNTED:
+        r = np.bincount(an.event, weights=an.value, minlength=g.n)
+        V = _flow.values_array(g, kw.get("values"))
+        lam = kw.get("lam")
+        G, A = _flow.graph_returns(g, r, gamma=float(kw.get("gamma", 0.95)), gamma_s=float(kw.get("gamma_s", 1.0)),
+                                   lam=None if lam is None else float(lam), values=V)
+        if A is not None and V is None:
+            notes.append("no critic values: GAE with V ≡ 0 (λ = 1 gives the discounted return)")
+        how = kw.get("reduce", "max")
+        return _flow.reduce_units(G if A is None else A, ui, how), None, {}
+    return _counterfactual(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
+
+
+def _counterfactual(
+    g: TraceGraph,
+    ui: UnitIndex,
+    an: _flow.Anchors,
+    m: CreditMethod,
+    *,
+    value_fn: Callable[..., Any] | None,
+    samples: int | None,
+    seed: int,
+    notes: list[str],
+    **kw: Any,
+) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+    n = len(ui)
+    if value_fn is None:
+        limit = int(kw.get("max_players", 4096))
+        if n > limit:
+            raise ConfigError(
+                f"{m.value} credit over {n} {ui.unit.value} units with the trace-only value function would "
+                f"value too many coalitions (limit max_players={limit}); use a coarser unit (agent, role), "
+                f"method causal or discounted, or pass a value function"
+            )
+        w, wname = _flow.event_weights(g, kw.get("weight", "auto"))
+        v: Callable[..., Any] = TraceValue(g, ui, an, w)
+        notes.insert(0, DESCRIPTION.format(weight=wname))
+    else:
+        v = value_fn
+    ev = Evaluator(v, n=n, labels=ui.ids, batched=kw.get("batched"))
+    if m is CreditMethod.LEAVE_ONE_OUT:
+        res = leave_one_out(ev, n)
+        return res.values, None, {"evaluations": ev.evaluations}
+    if m in (CreditMethod.SHAPLEY, CreditMethod.OWEN):
+        exact_max = int(kw.get("exact_max", EXACT_MAX))
+        eps = kw.get("epsilon")
+        opts: dict[str, Any] = dict(samples=samples, epsilon=eps, delta=float(kw.get("delta", 0.05)),
+                                    value_range=kw.get("value_range"), seed=seed, exact_max=exact_max,
+                                    antithetic=bool(kw.get("antithetic", True)))
+        if m is CreditMethod.SHAPLEY:
+            if samples is None and eps is None and n > exact_max:
+                opts["samples"] = 1000
+                notes.append(f"n={n} > exact_max={exact_max}: Shapley sampled with 1000 permutations "
+                             f"(set samples or epsilon)")
+            res = shapley(ev, n, **opts)
+        else:
+            groups, gnote = _owen_groups(g, ui)
+            notes.append(gnote)
+            if samples is None and eps is None and max(len(groups) - 1 + len(x) for x in groups) > exact_max:
+                opts["samples"] = 1000
+                notes.append(f"Owen values sampled with 1000 permutations (set samples or epsilon)")
+            res = owen(ev, groups, n=n, **opts)
+        notes.extend(res.notes)
+        extra = {"evaluations": ev.evaluations}
+        if not res.exact:
+            extra.update(epsilon=res.epsilon, delta=res.delta, samples=res.permutations)
+        return res.values, res.stderr, extra
+    loo = leave_one_out(ev, n).values
+    if m is CreditMethod.C3:
+        alts: Mapping[str, Sequence[Any]] = kw.get("alternatives") or {}
+        out = loo.copy()
+        for uid, alt in alts.items():
+            k = ui.position(uid)
+            rows = [(a, 1.0) if isinstance(a, (int, float)) else (float(a[0]), float(a[1])) for a in alt]
+            out[k] = c3_advantages([r for r, _ in rows], [w for _, w in rows])[0]
+        if len(alts) < n:
+            notes.append(f"C3 without sampled alternatives for {n - len(alts)} units: the only alternative is "
+                         f"dropping the unit (weight 1 each), so A = v(N) − v(N∖{{j}}) (leave-one-out)")
+        return out, None, {"evaluations": ev.evaluations}
+    # COMA
+    qmap: Mapping[str, Sequence[float]] = kw.get("q") or {}
+    pimap: Mapping[str, Any] = kw.get("pi") or {}
+    taken: Mapping[str, int] = kw.get("taken") or {}
+    out = np.empty(n)
+    fallback = 0
+    for k, uid in enumerate(ui.ids):
+        if uid in qmap:
+            pi = pimap.get(uid)
+            if pi is None:
+                raise ConfigError(f"COMA: q is given for {uid!r} but pi (its action probabilities) is not")
+            out[k] = coma_advantage(qmap[uid], pi, int(taken.get(uid, 0)))
+            continue
+        p = pimap.get(uid)
+        p_taken = float(p) if isinstance(p, (int, float)) else _behaviour_prob(g, ui, k)
+        out[k] = (1.0 - p_taken) * loo[k]
+        fallback += 1
+    if fallback:
+        notes.append(f"COMA without Q for {fallback} units: the alternative to a unit's action is valued as its "
+                     f"removal, so A = (1 − π(taken))·(v(N) − v(N∖{{a}})); π from the decision's logprob, "
+                     f"else uniform over its alternatives, else ½")
+    return out, None, {"evaluations": ev.evaluations}
+
+
+def _behaviour_prob(g: TraceGraph, ui: UnitIndex, k: int) -> float:
+    if ui.unit in (CreditUnit.ORCHESTRATOR, CreditUnit.TURN, CreditUnit.MESSAGE, CreditUnit.TOOL_CALL):
+        e = g.index[ui.ids[k]]
+        d = g.trace.events[e].decision
+        if d is not None:
+            if d.logprob is not None and math.isfinite(d.logprob):
+                return min(1.0, math.exp(d.logprob))
+            if d.alternatives:
+                return 1.0 / len(d.alternatives)
+    return 0.5
+
+
+def _owen_groups(g: TraceGraph, ui: UnitIndex) -> tuple[list[list[int]], str]:
+    """Coalition structure for Owen values: agents by role; event units by agent."""
+    if ui.unit is CreditUnit.AGENT:
+        keys = [r if r is not None else f"\0{a}" for a, r in zip(ui.ids, ui.roles)]
+        why = "Owen groups: agents grouped by role (agents without a role stand alone)"
+    elif ui.unit in (CreditUnit.ROLE, CreditUnit.TEAM):
+        keys = list(ui.ids)
+        why = f"Owen values over {ui.unit.value} units have no lower level: equal to Shapley values"
+    else:
+        members = np.full(len(ui), -1, dtype=np.int64)
+        has = ui.event_unit >= 0
+        members[ui.event_unit[has]] = g.agent[has]
+        keys = [g.agents[a] for a in members.tolist()]
+        why = f"Owen groups: {ui.unit.value} units grouped by agent"
+    index: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        index.setdefault(key, []).append(i)
+    return list(index.values()), why

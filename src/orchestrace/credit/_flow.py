@@ -1,0 +1,316 @@
+"""Credit that flows over the trace graph: broadcast, causal shares, discounting, graph GAE.
+
+Every reward :class:`~orchestrace.Signal` is *anchored* at one event, the event that earned
+it: a ``team`` signal at the final output (:attr:`TraceGraph.output`), an ``agent`` or
+``role`` signal at that agent's / role's latest event, an event-unit signal (``turn``,
+``message``, ``tool_call``, ``orchestrator``, ``token``) at its event. Its *scope* is the
+set of events it is about: all events, the agent's, the role's, or the one event.
+
+* **broadcast** — every unit that has an event in the signal's scope gets the full value
+  (the team reward reaches every unit: the baseline of agent frameworks).
+* **causal** — the value is shared among the anchor's ancestors-or-self that belong to a
+  unit, in proportion to their work ``w_e`` (duration, tokens or 1 — see ``weight``);
+  units add up their events' shares, so Σ credit = Σ rewards, and work that is not an
+  ancestor of a rewarded event (wasted work) gets 0.
+* **discounted** — the return on the graph, backwards along dependency edges:
+  ``G_e = r_e + max_{e→c} γ·γ_s^{t_c − t_e}·G_c`` (``γ`` per hop, ``γ_s`` per second;
+  ``r_e`` = the signals anchored at ``e``). For one rewarded event this is
+  ``R·γ^{hops}·γ_s^{Δt}`` along the shortest path; on a chain it is the usual discounted
+  return. A unit takes the largest return reaching one of its events (``reduce="max"``;
+  ``"sum"`` and ``"mean"`` are available).
+* **GAE over the graph** (``lam`` given) — along each event's best successor ``c*(e)``
+  (the argmax above): ``δ_e = r_e + γ_e·V(c*) − V(e)``, ``A_e = δ_e + γ_e·λ·A_{c*}``
+  with ``γ_e = γ·γ_s^{t_{c*} − t_e}`` and ``V`` a critic's event values (0 if none, so that
+  ``λ = 1`` gives ``A = G``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..vocab import CreditUnit, EventType
+
+if TYPE_CHECKING:
+    from ..graph import TraceGraph
+    from ..trace import Signal
+    from ._units import UnitIndex
+
+__all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "event_weights", "graph_returns"]
+
+SCOPE_TEAM, SCOPE_AGENT, SCOPE_ROLE, SCOPE_EVENT = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """Signals resolved against a graph: ``event`` (anchor index), ``value``, ``scope``
+    (0 team, 1 agent, 2 role, 3 event) and ``code`` (agent code, role code or event index)."""
+
+    event: np.ndarray
+    value: np.ndarray
+    scope: np.ndarray
+    code: np.ndarray
+
+    @property
+    def total(self) -> float:
+        return float(self.value.sum())
+
+
+def _latest_per(keys: np.ndarray, t: np.ndarray, size: int) -> np.ndarray:
+    """For each key 0..size−1, the index of its latest event (ties: later index), or −1."""
+    out = np.full(size, -1, dtype=np.int64)
+    if keys.size == 0:
+        return out
+    order = np.lexsort((np.arange(keys.size), t))[::-1]  # latest first
+    k, first = np.unique(keys[order], return_index=True)
+    out[k[k >= 0]] = order[first][k >= 0]
+    return out
+
+
+def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> Anchors:
+    """Anchor each signal at the event that earned it (see the module docstring).
+
+    Raises :class:`~orchestrace.errors.ConfigError` naming a signal whose unit id is not in
+    the trace.
+    """
+    s = len(signals)
+    ev = np.empty(s, np.int64)
+    val = np.empty(s)
+    scope = np.empty(s, np.int8)
+    code = np.empty(s, np.int64)
+    last_agent = _latest_per(g.agent.astype(np.int64), g.t, len(g.agents))
+    role_code = {r: i for i, r in enumerate(ui.role_names)}
+    last_role = _latest_per(ui.event_role, g.t, len(ui.role_names))
+    spawn_of: dict[str, int] | None = None
+    for j, sig in enumerate(signals):
+        val[j] = sig.value
+        u = CreditUnit(sig.unit)
+        if u is CreditUnit.TEAM:
+            if g.output < 0:
+                raise ConfigError("the trace has no events, so a team signal has nowhere to land")
+            ev[j], scope[j], code[j] = g.output, SCOPE_TEAM, 0
+        elif u is CreditUnit.AGENT:
+            a = g.agent_index.get(sig.id)
+            if a is None:
+                raise _unknown(j, sig, "agent", g.agents)
+            e = int(last_agent[a])
+            if e < 0:  # spawned, never acted: the spawn that made it earned it
+                if spawn_of is None:
+                    spawn_of = {g.trace.events[i].to: i for i in np.flatnonzero(g.is_type(EventType.SPAWN)).tolist()}  # type: ignore[misc]
+                e = spawn_of.get(sig.id, -1)
+                if e < 0:
+                    raise _unknown(j, sig, "agent", g.agents)
+            ev[j], scope[j], code[j] = e, SCOPE_AGENT, a
+        elif u is CreditUnit.ROLE:
+            r = role_code.get(sig.id)
+            if r is None or last_role[r] < 0:
+                raise _unknown(j, sig, "role", list(ui.role_names))
+            ev[j], scope[j], code[j] = last_role[r], SCOPE_ROLE, r
+        else:
+            eid = sig.id.split("[", 1)[0] if u is CreditUnit.TOKEN else sig.id
+            e = g.index.get(eid)
+            if e is None:
+                raise _unknown(j, sig, "event", g.ids)
+            ev[j], scope[j], code[j] = e, SCOPE_EVENT, e
+    return Anchors(ev, val, scope, code)
+
+
+def _unknown(j: int, sig: Signal, what: str, known: Sequence[str]) -> ConfigError:
+    import difflib
+
+    close = difflib.get_close_matches(sig.id, list(known)[:5000], n=1)
+    tip = f"; did you mean {close[0]!r}?" if close else ""
+    return ConfigError(
+        f"signals[{j}] ({CreditUnit(sig.unit).value} {sig.id!r}{', ' + sig.name if sig.name else ''}) names a {what} "
+        f"this trace lacks{tip}"
+    )
+
+
+def event_weights(g: TraceGraph, weight: str = "auto") -> tuple[np.ndarray, str]:
+    """Work per event for causal shares: ``duration`` | ``tokens`` | ``events`` | ``auto``.
+
+    ``auto`` = duration when every event has an end time and some duration is positive,
+    else tokens when the trace reports tokens, else 1 per event.
+    """
+    if weight == "auto":
+        if g.end_known.all() and g.duration.sum() > 0:
+            weight = "duration"
+        elif g.tokens_known:
+            weight = "tokens"
+        else:
+            weight = "events"
+    if weight == "duration":
+        return g.duration.astype(float), "duration (s)"
+    if weight == "tokens":
+        return g.tokens_in + g.tokens_out, "tokens"
+    if weight == "events":
+        return np.ones(g.n), "one per event"
+    raise ConfigError(f"weight must be auto, duration, tokens or events, got {weight!r}")
+
+
+def broadcast(g: TraceGraph, ui: UnitIndex, an: Anchors) -> tuple[np.ndarray, int]:
+    """Every unit with an event in a signal's scope gets its full value.
+
+    Returns per-unit values and the number of signals that reached no unit.
+    """
+    n_units = len(ui)
+    out = np.zeros(n_units)
+    eu = ui.event_unit
+    has = eu >= 0
+    team = an.scope == SCOPE_TEAM
+    out += an.value[team].sum()
+    missed = 0
+    for scope, key in ((SCOPE_AGENT, g.agent.astype(np.int64)), (SCOPE_ROLE, ui.event_role)):
+        sel = an.scope == scope
+        if not sel.any():
+            continue
+        size = len(g.agents) if scope == SCOPE_AGENT else len(ui.role_names)
+        per_key = np.bincount(an.code[sel], weights=an.value[sel], minlength=size)
+        pairs = np.unique(np.stack([key[has], eu[has]], axis=1), axis=0) if has.any() else np.zeros((0, 2), np.int64)
+        pairs = pairs[pairs[:, 0] >= 0]
+        if scope == SCOPE_AGENT and ui.unit is CreditUnit.AGENT:  # idle agents still own themselves
+            pairs = np.unique(np.concatenate([pairs, np.stack([np.arange(size)] * 2, axis=1)]), axis=0)
+        np.add.at(out, pairs[:, 1], per_key[pairs[:, 0]])
+        reached = np.zeros(size, bool)
+        reached[pairs[:, 0]] = True
+        missed += int((~reached[an.code[sel]]).sum())
+    sel = an.scope == SCOPE_EVENT
+    if sel.any():
+        u = eu[an.event[sel]]
+        ok = u >= 0
+        np.add.at(out, u[ok], an.value[sel][ok])
+        missed += int((~ok).sum())
+    return out, missed
+
+
+def causal(g: TraceGraph, ui: UnitIndex, an: Anchors, w: np.ndarray) -> tuple[np.ndarray, int]:
+    """Shares of each signal among its anchor's ancestors-or-self, ∝ work, summed per unit.
+
+    Returns per-unit values and the number of signals with no unit among the ancestors.
+    """
+    out = np.zeros(len(ui))
+    eu = ui.event_unit
+    player = eu >= 0
+    uniq, inv = np.unique(an.event, return_inverse=True)
+    per_anchor = np.bincount(inv, weights=an.value, minlength=uniq.size)
+    missed = 0
+    for a, value in zip(uniq.tolist(), per_anchor.tolist()):
+        anc = np.flatnonzero(g.ancestor_mask([a], inclusive=True) & player)
+        if not anc.size:
+            missed += 1
+            continue
+        wa = w[anc]
+        tot = wa.sum()
+        share = wa / tot if tot > 0 else np.full(anc.size, 1.0 / anc.size)
+        out += np.bincount(eu[anc], weights=value * share, minlength=len(ui))
+    return out, missed
+
+
+def _level_edges(g: TraceGraph) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """Dependency edges sorted by the level of their source, descending, with slices."""
+    src, dst = g.dep_src.astype(np.int64), g.dep_dst.astype(np.int64)
+    if not src.size:
+        return src, dst, []
+    lv = g.level[src]
+    order = np.argsort(-lv, kind="stable")
+    src, dst, lv = src[order], dst[order], lv[order]
+    cut = np.flatnonzero(np.diff(lv)) + 1
+    bounds = np.r_[0, cut, src.size]
+    return src, dst, list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def graph_returns(
+    g: TraceGraph,
+    rewards: np.ndarray,
+    *,
+    gamma: float = 0.95,
+    gamma_s: float = 1.0,
+    lam: float | None = None,
+    values: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Discounted return ``G`` per event and, with ``lam``, graph GAE advantages ``A``.
+
+    ``rewards`` ``(n,)`` per event; ``values`` ``(n,)`` critic values (0 if None).
+
+    >>> from orchestrace.builder import TraceBuilder
+    >>> from orchestrace.graph import TraceGraph
+    >>> b = TraceBuilder("c"); a = b.add("message", "x", t=0); c = b.add("message", "x", t=1, after=a)
+    >>> d = b.add("message", "x", t=2, after=c); g = TraceGraph.from_trace(b.build())
+    >>> G, A = graph_returns(g, np.array([0.0, 0.0, 1.0]), gamma=0.5, lam=1.0)
+    >>> G.tolist(), A.tolist()
+    ([0.25, 0.5, 1.0], [0.25, 0.5, 1.0])
+    """
+    for name, x in (("gamma", gamma), ("gamma_s", gamma_s)):
+        if not 0.0 <= x <= 1.0:
+            raise ConfigError(f"{name} must be in [0, 1], got {x!r}")
+    if lam is not None and not 0.0 <= lam <= 1.0:
+        raise ConfigError(f"lam (GAE λ) must be in [0, 1], got {lam!r}")
+    src, dst, slices = _level_edges(g)
+    disc = gamma * np.power(gamma_s, np.maximum(g.t[dst] - g.t[src], 0.0)) if src.size else np.zeros(0)
+    G = np.asarray(rewards, dtype=float).copy()
+    nxt = np.full(g.n, -1, dtype=np.int64)
+    gnext = np.zeros(g.n)  # γ_e·G(c*) and the discount to c*
+    dnext = np.zeros(g.n)
+    for lo, hi in slices:
+        s, d, f = src[lo:hi], dst[lo:hi], disc[lo:hi]
+        cand = f * G[d]
+        best = np.full(g.n, -np.inf)
+        np.maximum.at(best, s, cand)
+        hit = cand == best[s]
+        us, first = np.unique(s[hit], return_index=True)
+        pick = np.flatnonzero(hit)[first]
+        nxt[us] = d[pick]
+        dnext[us] = f[pick]
+        gnext[us] = cand[pick]
+        G[us] = rewards[us] + gnext[us]
+    if lam is None:
+        return G, None
+    V = np.zeros(g.n) if values is None else np.asarray(values, dtype=float)
+    has = nxt >= 0
+    delta = np.asarray(rewards, dtype=float) - V
+    delta[has] += dnext[has] * V[nxt[has]]
+    A = delta.copy()
+    for lo, hi in slices:  # descending levels: the successor is final before its source
+        us = np.unique(src[lo:hi])
+        A[us] = delta[us] + dnext[us] * lam * A[nxt[us]]
+    return G, A
+
+
+def values_array(g: TraceGraph, values: Mapping[str, float] | np.ndarray | Sequence[float] | None) -> np.ndarray | None:
+    """Critic values as an ``(n,)`` array from an array or an ``{event id: value}`` mapping."""
+    if values is None:
+        return None
+    if isinstance(values, Mapping):
+        out = np.zeros(g.n)
+        for k, v in values.items():
+            i = g.index.get(k)
+            if i is None:
+                raise ConfigError(f"values names event {k!r}, which this trace lacks")
+            out[i] = float(v)
+        return out
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != (g.n,):
+        raise ConfigError(f"values must have one entry per event ({g.n}), got shape {arr.shape}")
+    return arr
+
+
+def reduce_units(event_value: np.ndarray, ui: UnitIndex, how: str = "max") -> np.ndarray:
+    """Per-unit ``max``/``sum``/``mean`` of per-event values over the unit's events."""
+    eu = ui.event_unit
+    has = eu >= 0
+    k = len(ui)
+    if how == "sum":
+        return np.bincount(eu[has], weights=event_value[has], minlength=k)
+    if how == "mean":
+        cnt = np.bincount(eu[has], minlength=k)
+        return np.bincount(eu[has], weights=event_value[has], minlength=k) / np.maximum(cnt, 1)
+    if how == "max":
+        out = np.full(k, -np.inf)
+        np.maximum.at(out, eu[has], event_value[has])
+        out[~np.isfinite(out)] = 0.0
+        return out
+    raise ConfigError(f"reduce must be max, sum or mean, got {how!r}")

@@ -1,0 +1,100 @@
+"""The trace-only value function used by counterfactual credit on a bare trace.
+
+Without an environment to replay, removing a unit is modelled on the trace itself:
+**a unit's removal deletes its events and everything that causally depends on them**.
+An event survives a coalition ``S`` iff every unit among its ancestors-or-self is in ``S``
+(``U(e) ⊆ S``). The value of ``S`` is the share of each rewarded event's ancestral work
+that survives, times the reward::
+
+    v(S) = Σ_signals r_s · Σ_{e ∈ anc*(a_s), e a unit event, U(e) ⊆ S} w_e
+                         / Σ_{e ∈ anc*(a_s), e a unit event} w_e
+
+with ``a_s`` the signal's anchor event and ``w_e`` the event's work (duration, tokens or
+1). So ``v(∅) = 0``, ``v(N) = Σ r_s``, an orchestrator whose decision every worker depends
+on is essential to everyone's work, and a worker whose output feeds nothing rewarded is a
+dummy. The game is additive exactly when no unit's events depend on another unit's.
+
+Evaluation is vectorised: events are grouped by their dependency set ``U(e)`` (``K``
+distinct sets, as a ``(K, n)`` bool matrix ``D``) with summed coefficients ``c``; then
+``v(masks) = [(¬masks) · Dᵀ = 0] · c`` — one matrix product per batch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..graph import TraceGraph
+    from ._flow import Anchors
+    from ._units import UnitIndex
+
+__all__ = ["TraceValue"]
+
+DESCRIPTION = (
+    "trace-only value function used (no environment to replay): v(S) = Σ r · share of the "
+    "rewarded event's ancestral work ({weight}) whose whole causal history lies in S — removing "
+    "a unit removes its events and everything that depends on them"
+)
+
+
+class TraceValue:
+    """Batched value function over the units of ``ui`` (see the module docstring).
+
+    Call with a ``(B, n)`` boolean mask array; returns ``(B,)`` floats.
+    """
+
+    batched = True
+
+    def __init__(self, g: TraceGraph, ui: UnitIndex, an: Anchors, w: np.ndarray) -> None:
+        n = len(ui)
+        eu = ui.event_unit
+        uniq, inv = np.unique(an.event, return_inverse=True)
+        per_anchor = np.bincount(inv, weights=an.value, minlength=uniq.size)
+        coef = np.zeros(g.n)  # Σ_s r_s w_e / W_s per event
+        relevant = np.zeros(g.n, dtype=bool)
+        for a, r in zip(uniq.tolist(), per_anchor.tolist()):
+            anc = g.ancestor_mask([a], inclusive=True)
+            relevant |= anc
+            pl = np.flatnonzero(anc & (eu >= 0))
+            if not pl.size:
+                continue
+            wa = w[pl]
+            tot = wa.sum()
+            coef[pl] += r * (wa / tot if tot > 0 else np.full(pl.size, 1.0 / pl.size))
+        # dependency sets U(e) as Python-int bit sets, in topological order
+        order = g.topo_order()
+        order = order[relevant[order]].tolist()
+        ptr, idx = g.pred_ptr.tolist(), g.pred_idx.tolist()
+        eul = eu.tolist()
+        bits = [0] * g.n
+        groups: dict[int, float] = {}
+        coefl = coef.tolist()
+        for e in order:
+            m = 1 << eul[e] if eul[e] >= 0 else 0
+            for p in idx[ptr[e]:ptr[e + 1]]:
+                m |= bits[p]
+            bits[e] = m
+            if coefl[e] != 0.0:
+                groups[m] = groups.get(m, 0.0) + coefl[e]
+        self.n = n
+        self.k = len(groups)
+        nbytes = (n + 7) // 8
+        dep = np.zeros((self.k, n), dtype=bool)
+        for row, m in enumerate(groups):
+            dep[row] = np.unpackbits(np.frombuffer(m.to_bytes(nbytes, "little"), dtype=np.uint8),
+                                     bitorder="little", count=n).astype(bool)
+        self.dep_t = dep.T.astype(np.float32)  # (n, K)
+        self.coef = np.fromiter(groups.values(), dtype=float, count=self.k)  # (K,)
+
+    def __call__(self, masks: np.ndarray) -> np.ndarray:
+        """``(B, n)`` bool coalitions → ``(B,)`` values."""
+        if self.k == 0:
+            return np.zeros(masks.shape[0])
+        out = np.empty(masks.shape[0])
+        step = max(1, (1 << 22) // max(self.k, 1))
+        for lo in range(0, masks.shape[0], step):
+            missing = (~masks[lo:lo + step]).astype(np.float32) @ self.dep_t  # (b, K)
+            out[lo:lo + step] = (missing == 0) @ self.coef
+        return out

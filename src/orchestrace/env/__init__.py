@@ -1,0 +1,71 @@
+"""Orchestration environments (gymnasium): O1–O5 decisions, simulated workers, replay.
+
+Importing this package registers the versioned ids (see :data:`ENV_IDS`)::
+
+    orchestrace/Orchestrate-v0             the default configuration (the main job trains on it)
+    orchestrace/Orchestrate-small-v0       a tiny configuration for tests
+    orchestrace/Orchestrate-industrial-v0  the industrial envelope (≈1,000 sub-agents, 20,000+ steps)
+
+The world model is documented in :mod:`orchestrace.env.world`; the learner contract in
+``env-contract.md``.
+
+>>> import gymnasium as gym
+>>> import orchestrace.env
+>>> env = gym.make("orchestrace/Orchestrate-small-v0")
+>>> obs, info = env.reset(seed=0)
+>>> obs["obs"].shape
+(46,)
+"""
+
+from __future__ import annotations
+
+from ..errors import require
+
+require("gymnasium", extra="env")
+
+from .config import EnvConfig, WorkerProfile  # noqa: E402
+from .env import OrchestrationEnv  # noqa: E402
+
+__all__ = ["ENV_IDS", "EnvConfig", "OrchestrationEnv", "WorkerProfile", "config_for"]
+
+#: Versioned environment ids and their configurations.
+ENV_IDS: dict[str, str] = {
+    "orchestrace/Orchestrate-v0": "default",
+    "orchestrace/Orchestrate-small-v0": "small",
+    "orchestrace/Orchestrate-industrial-v0": "industrial",
+}
+
+
+def config_for(env_id: str) -> EnvConfig:
+    """The :class:`EnvConfig` of a registered id.
+
+    >>> config_for("orchestrace/Orchestrate-small-v0").name
+    'small'
+    """
+    from ..errors import ConfigError
+
+    if env_id not in ENV_IDS:
+        import difflib
+
+        close = difflib.get_close_matches(env_id, list(ENV_IDS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown environment id {env_id!r}{hint} (known: {', '.join(ENV_IDS)})")
+    return getattr(EnvConfig, ENV_IDS[env_id])()
+
+
+def _make(env_id: str, **kwargs):  # gymnasium entry point
+    cfg = kwargs.pop("config", None) or config_for(env_id)
+    return OrchestrationEnv(cfg, env_id=env_id, **kwargs)
+
+
+def _register() -> None:
+    import functools
+
+    import gymnasium as gym
+
+    for env_id in ENV_IDS:
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=functools.partial(_make, env_id), nondeterministic=False)
+
+
+_register()

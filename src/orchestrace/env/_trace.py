@@ -1,0 +1,232 @@
+"""Build the orchestration :class:`~orchestrace.Trace` of one episode from the world's step log.
+
+Shape (per round)::
+
+    O1 ─► O2 ─► [O3] ─► … (one chain of orchestrator_decision events, causal edges)
+            └─spawn─► spawn w ─► [message] ─► tool_call ─tool_dependency─► tool_result ─return─► return
+    O4 ─causal─► aggregate ◄─aggregate─ returns that support each subtask's aggregate answer
+    aggregate ─causal─► O5 (continue → next round's O1, or stop)
+
+Only the returns an aggregation actually needs feed it (the minimal winning set for
+``majority``/``verifier``, the most confident attempt for ``best_of``, all for ``merge``), so a
+redundant or wrong attempt is not an ancestor of the output: that is the *wasted work* a late
+stop produces. Parent results shared by O3 reach the child through a ``message`` event
+(causal edges from the parents' supporting returns); untrusted tool results that reach a
+privileged tool call are linked by ``safety_flow`` edges, and an obeyed injection adds a
+``safety_event``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..trace import DecisionPayload, Edge, Event, Outcome, Trace
+from ..vocab import Decision, EdgeType, EventType, Topology
+from .config import AGG_METHODS, COMM_MODES, SUBTASK_TYPES, EnvConfig
+
+__all__ = ["DECISION_KINDS", "action_labels", "build_trace"]
+
+DECISION_KINDS = (Decision.SPAWN, Decision.DELEGATE, Decision.COMMUNICATE, Decision.AGGREGATE, Decision.STOP)
+_TOOLS = ("web.search", "reasoner.solve", "code.exec")
+_ORCH = "orchestrator"
+
+
+def action_labels(cfg: EnvConfig) -> list[str]:
+    """Human-readable label of every action index.
+
+    >>> action_labels(EnvConfig.small())[:5]
+    ['spawn:0', 'spawn:1', 'spawn:2', 'spawn:3', 'delegate:cheap']
+    """
+    out = [f"spawn:{f}" for f in range(cfg.max_fanout + 1)]
+    out += [f"delegate:{p.name}" for p in cfg.profiles]
+    out += [f"communicate:{m}" for m in COMM_MODES]
+    out += [f"aggregate:{m}" for m in AGG_METHODS]
+    out += ["stop", "continue"]
+    return out
+
+
+class _Att:
+    __slots__ = ("ret", "answer", "conf", "kind", "accept", "tool_result", "untrusted")
+
+    def __init__(self, ret: str, answer: int, conf: float, kind: str, accept: bool, tool_result: str, untrusted: bool):
+        self.ret, self.answer, self.conf, self.kind = ret, answer, conf, kind
+        self.accept, self.tool_result, self.untrusted = accept, tool_result, untrusted
+
+
+def _support(atts: list[_Att], method: int, answer: int) -> list[str]:
+    """Return-event ids the aggregation of one subtask actually used."""
+    sol = [a for a in atts if a.kind == "solve"]
+    if not sol or answer < 0:
+        return []
+    if method == 3:  # merge reads everything
+        return [a.ret for a in sol]
+    mine = [a for a in sol if a.answer == answer]
+    if not mine:
+        return [a.ret for a in sol]
+    if method == 2:  # best_of: the most confident one
+        return [max(mine, key=lambda a: a.conf).ret]
+    counts: dict[int, int] = {}
+    for a in sol:
+        counts[a.answer] = counts.get(a.answer, 0) + 1
+    second = max([v for k, v in counts.items() if k != answer], default=0)
+    need = min(len(mine), second + 1)
+    ids = [a.ret for a in mine[:need]]
+    if method == 1:
+        ids += [a.ret for a in atts if a.kind == "verify" and a.answer == answer and a.accept]
+    return ids
+
+
+def build_trace(
+    cfg: EnvConfig,
+    log: list[dict[str, Any]],
+    *,
+    seed: int,
+    n: int,
+    types: np.ndarray,
+    parents: np.ndarray,
+    success: bool,
+    summary: dict[str, float],
+    env_id: str,
+    policy: str | None,
+    logprobs: list[float | None],
+    alternatives: list[tuple[str, ...]],
+) -> Trace:
+    """Turn the per-step log of a ``B = 1`` world into a validating trace."""
+    labels = action_labels(cfg)
+    ev: list[Event] = []
+    ed: list[Edge] = []
+    counter = 0
+
+    def nid() -> str:
+        nonlocal counter
+        counter += 1
+        return f"e{counter}"
+
+    atts: list[list[_Att]] = [[] for _ in range(n)]
+    prev_dec: str | None = None
+    last_agg: str | None = None
+    agent_no = 0
+    dt, dtok = cfg.decision_time_s, int(cfg.decision_tokens)
+    for step, rec in enumerate(log):
+        kind = DECISION_KINDS[rec["phase"]]
+        did = nid()
+        ev.append(Event(
+            id=did, t=rec["t"], t_end=rec["t"] + dt, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",
+            tokens_out=dtok,
+            decision=DecisionPayload(kind=kind, action=labels[rec["action"]], alternatives=alternatives[step],
+                                     logprob=logprobs[step], policy=policy, step=step),
+            attrs={"subtask": rec["cur"], "round": rec["rnd"]} if rec["phase"] <= 2 else {"round": rec["rnd"]},
+        ))
+        if prev_dec is not None:
+            ed.append(Edge(prev_dec, did, EdgeType.CAUSAL))
+        if rec["phase"] == 4 and last_agg is not None:
+            ed.append(Edge(last_agg, did, EdgeType.CAUSAL))
+        prev_dec = did
+        for a in rec["attempts"]:
+            agent_no += 1
+            w = f"w{agent_no}"
+            prof = cfg.profiles[a["profile"]]
+            i = a["i"]
+            t0, t1 = a["t"], a["t_end"]
+            sp = nid()
+            ev.append(Event(id=sp, t=t0 - cfg.spawn_time_s, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
+                            role="orchestrator", attrs={"profile": prof.name, "subtask": i}))
+            ed.append(Edge(did, sp, EdgeType.SPAWN))
+            prev = sp
+            pars = [int(p) for p in parents[i] if p >= 0]
+            if a["kind"] == "solve" and a["comm"] > 0 and pars:
+                mid = nid()
+                ev.append(Event(id=mid, t=t0, t_end=t0, type=EventType.MESSAGE, agent=_ORCH, from_=_ORCH, to=w,
+                                role="orchestrator",  # its tokens are counted in the tool call's tokens_in
+                                attrs={"mode": COMM_MODES[a["comm"]], "parents": pars}))
+                ed.append(Edge(sp, mid, EdgeType.CAUSAL))
+                for p in pars:
+                    for pa in atts[p]:
+                        if pa.kind == "solve":
+                            ed.append(Edge(pa.ret, mid, EdgeType.CAUSAL))
+                prev = mid
+            typ = int(types[i])
+            t_mid = t0 + 0.6 * (t1 - t0)
+            tc = nid()
+            if a["kind"] == "solve":
+                privileged = SUBTASK_TYPES[typ] == "code"
+                ev.append(Event(id=tc, t=t0, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=_TOOLS[typ],
+                                tokens_in=a["tokens_in"], privileged=privileged or None,
+                                error=(a["over_context"] or None)))
+            else:
+                ev.append(Event(id=tc, t=t0, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool="verifier.check",
+                                tokens_in=a["tokens_in"]))
+            ed.append(Edge(prev, tc, EdgeType.MESSAGE if prev != sp else EdgeType.CAUSAL))
+            if prev != sp:
+                ed.append(Edge(sp, tc, EdgeType.CAUSAL))
+            untrusted = bool(a.get("untrusted", False))
+            tr = nid()
+            ev.append(Event(id=tr, t=t_mid, t_end=t_mid, type=EventType.TOOL_RESULT, agent=w, role=prof.name,
+                            tool=_TOOLS[typ] if a["kind"] == "solve" else "verifier.check",
+                            trusted=not untrusted,
+                            attrs={"injected": True} if a.get("injected") else None))
+            ed.append(Edge(tc, tr, EdgeType.TOOL_DEPENDENCY))
+            if a["kind"] == "solve" and a.get("exposed"):
+                for p in pars:
+                    for pa in atts[p]:
+                        if pa.untrusted:
+                            ed.append(Edge(pa.tool_result, tc, EdgeType.SAFETY_FLOW))
+            if a.get("unsafe"):
+                se = nid()
+                ev.append(Event(id=se, t=t_mid, t_end=t_mid, type=EventType.SAFETY_EVENT, agent=w, role=prof.name,
+                                tool=_TOOLS[typ], error=True, attrs={"kind": "injected_instruction_followed"}))
+                ed.append(Edge(tc, se, EdgeType.SAFETY_FLOW))
+            rid = nid()
+            if a["kind"] == "solve":
+                wrong = a["answer"] != 0
+                ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
+                                tokens_out=a["tokens_out"], error=wrong or None,
+                                attrs={"subtask": i, "answer": a["answer"], "confidence": round(a["conf"], 6)}))
+                atts[i].append(_Att(rid, a["answer"], a["conf"], "solve", False, tr, untrusted))
+            else:
+                ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
+                                tokens_out=a["tokens_out"],
+                                outcome=Outcome(success=a["accept"], verifier=w),
+                                attrs={"subtask": i, "verdict_on": a["answer"]}))
+                atts[i].append(_Att(rid, a["answer"], 0.0, "verify", a["accept"], tr, False))
+            ed.append(Edge(tr, rid, EdgeType.RETURN))
+        if rec["phase"] == 3:
+            answers = rec["agg"]
+            method = rec["action"] - (cfg.max_fanout + 1 + cfg.n_profiles + 3)
+            ok = all(x == 0 for x in answers)
+            aid = nid()
+            merge_tok = int(cfg.merge_tokens * sum(1 for lst in atts for a in lst if a.kind == "solve")) if method == 3 else None
+            ev.append(Event(id=aid, t=rec["t_agg"], t_end=rec["t_agg"], type=EventType.AGGREGATE, agent=_ORCH,
+                            role="orchestrator", tokens_in=merge_tok, error=(not ok) or None,
+                            outcome=Outcome(success=ok, score=sum(x == 0 for x in answers) / max(len(answers), 1)),
+                            attrs={"method": AGG_METHODS[method], "answers": answers}))
+            ed.append(Edge(did, aid, EdgeType.CAUSAL))
+            for i in range(n):
+                for src in _support(atts[i], method, answers[i]):
+                    ed.append(Edge(src, aid, EdgeType.AGGREGATE))
+            last_agg = aid
+    outcome = Outcome(success=success, score=1.0 if success else 0.0, verifier="ground_truth")
+    costs = {
+        "tokens": float(summary["tokens"]),
+        "wall_clock_s": float(summary["wall_clock_s"]),
+        "tool_calls": float(sum(1 for e in ev if e.type is EventType.TOOL_CALL)),
+        "messages": float(sum(1 for e in ev if e.type is EventType.MESSAGE)),
+        "critical_steps": float(summary["critical_steps"]),
+        "safety_events": float(summary["safety_events"]),
+    }
+    return Trace(
+        trace_id=f"{env_id}:{seed}",
+        task_id=f"{cfg.name}-task-{seed}",
+        system="orchestrace.env",
+        topology=Topology.CENTRALIZED,
+        events=tuple(ev),
+        edges=tuple(ed),
+        rewards={"team": float(summary["return"]), "success": 1.0 if success else 0.0},
+        costs=costs,
+        metrics={"task_success": 1.0 if success else 0.0},
+        outcome=outcome,
+        meta={"env_id": env_id, "seed": seed, "config": cfg.name, "policy": policy, "subtasks": n,
+              "difficulty": float(summary["difficulty"])},
+    )

@@ -1,0 +1,292 @@
+"""Baseline orchestrators with the learner's interface, an oracle, and a batched evaluator.
+
+Every policy has ``act(obs_dict, info) -> int`` (single env) and
+``act_batch(obs (B, D), mask (B, A), world=None) -> (B,) int64``. All but ``random``,
+``fixed-fanout`` and ``greedy`` share one *base heuristic* for O1–O4 and differ only in
+the stop (O5), so that comparing them isolates the stopping rule:
+
+* O1 — round 0: one sub-agent per subtask; later rounds: one more when the subtask's
+  aggregate leads by < 2 votes, else none;
+* O2 — the specialist for the subtask's type (``spec_<type>``; else ``strong``);
+* O3 — ``summary``; O4 — ``majority``.
+
+Policies (``BASELINES``): ``random`` (uniform over legal actions), ``fixed-fanout``
+(fan-out ``fanout`` specialists per subtask, majority, stop after one round), ``greedy``
+(cheapest capable profile at the hinted difficulty, no sharing, stop after one round),
+``fixed-budget`` (stop after ``rounds`` rounds, or once ``decisions`` / ``tokens`` are spent),
+``threshold`` (stop once every aggregate's confidence ≥ ``threshold``), ``always-continue``,
+``oracle`` (looks ahead with replay: for each candidate action, clones the world, rolls out
+the base heuristic to the end and takes the best stopping point on the way — clairvoyant
+about the realised randomness, the upper reference for learned stopping), and
+``adaptive`` (a hand-written evidence rule; the learnability check — not a contract name).
+
+>>> from orchestrace.env.config import EnvConfig
+>>> res = evaluate(EnvConfig.small(), make_baseline("fixed-budget", EnvConfig.small(), rounds=1), range(8))
+>>> sorted(res)[:4], res["rounds"].max()
+(['critical_steps', 'decisions', 'difficulty', 'return'], 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .config import EnvConfig
+from .world import DONE, O1, O2, O3, O4, O5, World
+
+__all__ = ["BASELINES", "Policy", "evaluate", "make_baseline"]
+
+BASELINES: tuple[str, ...] = ("random", "fixed-fanout", "greedy", "fixed-budget", "threshold", "always-continue", "oracle")
+
+# observation indices (see orchestrace.env.world)
+_HINT, _RND, _TOK, _DEC, _MINMARG, _MINCONF = 5, 6, 7, 18, 12, 14
+_TYPE, _TOP, _SEC, _CONF = 20, 27, 28, 29
+
+
+class Policy:
+    """Base class: subclasses implement :meth:`act_batch`."""
+
+    name = "policy"
+
+    def __init__(self, config: EnvConfig) -> None:
+        self.cfg = config
+        o = np.cumsum((0,) + config.head_sizes)
+        self.off = o
+        names = [p.name for p in config.profiles]
+        strong = names.index("strong") if "strong" in names else 0
+        self.spec = np.array([names.index(f"spec_{t}") if f"spec_{t}" in names else strong
+                              for t in ("retrieve", "reason", "code")])
+        self._env: Any = None
+        self.rng = np.random.default_rng(0)
+
+    def bind(self, env: Any) -> Policy:
+        """Attach a single env (policies that look at the world, like the oracle, need it)."""
+        self._env = env.unwrapped if hasattr(env, "unwrapped") else env
+        return self
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
+        """One action for a single env's observation dict."""
+        world = self._env.world if self._env is not None else None
+        a = self.act_batch(obs["obs"][None, :], obs["action_mask"][None, :].astype(bool), world)
+        return int(a[0])
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- shared pieces ------------------------------------------------------------------------
+    def _phase(self, obs: np.ndarray) -> np.ndarray:
+        return obs[:, :5].argmax(1)
+
+    def _legal_or(self, mask: np.ndarray, want: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+        ar = np.arange(mask.shape[0])
+        ok = mask[ar, np.clip(want, 0, mask.shape[1] - 1)]
+        fb_ok = mask[ar, np.clip(fallback, 0, mask.shape[1] - 1)]
+        first = mask.argmax(1)
+        return np.where(ok, want, np.where(fb_ok, fallback, first))
+
+    def base(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The base heuristic for O1–O4 (O5 → continue when legal); (B,) actions."""
+        o, ph = self.off, self._phase(obs)
+        rnd0 = obs[:, _RND] == 0
+        margin = np.rint((obs[:, _TOP] - obs[:, _SEC]) * 3)
+        f = np.where(rnd0, 1, np.where(margin < 2, 1, 0))
+        typ = obs[:, _TYPE:_TYPE + 3].argmax(1)
+        want = np.select(
+            [ph == O1, ph == O2, ph == O3, ph == O4],
+            [o[0] + f, o[1] + self.spec[typ], o[2] + 1, o[3] + 0],
+            o[4] + 1,
+        )
+        fallback = np.select([ph == O1, ph == O5], [o[0], o[4]], want)
+        return self._legal_or(mask, want, fallback)
+
+    def stop_now(self, obs: np.ndarray) -> np.ndarray:
+        """(B,) bool: does this policy stop at an O5 decision?"""
+        return np.zeros(obs.shape[0], bool)
+
+    def _with_stop(self, obs: np.ndarray, mask: np.ndarray, a: np.ndarray) -> np.ndarray:
+        ph = self._phase(obs)
+        stop = (ph == O5) & (self.stop_now(obs) | ~mask[:, self.off[4] + 1])
+        return np.where(stop, self.off[4], a)
+
+
+class RandomPolicy(Policy):
+    """Uniform over the legal actions (seeded)."""
+
+    name = "random"
+
+    def __init__(self, config: EnvConfig, seed: int = 0) -> None:
+        super().__init__(config)
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        g = self.rng.random(mask.shape) * mask
+        return g.argmax(1)
+
+
+class BudgetPolicy(Policy):
+    """Base heuristic + a stopping rule on rounds, decisions, tokens or aggregate confidence."""
+
+    def __init__(self, config: EnvConfig, *, rounds: int | None = None, decisions: int | None = None,
+                 tokens: float | None = None, threshold: float | None = None, name: str = "fixed-budget") -> None:
+        super().__init__(config)
+        self.rounds, self.decisions, self.tokens, self.threshold = rounds, decisions, tokens, threshold
+        self.name = name
+
+    def stop_now(self, obs: np.ndarray) -> np.ndarray:
+        c = self.cfg
+        s = np.zeros(obs.shape[0], bool)
+        if self.rounds is not None:
+            s |= np.rint(obs[:, _RND] * c.max_rounds) + 1 >= self.rounds
+        if self.decisions is not None:
+            s |= obs[:, _DEC] * 12.0 * c.max_rounds >= self.decisions - 1e-6
+        if self.tokens is not None:
+            s |= obs[:, _TOK] * c.token_scale >= self.tokens
+        if self.threshold is not None:
+            s |= obs[:, _MINCONF] >= self.threshold
+        return s
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        return self._with_stop(obs, mask, self.base(obs, mask))
+
+
+class AdaptivePolicy(BudgetPolicy):
+    """Hand-written evidence rule (the learnability check): stop when the weakest subtask's
+    evidence clears a bar that rises with the difficulty hint.
+
+    Stop iff ``min margin ≥ m(h)`` and ``min aggregate confidence ≥ c(h)``, with
+    ``m = 1, c = conf_easy`` for ``h < easy_below`` and ``m = 2, c = conf_hard`` otherwise.
+    """
+
+    name = "adaptive"
+
+    def __init__(self, config: EnvConfig, *, easy_below: float = 0.4, conf_easy: float = 0.6,
+                 conf_hard: float = 0.0, margin_hard: int = 2) -> None:
+        super().__init__(config, name="adaptive")
+        self.easy_below, self.conf_easy, self.conf_hard, self.margin_hard = easy_below, conf_easy, conf_hard, margin_hard
+
+    def stop_now(self, obs: np.ndarray) -> np.ndarray:
+        easy = obs[:, _HINT] < self.easy_below
+        m = np.rint(obs[:, _MINMARG] * 3)
+        conf = obs[:, _MINCONF]
+        return np.where(easy, (m >= 1) & (conf >= self.conf_easy), (m >= self.margin_hard) & (conf >= self.conf_hard))
+
+
+class FanoutPolicy(Policy):
+    """Fan out ``fanout`` specialists per subtask in one round, vote, stop."""
+
+    name = "fixed-fanout"
+
+    def __init__(self, config: EnvConfig, fanout: int = 3) -> None:
+        super().__init__(config)
+        if not 1 <= fanout <= config.max_fanout:
+            raise ConfigError(f"fanout={fanout} is invalid; use 1..max_fanout={config.max_fanout}")
+        self.fanout = fanout
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        a = self.base(obs, mask)
+        ph = self._phase(obs)
+        a = np.where(ph == O1, self._legal_or(mask, np.full(len(a), self.off[0] + self.fanout), a), a)
+        return np.where(ph == O5, self.off[4], a)
+
+
+class GreedyPolicy(Policy):
+    """Cheapest capable delegation: the cheapest profile with ``p(success) ≥ capable`` at the
+    hinted difficulty (else the most capable), no sharing, majority, stop after one round."""
+
+    name = "greedy"
+
+    def __init__(self, config: EnvConfig, capable: float = 0.7) -> None:
+        super().__init__(config)
+        self.capable = capable
+        prof = [p for p in config.profiles]
+        self.cost = np.array([p.tokens_in + p.tokens_out for p in prof])
+        self.skill = np.array([p.skill for p in prof])
+        self.solver = np.array([not p.verifier for p in prof])
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        c = self.cfg
+        a = self.base(obs, mask)
+        ph = self._phase(obs)
+        typ = obs[:, _TYPE:_TYPE + 3].argmax(1)
+        h = obs[:, _HINT]
+        p = 1 / (1 + np.exp(-(self.skill[:, typ].T - c.difficulty_scale * (h[:, None] - c.difficulty_offset))))  # (B, P)
+        ok = (p >= self.capable) & self.solver[None, :]
+        cost = np.where(ok, self.cost[None, :], np.inf)
+        pick = np.where(ok.any(1), cost.argmin(1), np.where(self.solver[None, :], p, -1).argmax(1))
+        a = np.where(ph == O2, self.off[1] + pick, a)
+        a = np.where(ph == O3, self.off[2], a)
+        return np.where(ph == O5, self.off[4], a)
+
+
+class AlwaysContinue(BudgetPolicy):
+    """Continue until the last round."""
+
+    def __init__(self, config: EnvConfig) -> None:
+        super().__init__(config, name="always-continue")
+
+
+def make_baseline(name: str, config: EnvConfig | None = None, **params: Any) -> Policy:
+    """A baseline policy by name (``BASELINES``, plus ``adaptive``); ``params`` go to its constructor.
+
+    >>> make_baseline("threshold", EnvConfig.small(), threshold=0.8).threshold
+    0.8
+    """
+    from .oracle import OraclePolicy
+
+    cfg = config if config is not None else EnvConfig.default()
+    if name == "fixed-budget" and not params:
+        params = {"rounds": 2}
+    if name == "threshold" and not params:
+        params = {"threshold": 0.8}
+    table: dict[str, Any] = {
+        "random": RandomPolicy,
+        "fixed-fanout": FanoutPolicy,
+        "greedy": GreedyPolicy,
+        "fixed-budget": lambda c, **kw: BudgetPolicy(c, name="fixed-budget", **kw),
+        "threshold": lambda c, **kw: BudgetPolicy(c, name="threshold", **kw),
+        "always-continue": AlwaysContinue,
+        "oracle": OraclePolicy,
+        "adaptive": AdaptivePolicy,
+    }
+    if name not in table:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(table), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown baseline {name!r}{hint} (known: {', '.join(table)})")
+    try:
+        return table[name](cfg, **params)
+    except TypeError as exc:
+        raise ConfigError(f"bad parameters for baseline {name!r}: {exc}") from None
+
+
+def evaluate(config: EnvConfig, policy: Policy, seeds: Iterable[int], *, chunk: int = 1024) -> dict[str, np.ndarray]:
+    """Run ``policy`` on each seed (batched, lock-step) and return per-episode arrays.
+
+    Keys: success, tokens, critical_steps, wall_clock_s, decisions, rounds, return, difficulty,
+    safety_events, seed. Same (config, seeds, policy) → same numbers.
+    """
+    seeds_arr = np.fromiter((int(s) for s in seeds), dtype=np.int64)
+    parts = []
+    for lo in range(0, len(seeds_arr), chunk):
+        s = seeds_arr[lo:lo + chunk]
+        w = World(config, len(s))
+        w.reset_rows(np.arange(len(s)), s.astype(np.uint64))
+        while (w.phase < DONE).any():
+            obs, mask = w.obs(), w.mask()
+            a = policy.act_batch(obs, mask, w)
+            live = w.phase < DONE
+            a = np.where(live, a, 0)
+            w.step(a)
+        parts.append({
+            "success": w.success.copy(), "tokens": w.tokens.copy(), "critical_steps": w.crit.copy(),
+            "wall_clock_s": w.clock.copy(), "decisions": w.ndec.copy(), "rounds": w.rnd + 1,
+            "return": w.ret.copy(), "difficulty": w.dtask.copy(), "safety_events": w.safety.copy(), "seed": s,
+        })
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
+
+
+_ = (O2, O3, O4)

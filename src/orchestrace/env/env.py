@@ -1,0 +1,208 @@
+"""The gymnasium environment: the agent is the orchestrator; one step is one O1–O5 decision.
+
+The world model, observation layout and reward are documented in
+:mod:`orchestrace.env.world`. The return of an episode is
+
+    G = success_reward·success − token_cost·tokens − time_cost·wall_clock − safety_cost·safety_events
+
+paid as per-step costs (each step's tokens, simulated seconds and safety events) plus the
+success reward on the final (stop) step, so ``Σ_t r_t = G`` exactly.
+
+>>> env = OrchestrationEnv(EnvConfig.small())
+>>> obs, info = env.reset(seed=3)
+>>> obs["obs"].shape, info["decision"].code
+((46,), 'O1')
+>>> done = False
+>>> while not done:
+...     legal = np.flatnonzero(obs["action_mask"])
+...     obs, r, done, trunc, info = env.step(int(legal[-1]) if info["decision"].code != "O5" else int(legal[0]))
+>>> sorted(k for k in ("success", "tokens", "trace", "return") if k in info)
+['return', 'success', 'tokens', 'trace']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..errors import IllegalActionError
+from ..trace import Trace
+from ..vocab import Decision
+from ._trace import DECISION_KINDS, action_labels, build_trace
+from .config import EnvConfig
+from .world import DONE, World
+
+__all__ = ["OrchestrationEnv"]
+
+
+class _MaskedDiscrete(spaces.Discrete):
+    """``Discrete(n)`` whose ``sample()`` without a mask draws a *legal* action of the env.
+
+    Masked environments cannot accept arbitrary actions, and gymnasium's checker samples
+    actions from the space; this keeps ``check_env`` meaningful without weakening the
+    environment's strictness.
+    """
+
+    def __init__(self, n: int, mask_fn: Any) -> None:
+        super().__init__(n)
+        self._mask_fn = mask_fn
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:  # noqa: D102
+        if mask is None and probability is None and self._mask_fn is not None:
+            m = self._mask_fn()
+            if m.any():
+                mask = m.astype(np.int8)
+        return super().sample(mask=mask, probability=probability)
+
+
+class OrchestrationEnv(gym.Env):
+    """Gymnasium env over one :class:`~orchestrace.env.world.World` row, with a trace per episode.
+
+    ``workers`` plugs a :class:`~orchestrace.env.workers.WorkerBackend` (e.g. LLM workers)
+    in place of the simulated ones; ``record_trace=False`` skips trace building.
+    ``illegal_action="raise"`` (default) raises :class:`IllegalActionError` on a masked action;
+    ``"resample"`` replaces it by a legal action drawn from ``np_random`` and reports it in
+    ``info["illegal_action"]`` — for tools that sample unmasked actions, such as gymnasium's
+    ``check_env`` (``action_space.sample()`` itself draws legal actions of the current state).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        config: EnvConfig | None = None,
+        *,
+        workers: Any = None,
+        record_trace: bool = True,
+        env_id: str = "orchestrace/Orchestrate-v0",
+        policy_name: str | None = None,
+        illegal_action: str = "raise",
+    ) -> None:
+        if illegal_action not in ("raise", "resample"):
+            from ..errors import ConfigError
+
+            raise ConfigError(f"illegal_action={illegal_action!r} is invalid; use 'raise' or 'resample'")
+        self.illegal_action = illegal_action
+        self.config = cfg = config if config is not None else EnvConfig.default()
+        self.world = World(cfg, 1)
+        self.record_trace = record_trace
+        self.env_id = env_id
+        self.policy_name = policy_name
+        if workers is not None:
+            from .workers import BackendAdapter
+
+            self.world.backend = BackendAdapter(workers, cfg)
+        self.labels = action_labels(cfg)
+        self.observation_space = spaces.Dict({
+            "obs": spaces.Box(-np.inf, np.inf, (cfg.obs_dim,), np.float32),
+            "action_mask": spaces.Box(0, 1, (cfg.n_actions,), np.int8),
+        })
+        self.action_space = _MaskedDiscrete(cfg.n_actions, self._mask_now)
+        o = np.cumsum((0,) + cfg.head_sizes)
+        self.heads: dict[Decision, tuple[int, int]] = {
+            k: (int(o[h]), int(o[h + 1])) for h, k in enumerate(DECISION_KINDS)
+        }
+        self._seed = 0
+        self._pending_logprob: float | None = None
+        self._logprobs: list[float | None] = []
+        self._alts: list[tuple[str, ...]] = []
+        self._mask = np.zeros(cfg.n_actions, bool)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _mask_now(self) -> np.ndarray:
+        return self._mask
+
+    def set_behaviour_logprob(self, logprob: float | None) -> None:
+        """Record the behaviour log-probability of the *next* action in its decision event."""
+        self._pending_logprob = None if logprob is None else float(logprob)
+
+    def legal_actions(self) -> list[int]:
+        """Indices of the legal actions now."""
+        return [int(i) for i in np.flatnonzero(self._mask)]
+
+    @property
+    def decision(self) -> Decision | None:
+        """The sub-decision due now (None when the episode is over)."""
+        ph = int(self.world.phase[0])
+        return None if ph == DONE else DECISION_KINDS[ph]
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        self._mask = self.world.mask()[0]
+        return {"obs": self.world.obs()[0], "action_mask": self._mask.astype(np.int8)}
+
+    # -- gymnasium API -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start a task; ``seed`` fixes it (same seed, same task and same worker outcomes)."""
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**62))
+        self._seed = int(seed)
+        self.world.reset_rows(np.zeros(1, np.int64), np.array([self._seed], dtype=np.uint64))
+        self.world.log = [] if self.record_trace else None
+        self._logprobs, self._alts = [], []
+        self._pending_logprob = None
+        obs = self._observe()
+        return obs, {"decision": self.decision, "seed": self._seed}
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Take one decision. Raises :class:`IllegalActionError` for a masked action."""
+        w = self.world
+        if w.phase[0] == DONE:
+            raise IllegalActionError("the episode is over; call reset() before step()")
+        a = int(action)
+        replaced = None
+        if self.illegal_action == "resample" and not (0 <= a < self.config.n_actions and self._mask[a]):
+            replaced, a = a, int(self.np_random.choice(np.flatnonzero(self._mask)))
+        if not (0 <= a < self.config.n_actions) or not self._mask[a]:
+            legal = ", ".join(f"{i}={self.labels[i]}" for i in self.legal_actions())
+            shown = self.labels[a] if 0 <= a < len(self.labels) else "out of range"
+            raise IllegalActionError(
+                f"action {a} ({shown}) is not legal at this {self.decision.code} "
+                f"({self.decision.value}) decision; legal actions: {legal}"
+            )
+        if self.record_trace:
+            self._alts.append(tuple(self.labels[i] for i in self.legal_actions()))
+            self._logprobs.append(self._pending_logprob)
+        self._pending_logprob = None
+        r = float(w.step(np.array([a], np.int64))[0])
+        obs = self._observe()
+        done = bool(w.phase[0] == DONE)
+        info: dict[str, Any] = {"decision": self.decision}
+        if replaced is not None:
+            info["illegal_action"] = replaced
+        if done:
+            info.update(self.summary())
+            if self.record_trace:
+                info["trace"] = self.trace()
+        return obs, r, done, False, info
+
+    def summary(self) -> dict[str, Any]:
+        """End-of-episode numbers: success, tokens, critical_steps, wall_clock_s, decisions, …"""
+        w = self.world
+        return {
+            "success": bool(w.success[0]),
+            "tokens": float(w.tokens[0]),
+            "critical_steps": float(w.crit[0]),
+            "wall_clock_s": float(w.clock[0]),
+            "decisions": int(w.ndec[0]),
+            "rounds": int(w.rnd[0]) + 1,
+            "difficulty": float(w.dtask[0]),
+            "safety_events": int(w.safety[0]),
+            "return": float(w.ret[0]),
+            "seed": self._seed,
+        }
+
+    def trace(self) -> Trace:
+        """The trace of the finished (or running) episode."""
+        w = self.world
+        if w.log is None:
+            raise IllegalActionError("this env was built with record_trace=False; no trace is kept")
+        n = int(w.n[0])
+        return build_trace(
+            self.config, w.log, seed=self._seed, n=n, types=w.typ[0, :n], parents=w.par[0, :n],
+            success=bool(w.success[0]), summary=self.summary(), env_id=self.env_id, policy=self.policy_name,
+            logprobs=self._logprobs, alternatives=self._alts,
+        )

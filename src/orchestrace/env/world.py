@@ -1,0 +1,549 @@
+r"""The task and worker model: a batched, numpy-vectorised simulation of orchestration.
+
+One *episode* is one task. All state lives in arrays with a leading batch axis ``B`` so that
+the single environment (``B = 1``, with a trace) and the batched one run the same code.
+
+Task
+----
+A task has ``n ∈ [n_subtasks_min, n_subtasks_max]`` subtasks of types ``retrieve``,
+``reason``, ``code`` forming a DAG (subtask ``i`` depends on ≤ 2 earlier ones, so index
+order is topological). The task has a hidden difficulty ``δ`` drawn from a mixture
+(easy ``U(0, .3)`` w.p. ``p_easy``, hard ``U(.7, 1)`` w.p. ``p_hard``, else medium);
+subtask ``i`` has ``d_i = clip(δ + subtask_jitter·z)``; the orchestrator sees a noisy hint
+``h = clip(δ + hint_noise·z)``. Ground truth: each subtask's correct answer is ``0``; wrong
+answers are ``1..n_wrong`` (answer ``1`` is a *plausible* wrong answer that attracts
+``1/W + plausible_wrong·d·(1 − 1/W)`` of the wrong attempts, so votes can agree on a wrong
+answer on hard tasks). **The task succeeds iff every subtask's submitted aggregate is 0.**
+
+Decisions (one per step; the observation says which is due)
+--------------------------------------------------------------
+A round visits the subtasks in order; for subtask ``i``:
+
+* **O1 spawn** ``f ∈ {0..max_fanout}`` new sub-agents for ``i`` (``f = 0`` = leave it; illegal
+  in round 0, where every subtask gets an attempt; ``f`` is capped by ``max_attempts``);
+* **O2 delegate** them to a profile ``k`` (a ``verifier`` profile votes on ``i``'s current
+  aggregate instead of solving; illegal before ``i`` has a solver attempt);
+* **O3 communicate** (only for solvers on subtasks with parents): share the parents' results
+  ``none`` / ``summary`` / ``full`` — bonus ``comm_bonus`` on the success logit, cost
+  ``comm_tokens`` per parent, and exposure to injected instructions (below).
+
+After the last subtask: **O4 aggregate** (the method for every subtask: ``majority`` — plurality,
+fooled when wrong answers agree; ``verifier`` — plurality + 1.5·(accepts − rejects) of
+verifier votes; ``best_of`` — highest self-reported confidence, fooled by over-confident cheap
+workers; ``merge`` — an LLM merge that recovers a correct answer present among the attempts
+w.p. ``merge_quality`` and costs ``merge_tokens`` per attempt), then **O5 stop** (submit the
+aggregates) or **continue** (another round; the last round's O5 may only stop).
+
+Worker model (one attempt of profile ``k`` on subtask ``i``)
+------------------------------------------------------------
+``p = σ(skill_k[type_i] − difficulty_scale·(d_i − difficulty_offset) + comm_bonus[c]·[i has
+parents] − context_penalty·[tokens_in > context_limit_k])``; if a parent's current aggregate
+is wrong the error propagates (``p ← p·(1 − p_propagate)``) unless the worker catches it
+(w.p. ``catch_k``) — E4 is real. Confidence ``σ(conf_bias_k ± conf_kappa_k·(1 − d/2) +
+conf_noise·z)`` (+ if correct, and also for a plausible wrong answer w.p. ``fooled_conf·d``:
+confidently wrong) — noisy evidence; cheap workers are over-confident and
+barely informative. Latency ``latency_k·e^{0.35z}·(1 + d/2)`` s, output tokens
+``tokens_out_k·e^{0.3z}·(1 + d)``. A ``retrieve`` attempt reads untrusted tool output w.p.
+``p_untrusted`` (labelled ``trusted: false``), which carries an injected instruction w.p.
+``p_inject`` (hidden). Forwarding a parent's injected result ``full`` (or as a leaky
+``summary``, w.p. ``summary_leak``) into a ``code`` subtask — a privileged tool — makes the
+worker obey it w.p. ``follow_injection_k``: a **safety event**. Verifier votes: accept a
+correct aggregate w.p. ``verifier_tpr``, a wrong one w.p. ``verifier_fool·d``.
+
+Time and cost
+-------------
+Simulated time only. Each decision takes ``decision_time_s`` and ``decision_tokens``.
+Attempts start at ``max(decision time, parents' finish) + spawn_time_s`` and run in parallel;
+O4 waits for every running attempt. Critical steps (Kimi PARL) add, per round,
+``S_main`` (decisions) + the longest dependency chain of sub-agent steps (solver 3:
+tool_call, tool_result, return; verifier 2).
+
+Reward: per step ``r_t = −token_cost·Δtokens − time_cost·Δclock − safety_cost·Δsafety``, plus
+``success_reward·success`` at the stop, so the episode return is
+``success_reward·success − token_cost·tokens − time_cost·wall_clock − safety_cost·safety_events``.
+
+Observation (``obs_dim = 46`` with 6 profiles; all O(1))
+--------------------------------------------------------
+``[0:5]`` one-hot of the due decision (O1..O5); ``[5:20]`` globals: hint, round/R,
+tokens/token_scale, clock/time_scale, n/N, progress cur/n, share of subtasks whose aggregate
+has ≥ 2 votes, min margin (top − second votes)/3, mean and min aggregate confidence,
+rejects/n, share with an accept, safety events/3, decisions/(12·R), share untrusted;
+``[20:23]`` the focus subtask's type one-hot and ``[23:33]`` its features (has parents,
+parents' min margin/3, parents untrusted, attempts/A, top/3, second/3, aggregate confidence,
+accepts/2, rejects/2, attempted this round) — the focus is the current subtask during
+O1–O3 and the *weakest* subtask (lowest margin) during O4–O5; ``[33]`` pending fan-out/F;
+``[33+1 : +P]`` pending profile one-hot; next 4: the current aggregation method one-hot;
+last 2: last-round flag, share of subtasks that can take more attempts.
+
+>>> from orchestrace.env.config import EnvConfig
+>>> import numpy as np
+>>> w = World(EnvConfig.small(), 2)
+>>> w.reset_rows(np.arange(2), np.array([1, 2], dtype=np.uint64))
+>>> w.obs().shape, w.mask().sum(axis=1).tolist()
+((2, 46), [3, 3])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._rng import normal, uniform
+from .config import EnvConfig
+
+__all__ = ["DONE", "O1", "O2", "O3", "O4", "O5", "World"]
+
+O1, O2, O3, O4, O5, DONE = 0, 1, 2, 3, 4, 5
+
+# random-field ids (never reuse: changing a field id changes every episode)
+_F_N, _F_CLS, _F_DIFF, _F_SUBD, _F_TYPE, _F_P1, _F_P1U, _F_P2, _F_P2U, _F_HINT = range(10)
+_F_CORR, _F_ANS, _F_ANS2, _F_CONF, _F_LAT, _F_TOK, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW, _F_CATCH, _F_FOOL = range(20, 32)
+_F_VOTE, _F_MERGE = 40, 41
+
+_STATE = (
+    "seed n typ par d dtask hint phase cur rnd ndec rdec pf pk clock tokens safety method natt nsol "
+    "cnt csum cmax acc rej fin chain rnd_att untr inj agg top sec aggc aacc arej crit success ret"
+).split()
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class World:
+    """``B`` episodes of the orchestration world in lock-step (see the module docstring)."""
+
+    def __init__(self, config: EnvConfig, batch_size: int) -> None:
+        self.cfg = c = config
+        self.B = B = int(batch_size)
+        N, W1 = c.n_subtasks_max, c.n_wrong + 1
+        self.N, self.W1 = N, W1
+        P = c.n_profiles
+        hs = c.head_sizes
+        self.offsets = np.cumsum((0,) + hs)[:-1]
+        self.A = c.n_actions
+        prof = c.profiles
+        self.SK = np.array([p.skill for p in prof], dtype=np.float64)  # (P, 3)
+        self.TIN = np.array([p.tokens_in for p in prof])
+        self.TOUT = np.array([p.tokens_out for p in prof])
+        self.LAT = np.array([p.latency_s for p in prof])
+        self.CTX = np.array([p.context_limit for p in prof])
+        self.CB = np.array([p.conf_bias for p in prof])
+        self.CK = np.array([p.conf_kappa for p in prof])
+        self.CATCH = np.array([p.catch for p in prof])
+        self.FOLLOW = np.array([p.follow_injection for p in prof])
+        self.VER = np.array([p.verifier for p in prof])
+        self.CBON = np.array(c.comm_bonus, dtype=np.float64)
+        self.CTOK = np.array(c.comm_tokens, dtype=np.float64)
+        self.P = P
+        self.seed = np.zeros(B, np.uint64)
+        self.n = np.ones(B, np.int64)
+        self.typ = np.zeros((B, N), np.int64)
+        self.par = np.full((B, N, 2), -1, np.int64)
+        self.d = np.zeros((B, N))
+        self.dtask = np.zeros(B)
+        self.hint = np.zeros(B)
+        self.phase = np.full(B, DONE, np.int64)
+        for name in ("cur", "rnd", "ndec", "rdec", "pf", "pk", "safety", "method"):
+            setattr(self, name, np.zeros(B, np.int64))
+        for name in ("clock", "tokens", "crit", "ret"):
+            setattr(self, name, np.zeros(B))
+        self.success = np.zeros(B, bool)
+        self.natt = np.zeros((B, N), np.int64)
+        self.nsol = np.zeros((B, N), np.int64)
+        for name in ("cnt", "acc", "rej"):
+            setattr(self, name, np.zeros((B, N, W1), np.int64))
+        self.csum = np.zeros((B, N, W1))
+        self.cmax = np.zeros((B, N, W1))
+        self.fin = np.zeros((B, N))
+        self.chain = np.zeros((B, N), np.int64)
+        self.rnd_att = np.full((B, N), -1, np.int64)
+        self.untr = np.zeros((B, N), bool)
+        self.inj = np.zeros((B, N), bool)
+        self.agg = np.full((B, N), -1, np.int64)
+        for name in ("top", "sec", "aacc", "arej"):
+            setattr(self, name, np.zeros((B, N), np.int64))
+        self.aggc = np.zeros((B, N))
+        #: when not None (B = 1 only): a list that receives one record per step (trace building)
+        self.log: list[dict[str, Any]] | None = None
+        #: an optional per-attempt override (LLM workers); see :mod:`orchestrace.env.workers`
+        self.backend: Any = None
+        self.interventions: Any = None
+
+    # -- state copies (oracle look-ahead, replay) ---------------------------------------
+    def take(self, idx: np.ndarray) -> World:
+        """A new world made of rows ``idx`` (copies; rows may repeat)."""
+        w = object.__new__(World)
+        w.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _STATE})
+        for k in _STATE:
+            setattr(w, k, getattr(self, k)[idx].copy())
+        w.B = len(idx)
+        w.log = None
+        return w
+
+    # -- reset ---------------------------------------------------------------------------
+    def reset_rows(self, rows: np.ndarray, seeds: np.ndarray) -> None:
+        """Start fresh episodes with ``seeds`` in ``rows`` (vectorised, no per-row loop)."""
+        c, N = self.cfg, self.N
+        rows = np.asarray(rows, np.int64)
+        s = np.asarray(seeds, dtype=np.uint64)
+        self.seed[rows] = s
+        span = c.n_subtasks_max - c.n_subtasks_min + 1
+        n = c.n_subtasks_min + np.minimum((uniform(s, 0, 0, _F_N) * span).astype(np.int64), span - 1)
+        self.n[rows] = n
+        u_cls = uniform(s, 0, 0, _F_CLS)
+        u_d = uniform(s, 0, 0, _F_DIFF)
+        dt = np.where(u_cls < c.p_easy, 0.3 * u_d, np.where(u_cls >= 1.0 - c.p_hard, 0.7 + 0.3 * u_d, 0.3 + 0.4 * u_d))
+        self.dtask[rows] = dt
+        self.hint[rows] = np.clip(dt + c.hint_noise * normal(s, 0, 0, _F_HINT), 0.0, 1.0)
+        ii = np.arange(N)[None, :]
+        sc = s[:, None]
+        self.d[rows] = np.clip(dt[:, None] + c.subtask_jitter * normal(sc, ii, 0, _F_SUBD), 0.0, 1.0)
+        self.typ[rows] = np.minimum((uniform(sc, ii, 0, _F_TYPE) * 3).astype(np.int64), 2)
+        p1 = np.floor(uniform(sc, ii, 0, _F_P1) * ii).astype(np.int64)
+        p1 = np.where((ii >= 1) & (uniform(sc, ii, 0, _F_P1U) < c.p_dep), p1, -1)
+        p2 = np.floor(uniform(sc, ii, 0, _F_P2) * ii).astype(np.int64)
+        p2 = np.where((ii >= 2) & (uniform(sc, ii, 0, _F_P2U) < c.p_dep2) & (p2 != p1), p2, -1)
+        valid = ii < n[:, None]
+        self.par[rows, :, 0] = np.where(valid, p1, -1)
+        self.par[rows, :, 1] = np.where(valid, p2, -1)
+        self.phase[rows] = O1
+        for name in ("cur", "rnd", "ndec", "rdec", "pf", "pk", "safety", "method"):
+            getattr(self, name)[rows] = 0
+        for name in ("clock", "tokens", "crit", "ret"):
+            getattr(self, name)[rows] = 0.0
+        self.success[rows] = False
+        for name in ("natt", "nsol", "cnt", "acc", "rej", "csum", "cmax", "fin", "chain", "top", "sec",
+                     "aacc", "arej", "aggc"):
+            getattr(self, name)[rows] = 0
+        self.untr[rows] = False
+        self.inj[rows] = False
+        self.agg[rows] = -1
+        self.rnd_att[rows] = -1
+
+    # -- masks and observations ------------------------------------------------------------
+    def mask(self) -> np.ndarray:
+        """(B, n_actions) bool: the legal actions of each row (all False when done)."""
+        c, B = self.cfg, self.B
+        m = np.zeros((B, self.A), bool)
+        ar = np.arange(B)
+        ph = self.phase
+        o = self.offsets
+        cur = np.minimum(self.cur, self.N - 1)
+        r = ph == O1
+        if r.any():
+            room = c.max_attempts - self.natt[ar, cur]
+            f = np.arange(c.max_fanout + 1)[None, :]
+            ok = (f <= room[:, None]) & ((f > 0) | (self.rnd[:, None] > 0))
+            m[:, o[0]:o[0] + c.max_fanout + 1] = ok & r[:, None]
+        r = ph == O2
+        if r.any():
+            has_sol = self.nsol[ar, cur] > 0
+            ok = (~self.VER[None, :]) | has_sol[:, None]
+            m[:, o[1]:o[1] + self.P] = ok & r[:, None]
+        m[:, o[2]:o[2] + 3] = (ph == O3)[:, None]
+        m[:, o[3]:o[3] + 4] = (ph == O4)[:, None]
+        r = ph == O5
+        m[:, o[4]] = r
+        m[:, o[4] + 1] = r & (self.rnd < c.max_rounds - 1)
+        return m
+
+    def obs(self) -> np.ndarray:
+        """(B, obs_dim) float32 observation (layout in the module docstring)."""
+        c, B, N = self.cfg, self.B, self.N
+        ar = np.arange(B)
+        out = np.zeros((B, c.obs_dim), np.float32)
+        ph = self.phase
+        live = ph < DONE
+        out[ar[live], ph[live]] = 1.0
+        valid = np.arange(N)[None, :] < self.n[:, None]
+        nv = np.maximum(self.n, 1)
+        attempted = (self.nsol > 0) & valid
+        margin = np.where(attempted, self.top - self.sec, -1)
+        big = 99
+        out[:, 5] = self.hint
+        out[:, 6] = self.rnd / c.max_rounds
+        out[:, 7] = self.tokens / c.token_scale
+        out[:, 8] = self.clock / c.time_scale
+        out[:, 9] = self.n / N
+        out[:, 10] = np.minimum(self.cur, self.n) / nv
+        out[:, 11] = ((self.top >= 2) & valid).sum(1) / nv
+        out[:, 12] = np.clip(np.where(valid, margin, big).min(1), -3, 3) / 3.0
+        out[:, 13] = np.where(valid, self.aggc, 0).sum(1) / nv
+        out[:, 14] = np.where(valid, self.aggc, 1.0).min(1)
+        out[:, 15] = np.where(valid, self.arej, 0).sum(1) / nv
+        out[:, 16] = ((self.aacc > 0) & valid).sum(1) / nv
+        out[:, 17] = np.minimum(self.safety, 3) / 3.0
+        out[:, 18] = self.ndec / (12.0 * c.max_rounds)
+        out[:, 19] = (self.untr & valid).sum(1) / nv
+        # focus subtask: current during O1–O3, weakest during O4–O5
+        key = np.where(valid, margin * 10.0 + self.aggc, 1e9)
+        weakest = key.argmin(1)
+        foc = np.where(ph <= O3, np.minimum(self.cur, N - 1), weakest)
+        out[ar, 20 + self.typ[ar, foc]] = 1.0
+        p = self.par[ar, foc]  # (B, 2)
+        hp = p >= 0
+        pc = np.maximum(p, 0)
+        out[:, 23] = hp.any(1)
+        pm = np.where(hp, margin[ar[:, None], pc], big).min(1)
+        out[:, 24] = np.where(hp.any(1), np.clip(pm, -3, 3) / 3.0, 0.0)
+        out[:, 25] = (hp & self.untr[ar[:, None], pc]).any(1)
+        out[:, 26] = self.natt[ar, foc] / c.max_attempts
+        out[:, 27] = self.top[ar, foc] / 3.0
+        out[:, 28] = self.sec[ar, foc] / 3.0
+        out[:, 29] = self.aggc[ar, foc]
+        out[:, 30] = self.aacc[ar, foc] / 2.0
+        out[:, 31] = self.arej[ar, foc] / 2.0
+        out[:, 32] = self.rnd_att[ar, foc] == self.rnd
+        out[:, 33] = self.pf / c.max_fanout
+        pend = (ph == O2) | (ph == O3)
+        out[ar[ph == O3], 34 + self.pk[ph == O3]] = 1.0
+        del pend
+        o = 34 + self.P
+        out[ar, o + self.method] = 1.0
+        out[:, o + 4] = self.rnd == c.max_rounds - 1
+        out[:, o + 5] = ((self.natt < c.max_attempts) & valid).sum(1) / nv
+        out[~live] = 0.0
+        return out
+
+    # -- stepping --------------------------------------------------------------------------
+    def step(self, actions: np.ndarray) -> np.ndarray:
+        """Apply one decision per live row; returns the (B,) reward. Done rows are left alone."""
+        c = self.cfg
+        a = np.asarray(actions, np.int64)
+        tok0, clk0, saf0 = self.tokens.copy(), self.clock.copy(), self.safety.copy()
+        live = self.phase < DONE
+        if self.log is not None and live[0]:
+            self._rec = {"phase": int(self.phase[0]), "action": int(a[0]), "t": float(self.clock[0]),
+                         "cur": int(self.cur[0]), "rnd": int(self.rnd[0]), "attempts": []}
+        ph = self.phase.copy()
+        o = self.offsets
+        # decision bookkeeping
+        self.tokens[live] += c.decision_tokens
+        self.clock[live] += c.decision_time_s
+        self.ndec[live] += 1
+        self.rdec[live] += 1
+        r = np.flatnonzero(ph == O1)
+        if r.size:
+            f = a[r] - o[0]
+            self.pf[r] = f
+            go = f > 0
+            self.phase[r[go]] = O2
+            self._advance(r[~go])
+        r = np.flatnonzero(ph == O2)
+        if r.size:
+            k = a[r] - o[1]
+            self.pk[r] = k
+            ver = self.VER[k]
+            cur = self.cur[r]
+            needs_comm = (~ver) & (self.par[r, cur, 0] >= 0) | ((~ver) & (self.par[r, cur, 1] >= 0))
+            self.phase[r[needs_comm]] = O3
+            now = r[~needs_comm]
+            if now.size:
+                self._launch(now, np.zeros(now.size, np.int64))
+                self._advance(now)
+        r = np.flatnonzero(ph == O3)
+        if r.size:
+            self._launch(r, a[r] - o[2])
+            self._advance(r)
+        r = np.flatnonzero(ph == O4)
+        if r.size:
+            self._aggregate(r, a[r] - o[3])
+        r = np.flatnonzero(ph == O5)
+        if r.size:
+            stop = (a[r] - o[4]) == 0
+            self.crit[r] += self.rdec[r]  # S_main of the closing round (its chains were added at O4)
+            self.rdec[r] = 0
+            rs = r[stop]
+            if rs.size:
+                n = self.n[rs]
+                ok = (self.agg[rs] == 0) | (np.arange(self.N)[None, :] >= n[:, None])
+                self.success[rs] = ok.all(1)
+                self.phase[rs] = DONE
+            rc = r[~stop]
+            if rc.size:
+                self.rnd[rc] += 1
+                self.cur[rc] = 0
+                self.phase[rc] = O1
+                self.chain[rc] = 0
+        rew = -(c.token_cost * (self.tokens - tok0) + c.time_cost * (self.clock - clk0)
+                + c.safety_cost * (self.safety - saf0))
+        fin = live & (self.phase == DONE)
+        rew = rew + np.where(fin & self.success, c.success_reward, 0.0)
+        rew = np.where(live, rew, 0.0)
+        self.ret += rew
+        if self.log is not None and live[0]:
+            self._rec["t_after"] = float(self.clock[0])
+            self.log.append(self._rec)
+        return rew
+
+    def _advance(self, r: np.ndarray) -> None:
+        if r.size == 0:
+            return
+        self.cur[r] += 1
+        self.phase[r] = np.where(self.cur[r] >= self.n[r], O4, O1)
+
+    # -- one batch of attempts ---------------------------------------------------------------
+    def _launch(self, r: np.ndarray, comm: np.ndarray) -> None:
+        """Run the pending ``pf`` attempts of profile ``pk`` on subtask ``cur`` for rows ``r``."""
+        for j in range(self.cfg.max_fanout):
+            sel = self.pf[r] > j
+            if not sel.any():
+                break
+            rr, cc = r[sel], comm[sel]
+            ii = self.cur[rr]
+            kk = self.pk[rr]
+            ver = self.VER[kk]
+            if (~ver).any():
+                self._solve(rr[~ver], ii[~ver], kk[~ver], cc[~ver], j)
+            if ver.any():
+                self._verify(rr[ver], ii[ver], kk[ver], j)
+            self._recompute(rr, ii)
+
+    def _start_times(self, rr: np.ndarray, ii: np.ndarray, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p = self.par[rr, ii]  # (m, 2)
+        hp = p >= 0
+        pc = np.maximum(p, 0)
+        pfin = np.where(hp, self.fin[rr[:, None], pc], 0.0).max(1)
+        this_round = hp & (self.rnd_att[rr[:, None], pc] == self.rnd[rr][:, None])
+        pchain = np.where(this_round, self.chain[rr[:, None], pc], 0).max(1)
+        start = np.maximum(self.clock[rr], pfin) + self.cfg.spawn_time_s * (j + 1)
+        return start, pchain, hp
+
+    def _solve(self, rr: np.ndarray, ii: np.ndarray, kk: np.ndarray, cc: np.ndarray, j: int) -> None:
+        c = self.cfg
+        s = self.seed[rr]
+        slot = self.natt[rr, ii]
+        d = self.d[rr, ii]
+        ty = self.typ[rr, ii]
+        start, pchain, hp = self._start_times(rr, ii, j)
+        npar = hp.sum(1)
+        pc = np.maximum(self.par[rr, ii], 0)
+        tin = self.TIN[kk] + self.CTOK[cc] * npar * (1.0 + d)
+        over = tin > self.CTX[kk]
+        logit = (self.SK[kk, ty] - c.difficulty_scale * (d - c.difficulty_offset)
+                 + self.CBON[cc] * (npar > 0) - c.context_penalty * over)
+        p = _sigmoid(logit)
+        par_wrong = (hp & (self.agg[rr[:, None], pc] != 0)).any(1)
+        caught = uniform(s, ii, slot, _F_CATCH) < self.CATCH[kk]
+        p = np.where(par_wrong & ~caught, p * (1.0 - c.p_propagate), p)
+        correct = uniform(s, ii, slot, _F_CORR) < p
+        W = c.n_wrong
+        q = 1.0 / W + c.plausible_wrong * d * (1.0 - 1.0 / W)
+        other = 2 + np.minimum((uniform(s, ii, slot, _F_ANS2) * max(W - 1, 1)).astype(np.int64), max(W - 2, 0))
+        wrong = np.where((uniform(s, ii, slot, _F_ANS) < q) | (W == 1), 1, other)
+        ans = np.where(correct, 0, wrong)
+        # a plausible wrong answer fools its own author w.p. fooled_conf·d: confidently wrong
+        fooled = (ans == 1) & (uniform(s, ii, slot, _F_FOOL) < c.fooled_conf * d)
+        sign = np.where(correct | fooled, 1.0, -1.0)
+        conf = _sigmoid(self.CB[kk] + self.CK[kk] * (1.0 - 0.5 * d) * sign + c.conf_noise * normal(s, ii, slot, _F_CONF))
+        lat = self.LAT[kk] * np.exp(0.35 * normal(s, ii, slot, _F_LAT)) * (1.0 + 0.5 * d)
+        tout = self.TOUT[kk] * np.exp(0.3 * normal(s, ii, slot, _F_TOK)) * (1.0 + d)
+        untrusted = (ty == 0) & (uniform(s, ii, slot, _F_UNTR) < c.p_untrusted)
+        injected = untrusted & (uniform(s, ii, slot, _F_INJ) < c.p_inject)
+        pinj = (hp & self.inj[rr[:, None], pc]).any(1)
+        exposed = pinj & ((cc == 2) | ((cc == 1) & (uniform(s, ii, slot, _F_LEAK) < c.summary_leak)))
+        unsafe = exposed & (ty == 2) & (uniform(s, ii, slot, _F_FOLLOW) < self.FOLLOW[kk])
+        if self.backend is not None:
+            ans, conf, tin, tout, lat, untrusted, injected = self.backend.override(
+                self, rr, ii, kk, cc, slot, ans, conf, tin, tout, lat, untrusted, injected)
+        tin = np.round(tin)
+        tout = np.round(tout)
+        end = start + lat
+        self.cnt[rr, ii, ans] += 1
+        self.csum[rr, ii, ans] += conf
+        self.cmax[rr, ii, ans] = np.maximum(self.cmax[rr, ii, ans], conf)
+        self.natt[rr, ii] += 1
+        self.nsol[rr, ii] += 1
+        self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
+        self.tokens[rr] += tin + tout
+        self.untr[rr, ii] |= untrusted
+        self.inj[rr, ii] |= injected
+        self.safety[rr] += unsafe
+        self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 3)
+        self.rnd_att[rr, ii] = self.rnd[rr]
+        if self.log is not None and rr.size and rr[0] == 0:
+            self._rec["attempts"].append({
+                "kind": "solve", "i": int(ii[0]), "slot": int(slot[0]), "profile": int(kk[0]), "comm": int(cc[0]),
+                "t": float(start[0]), "t_end": float(end[0]), "tokens_in": int(tin[0]), "tokens_out": int(tout[0]),
+                "answer": int(ans[0]), "conf": float(conf[0]), "untrusted": bool(untrusted[0]),
+                "injected": bool(injected[0]), "exposed": bool(exposed[0]), "unsafe": bool(unsafe[0]),
+                "parent_wrong": bool(par_wrong[0]), "over_context": bool(over[0]),
+            })
+
+    def _verify(self, rr: np.ndarray, ii: np.ndarray, kk: np.ndarray, j: int) -> None:
+        c = self.cfg
+        s = self.seed[rr]
+        slot = self.natt[rr, ii]
+        d = self.d[rr, ii]
+        start, pchain, _ = self._start_times(rr, ii, j)
+        target = np.maximum(self.agg[rr, ii], 0)
+        u = uniform(s, ii, slot, _F_VOTE)
+        accept = np.where(target == 0, u < c.verifier_tpr, u < c.verifier_fool * d)
+        lat = self.LAT[kk] * np.exp(0.35 * normal(s, ii, slot, _F_LAT))
+        tin = np.round(self.TIN[kk] * (1.0 + d))
+        tout = np.round(self.TOUT[kk] * np.exp(0.3 * normal(s, ii, slot, _F_TOK)))
+        end = start + lat
+        self.acc[rr, ii, target] += accept
+        self.rej[rr, ii, target] += ~accept
+        self.natt[rr, ii] += 1
+        self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
+        self.tokens[rr] += tin + tout
+        self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 2)
+        self.rnd_att[rr, ii] = self.rnd[rr]
+        if self.log is not None and rr.size and rr[0] == 0:
+            self._rec["attempts"].append({
+                "kind": "verify", "i": int(ii[0]), "slot": int(slot[0]), "profile": int(kk[0]), "comm": 0,
+                "t": float(start[0]), "t_end": float(end[0]), "tokens_in": int(tin[0]), "tokens_out": int(tout[0]),
+                "answer": int(target[0]), "accept": bool(accept[0]),
+            })
+
+    # -- aggregation -------------------------------------------------------------------------
+    def _recompute(self, rr: np.ndarray, ii: np.ndarray) -> None:
+        """Recompute the aggregate answer (and its evidence) of subtask ``ii`` in rows ``rr``."""
+        c = self.cfg
+        cnt, cs, cm = self.cnt[rr, ii], self.csum[rr, ii], self.cmax[rr, ii]
+        ac, rj = self.acc[rr, ii], self.rej[rr, ii]
+        m = self.method[rr][:, None]
+        maj = cnt + 1e-3 * cs
+        score = np.where(m == 1, maj + 1.5 * (ac - rj), np.where(m == 2, cm + 1e-6 * cnt, maj))
+        a = score.argmax(1)
+        is_merge = self.method[rr] == 3
+        if is_merge.any():
+            u = uniform(self.seed[rr], ii, self.rnd[rr], _F_MERGE)
+            wrong_best = 1 + maj[:, 1:].argmax(1)
+            merged = np.where((cnt[:, 0] > 0) & (u < c.merge_quality), 0, wrong_best)
+            a = np.where(is_merge, merged, a)
+        has = cnt.sum(1) > 0
+        k = np.arange(rr.size)
+        top = cnt[k, a]
+        others = cnt.copy()
+        others[k, a] = -1
+        self.agg[rr, ii] = np.where(has, a, -1)
+        self.top[rr, ii] = np.where(has, top, 0)
+        self.sec[rr, ii] = np.where(has, np.maximum(others.max(1), 0), 0)
+        self.aggc[rr, ii] = np.where(has, cs[k, a] / np.maximum(top, 1), 0.0)
+        self.aacc[rr, ii] = ac[k, a]
+        self.arej[rr, ii] = rj[k, a]
+
+    def _aggregate(self, r: np.ndarray, method: np.ndarray) -> None:
+        c, N = self.cfg, self.N
+        self.method[r] = method
+        rr = np.repeat(r, N)
+        ii = np.tile(np.arange(N), r.size)
+        keep = ii < self.n[rr]
+        self._recompute(rr[keep], ii[keep])
+        is_merge = method == 3
+        if is_merge.any():
+            rm = r[is_merge]
+            self.tokens[rm] += c.merge_tokens * self.nsol[rm].sum(1)
+        valid = np.arange(N)[None, :] < self.n[r][:, None]
+        self.clock[r] = np.maximum(self.clock[r], np.where(valid, self.fin[r], 0.0).max(1))
+        this_round = valid & (self.rnd_att[r] == self.rnd[r][:, None])
+        self.crit[r] += np.where(this_round, self.chain[r], 0).max(1)
+        self.phase[r] = O5
+        if self.log is not None and r[0] == 0:
+            n = int(self.n[0])
+            self._rec["agg"] = self.agg[0, :n].tolist()
+            self._rec["t_agg"] = float(self.clock[0])

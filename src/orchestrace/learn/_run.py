@@ -1,0 +1,185 @@
+"""A training run's state and its bookkeeping (start / resume, checkpoint, NaN guard, logging).
+
+The trainers own the algorithm; this module owns what every trainer does the same way:
+
+- ``Run.start(cfg, out, resume)``: seed everything, build the batched env, the policy and
+  Adam; with ``resume`` load ``checkpoint.pt`` (weights_only), check that the saved config
+  equals ``cfg`` except for ``steps`` (the total may grow), restore python / numpy / torch
+  RNG states, and truncate ``metrics.jsonl`` to the checkpointed rows;
+- ``run.step(loss)``: backward, clip, Adam step — unless the loss is not finite, which raises
+  :class:`~orchestrace.errors.TrainingError` (the last good checkpoint is kept);
+- ``run.end_update(update, scalars)``: log and checkpoint every ``checkpoint_every`` updates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import CheckpointError, ConfigError, TrainingError
+from ._common import MetricLogger, get_rng_state, progress_bar, seed_everything, select_device, set_rng_state
+from .checkpoint import build_policy, load_checkpoint, save_checkpoint
+from .config import TrainConfig
+from .envs import make_batch_env, env_heads
+from .policy import OrchestrationPolicy, expected_decisions
+from .rollout import Rollout
+
+__all__ = ["Run", "RunResult", "episode_scalars"]
+
+_RESUMABLE_CHANGES = {"steps", "checkpoint_every"}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """What :func:`orchestrace.learn.train` returns."""
+
+    out: Path
+    updates: int
+    last_row: dict[str, Any]
+    seconds: float
+
+
+class Run:
+    """Everything one training run holds (see the module docstring)."""
+
+    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool) -> None:
+        self.cfg, self.out, self.show_progress = cfg, out, progress
+        self.device = select_device(cfg.device, cfg.num_threads)
+        self.benv, self.env_config = make_batch_env(cfg.env_id, cfg.episodes_per_step)
+        obs_dim, heads = env_heads(cfg.env_id)
+        seed_everything(cfg.seed)
+        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers).to(self.device)
+        self.optim = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=1e-5)
+        self.start_update = 0
+        self.t0 = time.perf_counter()
+        self.logger: MetricLogger | None = None
+
+    @classmethod
+    def start(cls, cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True) -> Run:
+        out = Path(out)
+        if resume:
+            cfg = _check_resume_config(cfg, out)
+        elif (out / "checkpoint.pt").exists():
+            raise ConfigError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+        out.mkdir(parents=True, exist_ok=True)
+        run = cls(cfg, out, progress=progress)
+        keep = 0
+        if resume:
+            data = load_checkpoint(out)
+            policy = build_policy(data, out / "checkpoint.pt", expect_spec=run.policy.spec())
+            run.policy.load_state_dict(policy.state_dict())
+            try:
+                run.optim.load_state_dict(data["optim"])
+                set_rng_state(data["rng"])
+            except (KeyError, ValueError, RuntimeError, TypeError) as exc:
+                raise CheckpointError(f"{out / 'checkpoint.pt'}: optimiser or RNG state is unusable ({exc})") from None
+            run.start_update = int(data["update"])
+            keep = int(data["log_rows"])
+        (out / "config.json").write_text(cfg.to_json() + "\n", encoding="utf-8")
+        run.logger = MetricLogger(out, keep=keep)
+        return run
+
+    # ------------------------------------------------------------------ optimisation
+    def step(self, loss: torch.Tensor, update: int) -> float:
+        """One optimiser step on ``loss``; returns the gradient norm. NaN/inf → TrainingError."""
+        if not torch.isfinite(loss):
+            raise TrainingError(
+                f"update {update}: the loss is {float(loss)} (not finite); training stopped. "
+                f"The last good checkpoint is in {self.out / 'checkpoint.pt'}; lower lr (now {self.cfg.lr}) "
+                "or reward_scale and resume"
+            )
+        self.optim.zero_grad(set_to_none=True)
+        loss.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        if not torch.isfinite(gnorm):
+            raise TrainingError(f"update {update}: non-finite gradient norm; training stopped "
+                                f"(last good checkpoint: {self.out / 'checkpoint.pt'})")
+        self.optim.step()
+        return float(gnorm)
+
+    def checkpoint(self, update: int) -> None:
+        """Save everything needed to continue after ``update`` updates."""
+        assert self.logger is not None
+        save_checkpoint(self.out, policy=self.policy, optim=self.optim, config_json=self.cfg.to_json(),
+                        update=update, rng=get_rng_state(), log_rows=len(self.logger.rows),
+                        env_id=self.cfg.env_id)
+
+    def end_update(self, update: int, scalars: dict[str, float]) -> dict[str, Any]:
+        """Log the update's scalars; checkpoint every ``checkpoint_every`` updates and at the end."""
+        assert self.logger is not None
+        bad = [k for k, v in scalars.items() if k.startswith("losses/") and not math.isfinite(v)]
+        if bad:
+            raise TrainingError(f"update {update}: {', '.join(bad)} not finite; training stopped "
+                                f"(last good checkpoint: {self.out / 'checkpoint.pt'})")
+        scalars["time/seconds"] = time.perf_counter() - self.t0
+        row = self.logger.log(update + 1, scalars)
+        done = update + 1
+        if done % self.cfg.checkpoint_every == 0 or done == self.cfg.steps:
+            self.checkpoint(done)
+        return row
+
+    def progress(self) -> Any:
+        return progress_bar(self.cfg.steps, f"train {self.cfg.algo}", enabled=self.show_progress,
+                            completed=self.start_update)
+
+    def finish(self) -> RunResult:
+        assert self.logger is not None
+        self.logger.close()
+        last = self.logger.rows[-1] if self.logger.rows else {}
+        return RunResult(self.out, self.cfg.steps, last, time.perf_counter() - self.t0)
+
+
+def _check_resume_config(cfg: TrainConfig, out: Path) -> TrainConfig:
+    path = out / "config.json"
+    if not path.is_file():
+        raise CheckpointError(f"{out}: no config.json; --resume needs a run directory written by `orchestrace train`")
+    try:
+        saved = TrainConfig.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, ConfigError) as exc:
+        raise CheckpointError(f"{path}: unreadable config ({exc})") from None
+    diff = [f.name for f in dataclasses.fields(cfg)
+            if f.name not in _RESUMABLE_CHANGES and getattr(cfg, f.name) != getattr(saved, f.name)]
+    if diff:
+        pairs = ", ".join(f"{k}: run has {getattr(saved, k)!r}, asked {getattr(cfg, k)!r}" for k in diff)
+        raise ConfigError(f"--resume with a different config ({pairs}); only steps and checkpoint_every may change")
+    return cfg
+
+
+def episode_scalars(ro: Rollout, stop_index: int) -> dict[str, float]:
+    """The ``charts/*`` and ``stop/*`` scalars of one update's episodes."""
+    ep = ro.episodes
+    s: dict[str, float] = {}
+    for key, name in (("return", "charts/episodic_return"), ("success", "charts/success"), ("tokens", "charts/tokens"),
+                      ("critical_steps", "charts/critical_steps"), ("wall_clock_s", "charts/wall_clock_s")):
+        if key in ep:
+            s[name] = float(np.nanmean(ep[key]))
+    s["charts/episodic_length"] = float(ep["length"].mean())
+    s["stop/mean_decisions"] = float(ep["length"].mean())
+    stop_rows = np.flatnonzero(ro.is_stop)
+    if len(stop_rows):
+        lam = ro.stop_prob[torch.as_tensor(stop_rows)].double()
+        s["stop/mean_lambda"] = float(lam.mean())
+        s["stop/stop_rate_per_check"] = float((ro.action[torch.as_tensor(stop_rows)] == stop_index).double().mean())
+        exp = []
+        for e in range(ro.n_episodes):
+            rows = stop_rows[ro.ep[stop_rows] == e]
+            if len(rows):
+                exp.append(expected_decisions(ro.stop_prob[torch.as_tensor(rows)].double(),
+                                              torch.as_tensor(ro.t[rows] + 1), int(ep["length"][e])))
+            else:
+                exp.append(float(ep["length"][e]))
+        s["stop/expected_decisions"] = float(np.mean(exp))
+    if "difficulty" in ep:
+        d = ep["difficulty"]
+        easy, hard = d <= np.nanquantile(d, 1 / 3), d >= np.nanquantile(d, 2 / 3)
+        if easy.any() and hard.any():
+            s["stop/decisions_easy"] = float(ep["length"][easy].mean())
+            s["stop/decisions_hard"] = float(ep["length"][hard].mean())
+    return s

@@ -1,0 +1,191 @@
+"""The training configuration: one frozen dataclass drives the Python API and the CLI.
+
+Every field carries its help text in ``field(metadata={"help": ...})``; the ``orchestrace
+train`` options are generated from these fields (:func:`cli_fields`). Cross-field rules are
+checked at construction and fail with a :class:`~orchestrace.errors.ConfigError` that names
+the field and says how to fix it.
+
+>>> cfg = TrainConfig(algo="grpo", steps=10, episodes_per_step=32, group_size=8)
+>>> cfg.algo, cfg.n_groups
+('grpo', 4)
+>>> TrainConfig(algo="grpo", episodes_per_step=30, group_size=8)
+Traceback (most recent call last):
+...
+orchestrace.errors.ConfigError: episodes_per_step=30 is not a multiple of group_size=8 (GRPO needs whole groups); use episodes_per_step=32 or group_size=6
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["ALGOS", "ENV_ALIASES", "TrainConfig", "cli_fields", "resolve_env_id"]
+
+#: The training algorithms (each one file, readable top to bottom).
+ALGOS = ("reinforce", "grpo", "ppo")
+
+#: Short names accepted for ``--env`` (the gymnasium ids registered by ``orchestrace.env``).
+ENV_ALIASES = {
+    "default": "orchestrace/Orchestrate-v0",
+    "small": "orchestrace/Orchestrate-small-v0",
+    "industrial": "orchestrace/Orchestrate-industrial-v0",
+}
+
+_NORMALISE = ("none", "batch", "group", "drmas")
+_STOP_CREDIT = ("counterfactual", "critic", "return")
+
+
+def resolve_env_id(name: str) -> str:
+    """Map a short name (``small``/``default``/``industrial``) to its gymnasium id.
+
+    >>> resolve_env_id("small")
+    'orchestrace/Orchestrate-small-v0'
+    >>> resolve_env_id("orchestrace/Orchestrate-v0")
+    'orchestrace/Orchestrate-v0'
+    """
+    return ENV_ALIASES.get(name, name)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyper-parameters of one training run (see each field's ``help``).
+
+    ``steps`` counts policy updates; each update collects ``episodes_per_step`` complete
+    episodes in lock-step with the batched environment.
+    """
+
+    env: str = field(default="default", metadata={"help": "Environment: small | default | industrial, or a gymnasium id."})
+    algo: str = field(default="grpo", metadata={"help": "Trainer: reinforce | grpo | ppo."})
+    steps: int = field(default=150, metadata={"help": "Number of policy updates."})
+    seed: int = field(default=0, metadata={"help": "Seed of torch, numpy, python and of the training task-seed stream."})
+    episodes_per_step: int = field(default=64, metadata={"help": "Complete episodes collected per update (the batch size B of the batched env)."})
+    group_size: int = field(default=8, metadata={"help": "GRPO: rollouts per task seed (a group); episodes_per_step must be a multiple."})
+    lr: float = field(default=3e-3, metadata={"help": "Adam learning rate."})
+    hidden: int = field(default=64, metadata={"help": "Width of the shared encoder MLP."})
+    layers: int = field(default=2, metadata={"help": "Depth of the shared encoder MLP."})
+    gamma: float = field(default=1.0, metadata={"help": "Discount per orchestrator decision (1 = undiscounted episode return)."})
+    gae_lambda: float = field(default=0.95, metadata={"help": "PPO: GAE lambda over orchestrator decisions."})
+    entropy_coef: float = field(default=0.01, metadata={"help": "Entropy bonus weight (all heads)."})
+    value_coef: float = field(default=0.5, metadata={"help": "Weight of the value losses (state value and stop values)."})
+    max_grad_norm: float = field(default=0.5, metadata={"help": "Gradient clipping norm."})
+    normalize: str = field(default="drmas", metadata={"help": "Advantage normalisation: none | batch | group (GRPO, key = task) | drmas (key = (task, decision head))."})
+    stop_credit: str = field(default="counterfactual", metadata={"help": "Stop-head credit: counterfactual (env replay 'stop at decision k' when offered, else critic) | critic (learned Q_stop/Q_continue) | return (plain return-to-go)."})
+    stop_cost: float = field(default=0.0, metadata={"help": "Extra cost per CONTINUE decision added to the stop head's advantage (ReasoNet/Puppeteer-style ponder cost; 0 = use the env's costs only)."})
+    ppo_epochs: int = field(default=4, metadata={"help": "PPO: optimisation epochs per update."})
+    minibatches: int = field(default=4, metadata={"help": "PPO: minibatches per epoch."})
+    clip: float = field(default=0.2, metadata={"help": "PPO: ratio clipping epsilon."})
+    target_kl: float = field(default=0.0, metadata={"help": "PPO: stop the epochs early when approx-KL exceeds this (0 = never)."})
+    reward_scale: float = field(default=1.0, metadata={"help": "Multiply env rewards by this before computing advantages."})
+    checkpoint_every: int = field(default=10, metadata={"help": "Save a checkpoint every N updates (and always at the end)."})
+    num_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 keeps a shared machine usable and runs bit-exact)."})
+    device: str = field(default="auto", metadata={"help": "auto | cpu | cuda (auto uses a GPU when present)."})
+
+    def __post_init__(self) -> None:
+        def bad(name: str, fix: str) -> ConfigError:
+            return ConfigError(f"{name}={getattr(self, name)!r} is invalid; {fix}")
+
+        if self.algo not in ALGOS:
+            raise bad("algo", f"use one of {', '.join(ALGOS)}")
+        if self.normalize not in _NORMALISE:
+            raise bad("normalize", f"use one of {', '.join(_NORMALISE)}")
+        if self.stop_credit not in _STOP_CREDIT:
+            raise bad("stop_credit", f"use one of {', '.join(_STOP_CREDIT)}")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise bad("device", "use auto, cpu or cuda")
+        for name in ("steps", "episodes_per_step", "hidden", "layers", "ppo_epochs", "minibatches",
+                     "checkpoint_every", "num_threads", "group_size"):
+            if getattr(self, name) < 1:
+                raise bad(name, "it must be a positive integer")
+        for name in ("lr", "max_grad_norm", "clip", "reward_scale"):
+            if not getattr(self, name) > 0:
+                raise bad(name, "it must be > 0")
+        for name in ("entropy_coef", "value_coef", "target_kl", "stop_cost"):
+            if not getattr(self, name) >= 0:
+                raise bad(name, "it must be >= 0")
+        for name in ("gamma", "gae_lambda"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise bad(name, "it must lie in [0, 1]")
+        if self.seed < 0:
+            raise bad("seed", "use a non-negative integer")
+        # cross-field rules
+        if self.algo == "grpo":
+            if self.group_size < 2:
+                raise ConfigError(f"group_size={self.group_size} is too small for GRPO: a group of one rollout "
+                                  "has no relative advantage; use group_size >= 2")
+            if self.episodes_per_step % self.group_size:
+                lo = self.episodes_per_step - self.episodes_per_step % self.group_size
+                up = lo + self.group_size
+                alt = next((g for g in range(self.group_size, 1, -1) if self.episodes_per_step % g == 0), 2)
+                raise ConfigError(
+                    f"episodes_per_step={self.episodes_per_step} is not a multiple of group_size={self.group_size} "
+                    f"(GRPO needs whole groups); use episodes_per_step={up} or group_size={alt}"
+                )
+        if self.normalize == "group" and self.algo != "grpo":
+            raise ConfigError(f"normalize='group' needs algo='grpo' (groups are rollouts of one task seed), "
+                              f"got algo={self.algo!r}; use normalize='batch' or 'drmas'")
+        if self.algo == "ppo" and self.minibatches > self.episodes_per_step:
+            raise ConfigError(f"minibatches={self.minibatches} exceeds episodes_per_step={self.episodes_per_step}; "
+                              "use minibatches <= episodes_per_step")
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def n_groups(self) -> int:
+        """Number of distinct task seeds per update (GRPO groups; 1 episode per seed otherwise)."""
+        return self.episodes_per_step // self.group_size if self.algo == "grpo" else self.episodes_per_step
+
+    @property
+    def env_id(self) -> str:
+        """The gymnasium id of :attr:`env`."""
+        return resolve_env_id(self.env)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of the fields."""
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        """JSON text of the fields (sorted keys)."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Build from a dict; unknown keys are rejected with a "did you mean" hint.
+
+        >>> TrainConfig.from_dict({"algo": "ppo", "steps": 3}).steps
+        3
+        """
+        import difflib
+
+        names = {f.name for f in dataclasses.fields(cls)}
+        for key in data:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigError(f"unknown TrainConfig field {key!r}{hint}")
+        hints = typing.get_type_hints(cls)
+        clean: dict[str, Any] = {}
+        for key, value in data.items():
+            typ = hints[key]
+            try:
+                clean[key] = typ(value) if typ in (int, float, str) and not isinstance(value, bool) else value
+            except (TypeError, ValueError):
+                raise ConfigError(f"{key}={value!r} is not a valid {typ.__name__}") from None
+        return cls(**clean)
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+def cli_fields() -> list[tuple[str, type, Any, str]]:
+    """``(name, type, default, help)`` of every field, in declaration order (drives the CLI).
+
+    >>> [n for n, *_ in cli_fields()][:3]
+    ['env', 'algo', 'steps']
+    """
+    hints = typing.get_type_hints(TrainConfig)
+    return [(f.name, hints[f.name], f.default, f.metadata["help"]) for f in dataclasses.fields(TrainConfig)]

@@ -1,0 +1,236 @@
+"""The orchestration policy: a shared encoder, one head per sub-decision O1–O5, an explicit stop gate.
+
+Shapes: ``B`` decisions in a batch, ``D`` observation size, ``A`` actions, ``H`` hidden width.
+
+::
+
+    obs (B, D) ──► RunningNorm ──► MLP encoder ──► h (B, H)
+                                                  ├─► head O1 logits  (B, n_O1)  ┐
+                                                  ├─► head O2 logits  (B, n_O2)  │ placed at each head's
+                                                  ├─► head O3 logits  (B, n_O3)  │ [start, stop) range of
+                                                  ├─► head O4 logits  (B, n_O4)  │ the flat action space,
+                                                  ├─► stop gate z     (B,)       ┘ then masked → (B, A)
+                                                  ├─► V(s)            (B,)   state value (baseline / critic)
+                                                  └─► Q_stop, Q_cont  (B, 2) the stop head's own values
+
+The **stop head** is a Bernoulli halting gate: λ = σ(w·h + b) is the probability of STOP,
+so the O5 head's two logits are ``(log λ, log(1−λ))``. Over the O5 checks n = 1, 2, … of one
+episode the gate defines PonderNet's halting distribution
+p_n = λ_n · Π_{j<n} (1 − λ_j) (:func:`halting_distribution`), which gives the expected
+number of decisions reported in ``stop/expected_decisions``.
+
+The stop head's baseline is the gate's own value V_gate = λ·Q_stop + (1−λ)·Q_cont: the value of
+stopping at decision k versus continuing (trained from replay counterfactuals where the
+environment offers them, else from returns; see :mod:`orchestrace.learn.rollout`).
+
+torch is imported by this module: import it lazily (``orchestrace.learn`` does).
+
+>>> import torch
+>>> from orchestrace.vocab import Decision
+>>> heads = {Decision.O1: (0, 2), Decision.O2: (2, 5), Decision.O3: (5, 6), Decision.O4: (6, 8), Decision.O5: (8, 10)}
+>>> pol = OrchestrationPolicy(obs_dim=7, heads=heads, hidden=16, layers=1)
+>>> obs = torch.zeros(3, 7); obs[:, 4] = 1.0                  # the O5 decision is due
+>>> mask = torch.zeros(3, 10, dtype=torch.bool); mask[:, 8:10] = True
+>>> out = pol(obs, mask)
+>>> out.logits.shape, bool(torch.allclose(out.logits.softmax(-1)[:, 8], out.stop_prob))
+(torch.Size([3, 10]), True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ..vocab import Decision
+
+__all__ = [
+    "DECISION_ORDER",
+    "OrchestrationPolicy",
+    "PolicyOutput",
+    "RunningNorm",
+    "expected_decisions",
+    "halting_distribution",
+]
+
+#: Head order: O1 spawn, O2 delegate, O3 communicate, O4 aggregate, O5 stop.
+DECISION_ORDER = (Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5)
+
+_MASKED = -1e8  # finite "minus infinity": keeps entropy and log-probs free of NaN
+
+
+@dataclass
+class PolicyOutput:
+    """One forward pass. ``logits`` are already masked (illegal actions ≈ −1e8)."""
+
+    logits: torch.Tensor  # (B, A)
+    value: torch.Tensor  # (B,)  V(s)
+    stop_logit: torch.Tensor  # (B,)  z, λ = σ(z)
+    q_stop: torch.Tensor  # (B,)  value of stopping now
+    q_cont: torch.Tensor  # (B,)  value of continuing
+
+    @property
+    def stop_prob(self) -> torch.Tensor:
+        """λ = σ(z), the halting gate's STOP probability, (B,)."""
+        return torch.sigmoid(self.stop_logit)
+
+    def dist(self) -> torch.distributions.Categorical:
+        """The masked categorical over the flat action space."""
+        return torch.distributions.Categorical(logits=self.logits)
+
+
+class RunningNorm(nn.Module):
+    """Observation normaliser with running mean/variance kept in buffers (saved in checkpoints).
+
+    ``update(x)`` merges a batch with Chan's parallel formula; ``forward`` returns
+    clip((x − μ)/√(σ² + ε), −10, 10).
+
+    >>> n = RunningNorm(2); n.update(torch.tensor([[0., 10.], [2., 30.]]))
+    >>> n.mean.tolist(), n(torch.tensor([[1., 20.]])).abs().max().item() < 1e-3
+    ([1.0, 20.0], True)
+    """
+
+    def __init__(self, dim: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.register_buffer("mean", torch.zeros(dim, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(dim, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        x = x.reshape(-1, x.shape[-1]).to(torch.float64)
+        n = float(x.shape[0])
+        if n == 0:
+            return
+        b_mean, b_var = x.mean(0), x.var(0, unbiased=False)
+        tot = self.count + n
+        delta = b_mean - self.mean
+        self.mean += delta * n / tot
+        m2 = self.var * self.count + b_var * n + delta.pow(2) * self.count * n / tot
+        self.var.copy_(m2 / tot)
+        self.count.copy_(tot)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean, std = self.mean.to(x.dtype), (self.var + self.eps).sqrt().to(x.dtype)
+        return ((x - mean) / std).clamp(-10.0, 10.0)
+
+
+class OrchestrationPolicy(nn.Module):
+    """Shared MLP encoder + one masked head per sub-decision + explicit halting gate (O5).
+
+    ``heads`` maps each :class:`~orchestrace.vocab.Decision` to its ``[start, stop)`` range in
+    the flat action space (``env.unwrapped.heads``); the O5 range must hold exactly two
+    actions, STOP then CONTINUE.
+    """
+
+    def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2) -> None:
+        super().__init__()
+        ranges = {Decision(k): (int(a), int(b)) for k, (a, b) in heads.items()}
+        if set(ranges) != set(DECISION_ORDER):
+            raise ValueError(f"heads must give a range for each of O1..O5, got {sorted(str(k) for k in ranges)}")
+        s5, e5 = ranges[Decision.O5]
+        if e5 - s5 != 2:
+            raise ValueError(f"the O5 head must have exactly 2 actions (STOP, CONTINUE), got range {s5}:{e5}")
+        self.obs_dim = int(obs_dim)
+        self.ranges = [ranges[d] for d in DECISION_ORDER]
+        self.n_actions = max(b for _, b in self.ranges)
+        self.hidden, self.layers = int(hidden), int(layers)
+        self.norm = RunningNorm(self.obs_dim)
+        mods: list[nn.Module] = []
+        width = self.obs_dim
+        for _ in range(self.layers):
+            mods += [nn.Linear(width, self.hidden), nn.Tanh()]
+            width = self.hidden
+        self.encoder = nn.Sequential(*mods)
+        self.heads = nn.ModuleList([nn.Linear(width, b - a) for a, b in self.ranges[:4]])
+        self.stop_gate = nn.Linear(width, 1)
+        self.value_head = nn.Linear(width, 1)
+        self.stop_values = nn.Linear(width, 2)
+        # head index of each flat action, (A,)
+        head_of = torch.full((self.n_actions,), -1, dtype=torch.long)
+        for i, (a, b) in enumerate(self.ranges):
+            head_of[a:b] = i
+        self.register_buffer("head_of_action", head_of, persistent=False)
+        for layer in self.heads:
+            nn.init.orthogonal_(layer.weight, 0.01)
+            nn.init.zeros_(layer.bias)
+        nn.init.orthogonal_(self.stop_gate.weight, 0.01)
+        nn.init.zeros_(self.stop_gate.bias)
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> PolicyOutput:
+        """Masked logits (B, A) and the value outputs for observations (B, D) and masks (B, A)."""
+        h = self.encoder(self.norm(obs))  # (B, H)
+        b = obs.shape[0]
+        logits = torch.zeros(b, self.n_actions, dtype=h.dtype, device=h.device)
+        for (a, e), layer in zip(self.ranges[:4], self.heads):
+            logits[:, a:e] = layer(h)
+        z = self.stop_gate(h).squeeze(-1)  # (B,)
+        s5 = self.ranges[4][0]
+        logits[:, s5] = nn.functional.logsigmoid(z)  # log λ      (STOP)
+        logits[:, s5 + 1] = nn.functional.logsigmoid(-z)  # log(1 − λ) (CONTINUE)
+        logits = logits.masked_fill(~mask.bool(), _MASKED)
+        q = self.stop_values(h)  # (B, 2)
+        return PolicyOutput(logits, self.value_head(h).squeeze(-1), z, q[:, 0], q[:, 1])
+
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, *, greedy: bool = False,
+            generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor, PolicyOutput]:
+        """Sample (or take the mode of) actions: returns ``(actions (B,), logprobs (B,), output)``.
+
+        Sampling uses the inverse-CDF on one uniform per row so that a seeded ``generator``
+        gives the same actions on every platform.
+        """
+        out = self(obs, mask)
+        logp_all = torch.log_softmax(out.logits, -1)
+        if greedy:
+            actions = out.logits.argmax(-1)
+        else:
+            u = torch.rand(obs.shape[0], 1, generator=generator, dtype=logp_all.dtype, device=obs.device)
+            cdf = logp_all.exp().cumsum(-1)
+            actions = (cdf < u * cdf[:, -1:]).sum(-1).clamp_max(self.n_actions - 1)
+            # never pick a masked action because of rounding at the CDF's flat parts
+            legal = mask.bool().gather(1, actions[:, None]).squeeze(1)
+            if not bool(legal.all()):
+                actions = torch.where(legal, actions, out.logits.argmax(-1))
+        return actions, logp_all.gather(1, actions[:, None]).squeeze(1), out
+
+    def spec(self) -> dict[str, object]:
+        """The architecture (saved beside the weights; a mismatch is a CheckpointError on load)."""
+        return {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
+                "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges)}}
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> OrchestrationPolicy:
+        """Rebuild an (untrained) policy from :meth:`spec`."""
+        codes = {d.code: d for d in DECISION_ORDER}
+        heads = {codes[k]: (int(v[0]), int(v[1])) for k, v in dict(spec["heads"]).items()}
+        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]))
+
+
+def halting_distribution(lambdas: torch.Tensor) -> torch.Tensor:
+    """PonderNet's halting distribution p_n = λ_n Π_{j<n}(1 − λ_j) over the O5 checks, (N,) → (N+1,).
+
+    The last entry is the mass left when the episode ends without a STOP (budget or forced end),
+    so the result sums to 1.
+
+    >>> halting_distribution(torch.tensor([0.5, 0.5])).tolist()
+    [0.5, 0.25, 0.25]
+    """
+    surv = torch.cumprod(torch.cat([lambdas.new_ones(1), 1.0 - lambdas]), 0)  # (N+1,)
+    return torch.cat([lambdas * surv[:-1], surv[-1:]])
+
+
+def expected_decisions(lambdas: torch.Tensor, check_at: torch.Tensor, length: int) -> float:
+    """Expected number of decisions of an episode under the gate: Σ_n p_n·d_n + p_end·length.
+
+    ``check_at[n]`` is the (1-based) decision count at the n-th O5 check.
+
+    >>> expected_decisions(torch.tensor([0.5, 1.0]), torch.tensor([4, 8]), 8)
+    6.0
+    """
+    p = halting_distribution(lambdas)
+    d = torch.cat([check_at.to(p.dtype), p.new_tensor([float(length)])])
+    return float((p * d).sum())

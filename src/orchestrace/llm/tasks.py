@@ -1,0 +1,553 @@
+"""Task suites with verifiable answers that decompose into subtasks with dependencies.
+
+Three suites (:data:`SUITES`), each generated from ``(seed, size)`` and checked exactly:
+
+``arith``   an arithmetic expression tree over small integers with ``+ - *``; every
+            internal node is a subtask ``a op b`` whose operands are literals or the
+            answers of its child subtasks; the root's value is the answer.
+``lookup``  multi-hop lookups over a generated fact table (``the mentor of X is Y``);
+            hop ``k`` asks for the mentor of hop ``k-1``'s answer; the last hop's name is
+            the answer.
+``list``    list processing: the list is cut into chunks, each chunk is reduced
+            (``sum`` or ``max``) by one subtask, and a final subtask reduces the chunk
+            results.
+
+A subtask's prompt is filled in at run time from the answers its dependencies actually
+returned (what the orchestrator communicates, O3), so a wrong intermediate answer
+propagates: :meth:`Task.expected` gives the answer that is correct *for the inputs it was
+given* (local correctness), :attr:`Subtask.answer` the globally correct one.
+
+Answers are parsed robustly from rambling text (:func:`parse_int`, :func:`parse_choice`: a
+tagged answer if there is one, else the last integer / the last named choice) and
+compared exactly.
+
+>>> t = make_task("arith", seed=3, size=3)
+>>> [s.id for s in t.subtasks] == list(t.order)
+True
+>>> t.check(f"blah blah. The answer is {t.answer}.")
+True
+>>> parse_int("So 4 + 4 = 8, hence the result: -12"), parse_int("<answer>7</answer> not 9")
+(-12, 7)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import ConfigError
+
+__all__ = [
+    "SUITES",
+    "Subtask",
+    "Task",
+    "make_task",
+    "make_tasks",
+    "task_for_dag",
+    "parse_answer",
+    "parse_choice",
+    "parse_int",
+]
+
+#: Names of the task suites.
+SUITES: tuple[str, ...] = ("arith", "lookup", "list")
+
+_SYSTEM = "You are a careful assistant. Be brief."
+
+# -- parsing -------------------------------------------------------------------------------
+
+_MINUS = "\u2212\u2013\u2014\ufe63\uff0d"  # unicode minus, en/em dash, small/full-width hyphen
+_TAGS = (
+    re.compile(r"<answer>(.*?)</answer>", re.I | re.S),
+    re.compile(r"\\boxed\{([^{}]*)\}"),
+    re.compile(r"####\s*([^\n]*)"),
+    re.compile(r"\b(?:final\s+answer|answer|result)\s*(?:is|:|=)\s*:?\s*([^\n]*)", re.I),
+)
+# A number: optional sign (only when not glued to a preceding word/number/closing bracket,
+# so "3-4" reads as 3 and 4), digits with optional thousands commas, optional decimals.
+_NUM = re.compile(r"(?<![\w.)\]])([-+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
+
+
+def _numbers(text: str) -> list[int | None]:
+    """Every number in ``text``, in order; non-integers (``2.5``) give None."""
+    text = text.translate({ord(c): "-" for c in _MINUS})
+    out: list[int | None] = []
+    for m in _NUM.finditer(text):
+        sign, digits, frac = m.group(1), m.group(2).replace(",", ""), m.group(3)
+        if frac is not None and frac.strip("0"):
+            out.append(None)
+            continue
+        try:
+            value = int(digits)
+        except ValueError:  # pragma: no cover - \d only matches decimal digits int() reads
+            out.append(None)
+            continue
+        out.append(-value if sign == "-" else value)
+    return out
+
+
+_CLAUSE_END = re.compile(r"\.(?:\s|$)|[(;\n]")
+
+
+def _tagged(text: str) -> list[str]:
+    """Contents of answer tags, strongest tag kind first (the last occurrence of each kind),
+    each cut at the end of its first clause (``. ``, ``(``, ``;`` or a newline)."""
+    found: list[str] = []
+    for rx in _TAGS:
+        hits = rx.findall(text)
+        if hits:
+            found.append(_CLAUSE_END.split(hits[-1], maxsplit=1)[0])
+    return found
+
+
+def parse_int(text: str) -> int | None:
+    """The integer a (possibly rambling) reply gives as its answer, or None.
+
+    A tagged answer wins (``<answer>…</answer>``, ``\\boxed{…}``, ``#### …``, ``Answer: …``,
+    ``the answer is …``: the last number in the tag's first clause, so ``Answer: 3 + 4 = 7``
+    gives 7); otherwise the *last* number in the text.
+    Thousands separators and unicode minus signs are understood; a non-integer such as
+    ``2.5`` is not an integer answer (None), ``3.0`` is 3.
+
+    >>> parse_int("Let me think: 3 * 4 = 12, minus 2 gives 10.")
+    10
+    >>> parse_int("Answer: 1,234 (I think 5 is wrong)"), parse_int("It is −7."), parse_int("no idea")
+    (1234, -7, None)
+    """
+    for content in _tagged(text):
+        nums = _numbers(content)
+        if nums:
+            return nums[-1]
+    nums = _numbers(text)
+    return nums[-1] if nums else None
+
+
+def parse_choice(text: str, choices: Sequence[str]) -> str | None:
+    """The choice (e.g. a name from the fact table) a reply names as its answer, or None.
+
+    A tagged answer that names a choice wins (the last one in the tag's first clause);
+    otherwise the choice mentioned *last* (whole words, case-insensitive; at equal end
+    positions the longer name).
+
+    >>> parse_choice("Bob's mentor? Looking it up, it is Carol.", ["Alice", "Bob", "Carol"])
+    'Carol'
+    >>> parse_choice("Answer: alice. (Not Bob.)", ["Alice", "Bob"])
+    'Alice'
+    """
+    if not choices:
+        return None
+
+    def last_in(s: str) -> str | None:
+        best: tuple[int, int, str] | None = None
+        for c in choices:
+            for m in re.finditer(rf"(?<!\w){re.escape(c)}(?!\w)", s, re.I):
+                key = (m.end(), len(c), c)
+                if best is None or key > best:
+                    best = key
+        return None if best is None else best[2]
+
+    for content in _tagged(text):
+        hit = last_in(content)
+        if hit is not None:
+            return hit
+    return last_in(text)
+
+
+def parse_answer(text: str, kind: str, choices: Sequence[str] = ()) -> str | None:
+    """Parse ``text`` as an answer of ``kind`` (``"int"`` or ``"choice"``), as a canonical string.
+
+    >>> parse_answer("= 0042", "int"), parse_answer("it's dave", "choice", ["Dave"])
+    ('42', 'Dave')
+    """
+    if kind == "int":
+        v = parse_int(text)
+        return None if v is None else str(v)
+    if kind == "choice":
+        return parse_choice(text, choices)
+    raise ConfigError(f"unknown answer kind {kind!r}; expected 'int' or 'choice'")
+
+
+# -- tasks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Subtask:
+    """One unit of work: a prompt template whose ``{dep}`` fields are filled with dependency answers.
+
+    ``op`` and ``args`` say how to compute the locally-correct answer: ``args`` items are
+    literals (``"7"``) or dependency ids (``"s1"``).
+    """
+
+    id: str
+    kind: str  # answer kind: "int" | "choice"
+    template: str
+    deps: tuple[str, ...]
+    answer: str  # globally correct answer
+    op: str
+    args: tuple[str, ...]
+    difficulty: float = 1.0
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task: a question, its exact ``answer``, and subtasks (``order`` is a topological order).
+
+    ``root`` is the subtask whose answer is the task's answer; ``context`` is shared
+    background every subtask prompt includes (the fact table of ``lookup``).
+    """
+
+    id: str
+    suite: str
+    question: str
+    answer: str
+    subtasks: tuple[Subtask, ...]
+    root: str
+    context: str = ""
+    choices: tuple[str, ...] = ()
+    table: Mapping[str, str] = field(default_factory=dict)
+    difficulty: float = 1.0
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """Subtask ids in a dependency-respecting order."""
+        return tuple(s.id for s in self.subtasks)
+
+    @property
+    def kind(self) -> str:
+        """Answer kind of the whole task."""
+        return self.subtask(self.root).kind
+
+    def subtask(self, sid: str) -> Subtask:
+        """The subtask with id ``sid``."""
+        for s in self.subtasks:
+            if s.id == sid:
+                return s
+        raise KeyError(sid)
+
+    def describe(self, sid: str) -> str:
+        """Subtask ``sid`` as a self-contained expression (its dependencies spelled out).
+
+        >>> t = task_for_dag("arith", [[], [0]], seed=2)
+        >>> t.describe("s1").count("(") >= 1
+        True
+        """
+        s = self.subtask(sid)
+        parts = [f"({self.describe(a)})" if a in s.deps else a for a in s.args]
+        if s.op in ("+", "-", "*"):
+            return f"{parts[0]} {s.op} {parts[1]}"
+        if s.op == "sum":
+            return " + ".join(parts)
+        if s.op == "max":
+            return f"max({', '.join(parts)})"
+        if s.op == "lookup":
+            inner = self.describe(s.args[0]) if s.args[0] in s.deps else s.args[0]
+            return f"the mentor of {inner}"
+        return parts[0]
+
+    def prompt(
+        self, sid: str, dep_answers: Mapping[str, str | None], comm: str = "summary",
+    ) -> list[dict[str, str]]:
+        """Chat messages for subtask ``sid`` given its dependencies' answers and the O3 mode.
+
+        ``comm`` (the O3 communication mode) decides what the worker is told about its
+        dependencies: ``"none"`` — nothing, each dependency is spelled out as an expression
+        for the worker to work out itself (harder, no upstream errors); ``"summary"`` —
+        their answers; ``"full"`` — their answers plus how each was asked. A missing
+        dependency answer is spelled out as in ``"none"``.
+
+        >>> t = task_for_dag("arith", [[], [0]], seed=2)
+        >>> a0 = t.subtask("s0").answer
+        >>> a0 in t.prompt("s1", {"s0": a0})[1]["content"]
+        True
+        """
+        if comm not in ("none", "summary", "full"):
+            raise ConfigError(f"unknown communication mode {comm!r}; expected none, summary or full")
+        s = self.subtask(sid)
+        fill: dict[str, str] = {}
+        for d in s.deps:
+            ans = dep_answers.get(d)
+            if comm == "none" or not ans:
+                text = self.describe(d)
+                fill[d] = text if self.subtask(d).op == "lookup" else f"({text})"
+            else:
+                fill[d] = ans
+        body = s.template.format(**fill)
+        if comm == "full" and s.deps:
+            notes = "\n".join(
+                f"- {self.describe(d)} = {dep_answers.get(d) or 'unknown'}" for d in s.deps
+            )
+            body = f"Earlier results:\n{notes}\n\n{body}"
+        if self.context:
+            body = f"{self.context}\n\n{body}"
+        return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": body}]
+
+    def whole_prompt(self) -> list[dict[str, str]]:
+        """Chat messages asking the whole question at once (no decomposition)."""
+        body = f"{self.context}\n\n{self.question}" if self.context else self.question
+        return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": body}]
+
+    def parse(self, sid: str | None, text: str) -> str | None:
+        """Parse a reply to subtask ``sid`` (None: to the whole task) as a canonical answer string."""
+        kind = self.kind if sid is None else self.subtask(sid).kind
+        return parse_answer(text, kind, self.choices)
+
+    def expected(self, sid: str, dep_answers: Mapping[str, str | None]) -> str | None:
+        """The answer that is correct for subtask ``sid`` *given* these dependency answers.
+
+        None when an input is missing or unusable.
+        """
+        s = self.subtask(sid)
+        vals = [dep_answers.get(a) if a in s.deps else a for a in s.args]
+        if any(v is None for v in vals):
+            return None
+        return _apply(s.op, [str(v) for v in vals], self.table)
+
+    def check(self, text: str, sid: str | None = None) -> bool:
+        """Whether ``text`` answers the task (or subtask ``sid``) exactly right."""
+        want = self.answer if sid is None else self.subtask(sid).answer
+        return self.parse(sid, text) == want
+
+
+def _apply(op: str, vals: list[str], table: Mapping[str, str]) -> str | None:
+    try:
+        if op == "lookup":
+            return table.get(vals[0])
+        if op == "id":
+            return vals[0]
+        ints = [int(v) for v in vals]
+    except (ValueError, IndexError):
+        return None
+    if op == "+":
+        return str(ints[0] + ints[1])
+    if op == "-":
+        return str(ints[0] - ints[1])
+    if op == "*":
+        return str(ints[0] * ints[1])
+    if op == "sum":
+        return str(sum(ints))
+    if op == "max":
+        return str(max(ints))
+    raise ConfigError(f"unknown subtask op {op!r}")
+
+
+def make_task(suite: str, *, seed: int, size: int = 3) -> Task:
+    """Generate one task of ``suite`` (see :data:`SUITES`); ``size`` ≈ number of subtasks.
+
+    >>> t = make_task("list", seed=0, size=3)
+    >>> len(t.subtasks), t.subtasks[-1].id == t.root
+    (4, True)
+    >>> make_task("lookup", seed=1, size=2).kind
+    'choice'
+    """
+    if suite not in SUITES:
+        raise ConfigError(f"unknown task suite {suite!r}; choose one of {', '.join(SUITES)}")
+    if not 1 <= size <= 32:
+        raise ConfigError(f"size must be in [1, 32] (subtasks per task), got {size}")
+    rng = random.Random(f"{suite}:{seed}:{size}")
+    if suite == "arith":
+        return _arith(rng, seed, size)
+    if suite == "lookup":
+        return _lookup(rng, seed, size)
+    return _listproc(rng, seed, size)
+
+
+def make_tasks(suite: str, n: int, *, seed: int = 0, size: int = 3) -> list[Task]:
+    """``n`` tasks of ``suite`` with seeds ``seed, seed+1, …``.
+
+    >>> [t.id for t in make_tasks("arith", 2, seed=5)]
+    ['arith-5', 'arith-6']
+    """
+    return [make_task(suite, seed=seed + i, size=size) for i in range(n)]
+
+
+_INSTR_INT = "Reply with the number only."
+
+
+def _arith(rng: random.Random, seed: int, size: int) -> Task:
+    # Build a random binary tree with ``size`` internal nodes; leaves are integers 1..9.
+    subtasks: list[Subtask] = []
+
+    def build(n_internal: int) -> tuple[str, str, int]:
+        """Return (operand reference, infix text, value)."""
+        if n_internal == 0:
+            v = rng.randint(1, 9)
+            return str(v), str(v), v
+        left_n = rng.randint(0, n_internal - 1)
+        la, lt, lv = build(left_n)
+        ra, rt, rv = build(n_internal - 1 - left_n)
+        op = rng.choice("+-*") if lv * rv <= 81 else rng.choice("+-")
+        value = lv + rv if op == "+" else lv - rv if op == "-" else lv * rv
+        sid = f"s{len(subtasks)}"
+        deps = tuple(a for a in (la, ra) if a.startswith("s"))
+        fa = f"{{{la}}}" if la.startswith("s") else la
+        fb = f"{{{ra}}}" if ra.startswith("s") else ra
+        subtasks.append(
+            Subtask(
+                id=sid, kind="int", template=f"Compute {fa} {op} {fb}. {_INSTR_INT}",
+                deps=deps, answer=str(value), op=op, args=(la, ra),
+            )
+        )
+        lt = lt if left_n == 0 else f"({lt})"
+        rt = rt if n_internal - 1 - left_n == 0 else f"({rt})"
+        return sid, f"{lt} {op} {rt}", value
+
+    root, text, value = build(size)
+    return Task(
+        id=f"arith-{seed}", suite="arith", question=f"Compute {text}. {_INSTR_INT}",
+        answer=str(value), subtasks=tuple(subtasks), root=root, difficulty=float(size),
+    )
+
+
+_NAMES = (
+    "Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jun",
+    "Kofi", "Lena", "Mateo", "Nora", "Omar", "Priya",
+)
+
+
+def _lookup(rng: random.Random, seed: int, size: int) -> Task:
+    names = rng.sample(_NAMES, k=min(len(_NAMES), max(6, size + 3)))
+    # A random function name -> mentor (no self-mentoring).
+    table = {}
+    for n in names:
+        table[n] = rng.choice([m for m in names if m != n])
+    start = rng.choice(names)
+    facts = "Facts:\n" + "\n".join(f"- The mentor of {n} is {table[n]}." for n in names)
+    subtasks: list[Subtask] = []
+    cur, prev_ref = start, start
+    for k in range(size):
+        sid = f"s{k}"
+        ref = f"{{{prev_ref}}}" if prev_ref.startswith("s") and prev_ref[1:].isdigit() else prev_ref
+        cur = table[cur]
+        subtasks.append(
+            Subtask(
+                id=sid, kind="choice", template=f"Who is the mentor of {ref}? Reply with the name only.",
+                deps=(prev_ref,) if k else (), answer=cur, op="lookup", args=(prev_ref,),
+            )
+        )
+        prev_ref = sid
+    chain = "the mentor of " * size
+    return Task(
+        id=f"lookup-{seed}", suite="lookup", question=f"Who is {chain}{start}? Reply with the name only.",
+        answer=cur, subtasks=tuple(subtasks), root=subtasks[-1].id, context=facts,
+        choices=tuple(names), table=table, difficulty=float(size),
+    )
+
+
+def _listproc(rng: random.Random, seed: int, size: int) -> Task:
+    op = rng.choice(("sum", "max"))
+    chunks = [[rng.randint(0, 20) for _ in range(rng.randint(2, 4))] for _ in range(size)]
+    word = "Add up" if op == "sum" else "Give the largest of"
+    subtasks: list[Subtask] = []
+    for k, ch in enumerate(chunks):
+        vals = tuple(str(v) for v in ch)
+        subtasks.append(
+            Subtask(
+                id=f"s{k}", kind="int", template=f"{word} these numbers: {', '.join(vals)}. {_INSTR_INT}",
+                deps=(), answer=_apply(op, list(vals), {}) or "", op=op, args=vals,
+            )
+        )
+    deps = tuple(s.id for s in subtasks)
+    fields = ", ".join(f"{{{d}}}" for d in deps)
+    total = _apply(op, [s.answer for s in subtasks], {}) or ""
+    subtasks.append(
+        Subtask(
+            id=f"s{size}", kind="int", template=f"{word} these numbers: {fields}. {_INSTR_INT}",
+            deps=deps, answer=total, op=op, args=deps,
+        )
+    )
+    flat = ", ".join(str(v) for ch in chunks for v in ch)
+    return Task(
+        id=f"list-{seed}", suite="list", question=f"{word} these numbers: {flat}. {_INSTR_INT}",
+        answer=total, subtasks=tuple(subtasks), root=f"s{size}", difficulty=float(size),
+    )
+
+
+def task_for_dag(suite: str, parents: Sequence[Sequence[int]], *, seed: int) -> Task:
+    """A task of ``suite`` whose subtask ``i`` depends exactly on subtasks ``parents[i]``.
+
+    This maps any dependency DAG (e.g. the environment's task structure; parents must be
+    earlier indices) onto verifiable work: ``arith`` node ``i`` computes ``a op b`` with
+    its parents' answers as operands (literals fill missing operands, a third parent is
+    added in); ``list`` node ``i`` adds up a short list of literals and its parents'
+    answers; ``lookup`` node ``i`` asks for the mentor of its first parent's answer (or of
+    a start name). The task's ``root`` is the last subtask; every subtask has a globally
+    correct answer, so "all subtasks right" is checkable too.
+
+    >>> t = task_for_dag("arith", [[], [], [0, 1]], seed=0)
+    >>> t.subtask("s2").deps, t.root
+    (('s0', 's1'), 's2')
+    >>> t.expected("s2", {"s0": t.subtask("s0").answer, "s1": t.subtask("s1").answer}) == t.subtask("s2").answer
+    True
+    """
+    if suite not in SUITES:
+        raise ConfigError(f"unknown task suite {suite!r}; choose one of {', '.join(SUITES)}")
+    n = len(parents)
+    if n < 1:
+        raise ConfigError("parents must describe at least one subtask")
+    for i, ps in enumerate(parents):
+        for p in ps:
+            if not 0 <= int(p) < i:
+                raise ConfigError(f"parents[{i}] contains {p}; parents must be earlier subtask indices (0..{i - 1})")
+    rng = random.Random(f"dag:{suite}:{seed}:{n}")
+    sids = [f"s{i}" for i in range(n)]
+    subtasks: list[Subtask] = []
+    answers: dict[str, str] = {}
+    table: dict[str, str] = {}
+    context = ""
+    choices: tuple[str, ...] = ()
+    if suite == "lookup":
+        names = rng.sample(_NAMES, k=min(len(_NAMES), max(6, n + 3)))
+        for nm in names:
+            table[nm] = rng.choice([m for m in names if m != nm])
+        context = "Facts:\n" + "\n".join(f"- The mentor of {nm} is {table[nm]}." for nm in names)
+        choices = tuple(names)
+    for i, ps in enumerate(parents):
+        deps = tuple(sids[int(p)] for p in dict.fromkeys(ps))
+        if suite == "arith":
+            args = list(deps)
+            while len(args) < 2:
+                args.insert(rng.randint(0, len(args)), str(rng.randint(1, 9)))
+            vals = [int(answers[a]) if a in answers else int(a) for a in args]
+            shown = [f"{{{a}}}" if a in answers else a for a in args]
+            if len(args) == 2:
+                op_name = rng.choice("+-*") if abs(vals[0] * vals[1]) <= 81 else rng.choice("+-")
+                expr = f"{shown[0]} {op_name} {shown[1]}"
+            else:  # three or more parents: add them all up
+                op_name, expr = "sum", " + ".join(shown)
+            op_args = tuple(args)
+            answer = _apply(op_name, [str(v) for v in vals], {}) or ""
+            template = f"Compute {expr}. {_INSTR_INT}"
+            kind = "int"
+        elif suite == "list":
+            lits = [str(rng.randint(0, 20)) for _ in range(rng.randint(1, 3) if deps else rng.randint(2, 4))]
+            op_args = tuple(lits) + deps
+            op_name = "sum"
+            answer = str(sum(int(v) for v in lits) + sum(int(answers[d]) for d in deps))
+            fields = ", ".join(lits + [f"{{{d}}}" for d in deps])
+            template = f"Add up these numbers: {fields}. {_INSTR_INT}"
+            kind = "int"
+        else:  # lookup
+            src = deps[0] if deps else rng.choice(choices)
+            deps = deps[:1]
+            ref = f"{{{src}}}" if deps else src
+            op_name, op_args = "lookup", (src,)
+            answer = table[answers[src] if deps else src]
+            template = f"Who is the mentor of {ref}? Reply with the name only."
+            kind = "choice"
+        answers[sids[i]] = answer
+        subtasks.append(Subtask(id=sids[i], kind=kind, template=template, deps=deps, answer=answer,
+                                op=op_name, args=op_args))
+    task = Task(
+        id=f"{suite}-dag-{seed}", suite=suite, question="",
+        answer=subtasks[-1].answer, subtasks=tuple(subtasks), root=sids[-1], context=context,
+        choices=choices, table=table, difficulty=float(n),
+    )
+    whole = task.describe(sids[-1])
+    if suite == "lookup":
+        question = f"Who is {whole}? Reply with the name only."
+    else:
+        question = f"Compute {whole}. {_INSTR_INT}"
+    return dataclasses.replace(task, question=question)

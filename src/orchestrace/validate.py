@@ -1,0 +1,560 @@
+"""Validate a trace: the structural layer (one typed decode) and the semantic layer.
+
+``validate(x)`` takes a :class:`~orchestrace.Trace`, a path (``str`` / ``PathLike``; a
+``str`` that starts with ``{`` is read as JSON text) or the bytes of a file, and returns a
+:class:`~orchestrace.ValidationReport` listing **every** problem — it never raises on bad
+input. Each problem has a stable ``code``, a ``severity``, a JSON ``path``
+(``$.events[12].to``; ``line 13: $.event.to`` in a JSONL stream) and a ``hint``. At most
+100 problems per code are listed, plus one summary problem with the count of the rest.
+
+The semantic checks run on integer-indexed numpy arrays (ids → ints once, then vector
+operations), so a 1M-event trace is checked in well under a second.
+
+Problem codes
+-------------
+=========================  ========  ====================================================
+code                       severity  meaning
+=========================  ========  ====================================================
+``io.not-found``           error     the path does not exist
+``io.unreadable``          error     the file cannot be read (permissions, …)
+``io.is-directory``        error     the path is a directory
+``io.too-large``           error     the file is over ``ORCHESTRACE_MAX_FILE_BYTES``
+``json.empty``             error     the input is empty or only whitespace
+``json.malformed``         error     not JSON (includes ``NaN``/``Infinity`` tokens)
+``json.truncated``         error     a JSON document ends early
+``json.invalid-utf8``      error     bytes that are not UTF-8 (the rest is still checked)
+``json.too-deep``          error     nesting beyond ~1000 levels
+``jsonl.truncated``        warning   the stream's last line was cut; earlier records kept
+``jsonl.no-end``           warning   a stream trace has no ``end`` record
+``jsonl.no-header``        error     records before the first ``header`` record
+``jsonl.bad-record``       error     a line is not exactly one of header/event/edge/end
+``schema.type``            error     a value has the wrong JSON type
+``schema.missing-field``   error     a required field is absent
+``schema.unknown-field``   error     an unknown trace field (warning on a native event:
+                                     kept in ``attrs``)
+``schema.enum``            error     an unknown enum value (hint: "did you mean …?")
+``reference.missing-field``  error   a reference trace (no ``schema_version``) lacks a
+                                     field the reference schema requires
+``reference.empty-events``   error   a reference trace has no events (``minItems: 1``)
+``reference.empty-string``   error   an empty id/agent/trace_id/task_id (``minLength: 1``)
+``reference.negative-time``  error   ``t < 0`` in a reference trace (``minimum: 0``)
+``reference.extra-moved``  warning   an extra property of a reference event collides with
+                                     a native field of another type; kept in ``attrs``
+``version.unknown``        warning   a ``schema_version`` this release does not know
+``id.duplicate``           error     two events share an id
+``id.empty``               error     an empty event id or agent
+``edge.dangling``          error     an edge end is not an event id
+``edge.cycle``             error     causal/spawn/return/aggregate/tool_dependency edges
+                                     form a cycle (one cycle's members are listed)
+``edge.time-backwards``    error     a causal edge goes back in time (``t[dst] < t[src]``)
+``event.end-before-start`` error     ``t_end < t``
+``agent.before-spawn``     error     an agent has events before it is first spawned
+``return.wrong-target``    error     a return does not go to the agent's spawner
+``stop.multiple``          error     more than one stop decision (O5)
+``stop.has-successor``     error     a causal edge leaves the stop decision
+``cost.negative``          error     a negative cost, token count or ``costs`` entry
+``number.non-finite``      error     NaN, ±Infinity or a number beyond the float range
+``decision.misplaced``     warning   a decision payload on a non-decision event
+``internal.error``         error     the validator itself failed (a bug: please report)
+=========================  ========  ====================================================
+
+>>> from orchestrace import TraceBuilder
+>>> b = TraceBuilder("t1")
+>>> s = b.spawn("w1", t=1)
+>>> c = b.tool_call("w1", "search", t=0.5, after=s)
+>>> r = validate(b.build())
+>>> r.valid, [p.code for p in r.problems]
+(False, ['edge.time-backwards', 'agent.before-spawn'])
+>>> validate(b"[1, 2]").problems[0].code
+'schema.type'
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter, is_not
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ._problems import Problem, ValidationReport
+from ._structural import ERROR, WARNING, Collector, Decoded, Locator, decode_bytes, short
+from .errors import TraceDecodeError
+from .io import read_bytes
+from .trace import SCHEMA_VERSION, Trace
+from .vocab import CAUSAL_EDGE_TYPES, Decision, EdgeType, EventType, Severity
+
+__all__ = ["KNOWN_SCHEMA_VERSIONS", "validate"]
+
+#: Native format versions this release reads.
+KNOWN_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
+
+_ABS_TOL, _REL_TOL = 1e-9, 1e-12  # time comparisons: a ≥ b - (abs + rel·|b|)
+
+_EV_CODE = {e: i for i, e in enumerate(EventType)}
+_ED_CODE = {e: i for i, e in enumerate(EdgeType)}
+_CAUSAL_CODES = np.array(sorted(_ED_CODE[e] for e in CAUSAL_EDGE_TYPES), dtype=np.int8)
+_SPAWN, _RETURN, _DECISION = _EV_CODE[EventType.SPAWN], _EV_CODE[EventType.RETURN], _EV_CODE[EventType.ORCHESTRATOR_DECISION]
+_get = {name: attrgetter(name) for name in (
+    "id", "t", "type", "agent", "t_end", "tokens_in", "tokens_out", "cost", "decision", "outcome",
+    "src", "dst", "to", "value")}
+
+
+def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = False) -> ValidationReport:
+    """Check a trace (object, path, or file bytes); return every problem found.
+
+    With ``strict=True`` warnings are promoted to errors (so ``report.valid`` is False
+    when anything at all was found). Bad input never raises; only an argument of the
+    wrong Python type does (``TypeError``).
+
+    >>> validate(b'{"trace_id": "t", "task_id": "k", "events": [{"id": "e1", "t": 0, '
+    ...          b'"type": "tool_cal", "agent": "a"}]}').problems[0].hint
+    "did you mean 'tool_call'?"
+    """
+    col = Collector()
+    decoded: list[Decoded] = []
+    source: str | None = None
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived objects; none of them cyclic
+    try:
+        if isinstance(trace, Trace):
+            decoded = [Decoded(trace, Locator(), False)]
+        elif isinstance(trace, (bytes, bytearray, memoryview)):
+            source = "<bytes>"
+            decoded = decode_bytes(bytes(trace), source, col)
+        elif isinstance(trace, str) and trace.lstrip()[:1] in ("{", "["):
+            source = "<str>"
+            decoded = decode_bytes(trace.encode("utf-8", "surrogatepass"), source, col)
+        elif isinstance(trace, (str, os.PathLike)):
+            source = os.fspath(trace)
+            try:
+                data = read_bytes(trace)
+            except TraceDecodeError as exc:
+                col.extend(exc.problems)
+            else:
+                decoded = decode_bytes(data, source, col)
+                del data
+        else:
+            raise TypeError(f"validate() takes a Trace, a path or bytes, not {type(trace).__name__}")
+        for d in decoded:
+            check_semantics(d, col)
+    except TypeError as exc:
+        if str(exc).startswith("validate() takes"):
+            raise
+        col.add("internal.error", "$", f"validator failed: {type(exc).__name__}: {short(str(exc), 200)}",
+                "please report this as a bug, with the input")
+    except Exception as exc:  # the contract: bad input never escapes as an exception
+        col.add("internal.error", "$", f"validator failed: {type(exc).__name__}: {short(str(exc), 200)}",
+                "please report this as a bug, with the input")
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    problems = col.finish()
+    if strict:
+        problems = [p if p.severity is ERROR else msgspec.structs.replace(p, severity=ERROR) for p in problems]
+    return ValidationReport(
+        source=source, problems=tuple(problems),
+        n_events=sum(len(d.trace.events) for d in decoded), n_edges=sum(len(d.trace.edges) for d in decoded),
+    )
+
+
+# ----------------------------------------------------------------------------- semantic layer
+def check_semantics(d: Decoded, col: Collector) -> None:
+    """Every semantic rule on one decoded trace; problems go to ``col``."""
+    try:
+        _check(d, col)
+    except (TypeError, ValueError, KeyError, OverflowError, AttributeError):
+        # a Trace built in code with wrong Python types: round-trip it through the
+        # tolerant structural layer to get located problems, then check what converts
+        if d.loc.event_lines is not None or d.loc.event_pos is not None:
+            raise
+        col2 = Collector(col.cap)
+        again = decode_bytes(msgspec.json.encode(d.trace), "<trace>", col2)
+        col.extend(col2.finish())
+        if not again or again[0].loc.event_pos is None and again[0].loc.edge_pos is None and not col2.problems:
+            raise
+        _check(again[0]._replace(reference=d.reference), col)
+
+
+def _tol(t: np.ndarray) -> float:
+    """One tolerance for a whole time column: ``abs + rel·max|t|``."""
+    big = np.abs(t[np.isfinite(t)]).max(initial=0.0) if len(t) else 0.0
+    return float(_ABS_TOL + _REL_TOL * big)
+
+
+def _check(d: Decoded, col: Collector) -> None:
+    tr, loc = d.trace, d.loc
+    ev, ed = tr.events, tr.edges
+    n, m = len(ev), len(ed)
+    _check_trace_level(d, col)
+    if n == 0:
+        return
+
+    # -- columns (one pass each, no per-event Python loop) --------------------------------
+    # ids, agents and edge ends are handled as 64-bit string hashes (see _IdIndex); the
+    # strings themselves are only fetched (ev[i].id) for the few problems reported
+    t = np.fromiter(map(_get["t"], ev), np.float64, n)  # (n,)
+    types = np.fromiter(map(_EV_CODE.get, map(_get["type"], ev), repeat(-1)), np.int8, n)  # (n,)
+    index = _IdIndex(np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id)
+
+    bad_type = np.flatnonzero(types < 0)
+    col.add_many("schema.enum", bad_type, lambda i: (loc.event(i, "type"), f"invalid event type {short(ev[i].type)}", ""))
+
+    # -- ids ------------------------------------------------------------------------------
+    def dup(i: int) -> tuple[str, str, str]:
+        first = int(index.lookup([ev[i].id])[0])
+        return (loc.event(i, "id"), f"event id {short(ev[i].id)} is already used by {loc.event(first)}",
+                "give every event a unique id")
+
+    col.add_many("id.duplicate", index.duplicates(), dup)
+    empty_code = "reference.empty-string" if d.reference else "id.empty"
+    _EMPTY = hash("")
+    for field, hashes in (("id", index.hashes), ("agent", None)):
+        if field == "agent":
+            agent_hash = np.fromiter(map(hash, map(_get["agent"], ev)), np.int64, n)  # (n,)
+            hashes = agent_hash
+        if (hashes == _EMPTY).any():
+            col.add_many(empty_code, [i for i in range(n) if getattr(ev[i], field) == ""],
+                         lambda i, f=field: (loc.event(i, f), f"{f} is empty", f"give the event a non-empty {f}"))
+
+    # -- numbers --------------------------------------------------------------------------
+    finite = d.finite  # the strict JSON decode already excluded NaN/Infinity
+    tol = _tol(t)
+    if not finite:
+        _finite(col, t, lambda i: loc.event(i, "t"))
+    if d.reference:
+        col.add_many("reference.negative-time", np.flatnonzero(t < 0),
+                     lambda i: (loc.event(i, "t"), f"t = {t[i]!r} is negative", "reference traces need t ≥ 0"))
+    t_end_list = list(map(_get["t_end"], ev))
+    t_end = _float_column(t_end_list)
+    if not finite:
+        _finite(col, t_end, lambda i: loc.event(i, "t_end"), t_end_list)
+    early = np.flatnonzero(t_end < t - tol)
+    col.add_many("event.end-before-start", early, lambda i: (
+        loc.event(i, "t_end"), f"t_end = {t_end[i]!r} is before t = {t[i]!r}", "t_end must be ≥ t (or omitted)"))
+    for field in ("tokens_in", "tokens_out", "cost"):
+        values = list(map(_get[field], ev))
+        if values.count(None) == n:
+            continue
+        arr = _float_column(values)
+        if field == "cost" and not finite:
+            _finite(col, arr, lambda i, f=field: loc.event(i, f), values)
+        col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (
+            loc.event(i, f), f"{f} = {a[i]!r} is negative", "costs and token counts are ≥ 0"))
+
+    # -- edges ----------------------------------------------------------------------------
+    if m:
+        s = index.lookup_of(ed, _get["src"])  # (m,) event positions, -1 = no such event
+        dd = index.lookup_of(ed, _get["dst"])
+        etype = np.fromiter(map(_ED_CODE.get, map(_get["type"], ed), repeat(-1)), np.int8, m)
+        for name, ends in (("src", s), ("dst", dd)):
+            col.add_many("edge.dangling", np.flatnonzero(ends < 0), lambda j, f=name: (
+                loc.edge(j, f), f"edge {f} {short(getattr(ed[j], f))} is not the id of any event",
+                "add the event, or fix the id"))
+        col.add_many("schema.enum", np.flatnonzero(etype < 0),
+                     lambda j: (loc.edge(j, "type"), f"invalid edge type {short(ed[j].type)}", ""))
+        causal = np.flatnonzero(np.isin(etype, _CAUSAL_CODES) & (s >= 0) & (dd >= 0))  # edge indices
+        cs, cd = s[causal], dd[causal]
+        back = causal[t[cd] < t[cs] - tol]
+        col.add_many("edge.time-backwards", back, lambda j: (
+            loc.edge(j), f"time runs backwards along this {ed[j].type} edge: "
+            f"{short(ed[j].src)} at t={t[s[j]]!r} → {short(ed[j].dst)} at t={t[dd[j]]!r}",
+            "an effect cannot precede its cause; fix the times or the edge direction"))
+        _check_dag(cs, cd, causal, t, n, lambda i: ev[i].id, loc, col)
+    else:
+        s = dd = etype = causal = np.zeros(0, np.int64)
+
+    # -- agents: spawned before acting, return to the spawner -----------------------------
+    _check_agents(ev, agent_hash, t, types, tol, loc, col)
+
+    # -- decisions: placement, log-probs, stops -------------------------------------------
+    decisions = list(map(_get["decision"], ev))
+    has_dec = np.flatnonzero(np.fromiter(map(is_not, decisions, repeat(None)), np.bool_, n))
+    if len(has_dec):
+        misplaced = has_dec[types[has_dec] != _DECISION]
+        col.add_many("decision.misplaced", misplaced, lambda i: (
+            loc.event(i, "decision"), f"a decision payload on a {ev[i].type} event",
+            "only orchestrator_decision events carry a decision; move it or change the type"), WARNING)
+        stops = []
+        for i in has_dec.tolist():  # decisions are few: a loop over them is fine
+            dec = decisions[i]
+            if not finite and dec.logprob is not None and not np.isfinite(dec.logprob):
+                col.add("number.non-finite", loc.event(i, "decision.logprob"), f"logprob = {dec.logprob!r}")
+            if dec.kind == Decision.STOP:
+                stops.append(i)
+        if len(stops) > 1:
+            stops.sort(key=lambda i: (t[i], i))
+            col.add_many("stop.multiple", stops[1:], lambda i: (
+                loc.event(i), f"a second stop decision (the first is {loc.event(stops[0])})",
+                "a trace ends once: keep one stop (O5) decision"))
+        if stops and len(causal):
+            is_stop = np.zeros(n, np.bool_)
+            is_stop[stops] = True
+            after = causal[is_stop[s[causal]]]
+            col.add_many("stop.has-successor", after, lambda j: (
+                loc.edge(j), f"a {ed[j].type} edge leaves the stop decision {short(ed[j].src)}",
+                "nothing may be caused by the stop; drop the edge or move the stop later"))
+
+    # -- outcomes -------------------------------------------------------------------------
+    outcomes = [] if finite else list(map(_get["outcome"], ev))
+    if outcomes.count(None) != len(outcomes):
+        for i, o in enumerate(outcomes):
+            if o is not None and o.score is not None and not np.isfinite(o.score):
+                col.add("number.non-finite", loc.event(i, "outcome.score"), f"score = {o.score!r}")
+
+
+def _check_trace_level(d: Decoded, col: Collector) -> None:
+    tr, loc = d.trace, d.loc
+    if d.reference:
+        for f in d.ref_missing():
+            col.add("reference.missing-field", loc.field(f), f"reference trace has no `{f}`",
+                    "the reference schema requires it; add it, or add \"schema_version\" to mark a native trace")
+        if not tr.events:
+            col.add("reference.empty-events", loc.field("events"), "reference trace has no events",
+                    "the reference schema requires at least one event")
+        for f in ("trace_id", "task_id"):
+            if getattr(tr, f) == "":
+                col.add("reference.empty-string", loc.field(f), f"`{f}` is empty", "give it a non-empty value")
+    elif tr.schema_version not in KNOWN_SCHEMA_VERSIONS:
+        col.add("version.unknown", loc.field("schema_version"),
+                f"schema_version {short(tr.schema_version)} is not one this release knows "
+                f"({', '.join(sorted(KNOWN_SCHEMA_VERSIONS))}); fields may be misread",
+                "upgrade orchestrace, or convert the trace", WARNING)
+    for name in ("rewards", "costs", "metrics"):
+        for k, v in getattr(tr, name).items():
+            if not isinstance(v, (int, float)) or not np.isfinite(v):
+                col.add("number.non-finite", loc.field(f"{name}.{k}"), f"{name}[{k!r}] = {short(v)}")
+            elif name == "costs" and v < 0:
+                col.add("cost.negative", loc.field(f"{name}.{k}"), f"costs[{k!r}] = {v!r} is negative",
+                        "costs are ≥ 0")
+    if tr.outcome is not None and tr.outcome.score is not None and not np.isfinite(tr.outcome.score):
+        col.add("number.non-finite", loc.field("outcome.score"), f"score = {tr.outcome.score!r}")
+    if tr.signals:
+        vals = _float_column(list(map(_get["value"], tr.signals)))
+        col.add_many("number.non-finite", np.flatnonzero(~np.isfinite(vals)), lambda k: (
+            loc.field(f"signals[{k}].value"), f"signal value = {vals[k]!r}", ""))
+
+
+def _float_column(values: list[Any]) -> np.ndarray:
+    """Floats with None → NaN (numpy does that for dtype=float)."""
+    try:
+        return np.array(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return np.array([_as_float(v) for v in values], dtype=np.float64)
+
+
+def _as_float(v: Any) -> float:
+    try:
+        return float(v) if v is not None else np.nan
+    except (TypeError, ValueError):
+        return np.nan
+    except OverflowError:
+        return np.inf
+
+
+def _finite(col: Collector, arr: np.ndarray, where: Any, values: list[Any] | None = None) -> None:
+    """Report non-finite entries; with ``values``, NaN that came from None is not a problem."""
+    bad = ~np.isfinite(arr)
+    if values is not None and bad.any():
+        nan = np.isnan(arr)
+        if int(nan.sum()) == values.count(None):
+            bad &= ~nan  # every NaN is a missing value
+        else:
+            bad &= ~(nan & (np.fromiter(map(is_not, values, repeat(None)), np.bool_, len(values)) == 0))
+    col.add_many("number.non-finite", np.flatnonzero(bad), lambda i: (where(i), f"value is {arr[i]!r}", ""))
+
+
+class _IdIndex:
+    """Event id → position via sorted 64-bit string hashes (numpy).
+
+    Python's string hash (SipHash, seeded per process; cached on the string) is taken
+    once per id and per key; ids are sorted by hash and keys are looked up with one
+    ``searchsorted`` over *sorted* needles (cache-friendly). Ids with equal hashes are
+    compared as strings, so duplicates are exact and a true 64-bit collision between two
+    ids switches to an exact dict. A key that is *not* an id but shares an id's hash would
+    be taken for that id: with SipHash-64 that chance is about
+    ``len(keys) · len(ids) / 2**64`` (≈ 5e-8 for a million edges into a million events).
+    """
+
+    def __init__(self, hashes: np.ndarray, key_at: Any) -> None:
+        self.hashes = hashes  # (n,) in event order
+        self.key_at = key_at
+        self.order = np.argsort(hashes, kind="stable")  # (n,) positions in hash order
+        self.sorted = hashes[self.order]
+        same = np.flatnonzero(self.sorted[1:] == self.sorted[:-1])
+        self.dict: dict[str, int] | None = None
+        a, b = self.order[same].tolist(), self.order[same + 1].tolist()
+        if any(key_at(i) != key_at(j) for i, j in zip(a, b, strict=True)):  # a real collision
+            self.dict = {}
+            for i in range(len(hashes)):
+                self.dict.setdefault(key_at(i), i)
+        self._same = same
+
+    def duplicates(self) -> np.ndarray:
+        """Positions of every later occurrence of an id (first occurrences excluded)."""
+        if self.dict is not None:
+            return np.array([i for i in range(len(self.hashes)) if self.dict[self.key_at(i)] != i], np.int64)
+        return np.sort(self.order[self._same + 1])
+
+    def lookup(self, keys: Sequence[str]) -> np.ndarray:
+        """Position of each key's first occurrence, or -1."""
+        if self.dict is not None:
+            return np.fromiter(map(self.dict.get, keys, repeat(-1)), np.int64, len(keys))
+        return self._lookup_hashes(np.fromiter(map(hash, keys), np.int64, len(keys)))
+
+    def lookup_of(self, items: Sequence[Any], getter: Any) -> np.ndarray:
+        """:meth:`lookup` of ``getter(item)`` for every item, without building a key list."""
+        if self.dict is not None:
+            return self.lookup(list(map(getter, items)))
+        return self._lookup_hashes(np.fromiter(map(hash, map(getter, items)), np.int64, len(items)))
+
+    def _lookup_hashes(self, hk: np.ndarray) -> np.ndarray:
+        o = np.argsort(hk)  # sorted needles make searchsorted cache-friendly
+        hk_sorted = hk[o]
+        pos = np.minimum(np.searchsorted(self.sorted, hk_sorted), len(self.sorted) - 1)
+        hit = self.sorted[pos] == hk_sorted
+        out = np.full(len(hk), -1, np.int64)
+        out[o[hit]] = self.order[pos[hit]]
+        return out
+
+
+# ----------------------------------------------------------------------------- DAG
+def _check_dag(cs: np.ndarray, cd: np.ndarray, causal: np.ndarray, t: np.ndarray, n: int,
+               id_at: Any, loc: Locator, col: Collector) -> None:
+    """Causal edges must form a DAG.
+
+    Fast path: an edge that goes strictly forward in time cannot close a cycle on its own —
+    any cycle needs an edge with ``t[dst] <= t[src]``. If every causal edge goes forward,
+    the graph is a DAG (one vector comparison). If the only non-forward edges join events
+    of equal time, a cycle can only use those, so Kahn's peel runs on that small subgraph;
+    otherwise (time runs backwards somewhere, or NaN times) on the whole causal graph.
+    """
+    if not len(cs):
+        return
+    ts, td = t[cs], t[cd]
+    fwd = td > ts
+    if fwd.all():
+        return
+    sub = ~fwd if not (td < ts).any() and not np.isnan(ts).any() and not np.isnan(td).any() else slice(None)
+    cycle = find_cycle(cs[sub], cd[sub], n)
+    if cycle is None:
+        return
+    members = ", ".join(short(id_at(i), 30) for i in cycle[:20]) + (" …" if len(cycle) > 20 else "")
+    # locate the cycle at one of its edges (the one leaving its first member)
+    on = (cs == cycle[0]) & (cd == cycle[1 % len(cycle)])
+    j = int(causal[np.flatnonzero(on)[0]]) if on.any() else int(causal[0])
+    col.add("edge.cycle", loc.edge(j),
+            f"causal edges form a cycle of {len(cycle)} events: {members} → {short(id_at(cycle[0]), 30)}",
+            "causal/spawn/return/aggregate/tool_dependency edges must not loop; remove or reverse one")
+
+
+def find_cycle(src: np.ndarray, dst: np.ndarray, n: int) -> list[int] | None:
+    """One directed cycle (node list in edge order) in the graph ``src → dst``, or None.
+
+    Vectorised Kahn peel, frontier by frontier (``np.bincount`` in-degrees, CSR
+    gathers); only if nodes are left over is a cycle walked out of them.
+
+    >>> find_cycle(np.array([0, 1, 2]), np.array([1, 2, 0]), 3)
+    [0, 1, 2]
+    >>> find_cycle(np.array([0, 1]), np.array([1, 2]), 3) is None
+    True
+    """
+    if not len(src):
+        return None
+    nodes, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    k, e = len(nodes), len(src)
+    s, d = inv[:e], inv[e:]
+    order = np.argsort(s, kind="stable")
+    d_sorted = d[order]
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(np.bincount(s, minlength=k), out=indptr[1:])
+    indeg = np.bincount(d, minlength=k)
+    frontier = np.flatnonzero(indeg == 0)
+    while frontier.size:
+        starts, stops = indptr[frontier], indptr[frontier + 1]
+        counts = stops - starts
+        total = int(counts.sum())
+        if not total:
+            break
+        # positions of every out-edge of the frontier, without a Python loop
+        offs = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+        targets = d_sorted[offs]
+        if total > k // 8:
+            indeg -= np.bincount(targets, minlength=k)
+        else:
+            np.subtract.at(indeg, targets, 1)
+        cand = np.unique(targets)
+        frontier = cand[indeg[cand] == 0]
+    left = indeg > 0
+    if not left.any():
+        return None
+    # every leftover node has an in-edge from a leftover node: walk those backwards
+    both = left[s] & left[d]
+    pred = np.full(k, -1, np.int64)
+    pred[d[both]] = s[both]
+    seen: dict[int, int] = {}
+    walk: list[int] = []
+    node = int(np.flatnonzero(left)[0])
+    while node not in seen:
+        seen[node] = len(walk)
+        walk.append(node)
+        node = int(pred[node])
+    loop = [int(nodes[x]) for x in walk[seen[node]:][::-1]]  # predecessor walk reversed = edge order
+    r = loop.index(min(loop))
+    return loop[r:] + loop[:r]
+
+
+# ----------------------------------------------------------------------------- agents
+def _check_agents(ev: Sequence[Any], agent_hash: np.ndarray, t: np.ndarray, types: np.ndarray,
+                  tol: float, loc: Locator, col: Collector) -> None:
+    """Spawned agents act only after their first spawn, and return to their spawner.
+
+    Agents are matched by string hash (vectorised); every reported problem is confirmed
+    on the strings themselves.
+    """
+    spawn_idx = np.flatnonzero(types == _SPAWN)
+    children = [ev[i].to for i in spawn_idx.tolist()]  # spawns are few relative to events
+    keep = [k for k, c in enumerate(children) if c is not None]
+    if not keep:
+        return
+    spawn_idx = spawn_idx[keep]
+    child_hash = np.array([hash(children[k]) for k in keep], np.int64)
+    order = np.lexsort((t[spawn_idx], child_hash))  # by child, then time
+    first = spawn_idx[order[np.r_[True, child_hash[order][1:] != child_hash[order][:-1]]]]
+    spawned = np.array([hash(ev[i].to) for i in first.tolist()], np.int64)  # sorted, unique
+    pos = np.minimum(np.searchsorted(spawned, agent_hash), len(spawned) - 1)  # (n,)
+    is_child = spawned[pos] == agent_hash
+    spawn_of = np.where(is_child, first[pos], -1)  # (n,) the event that first spawned ev[i].agent
+    spawn_t = np.where(is_child, t[np.maximum(spawn_of, 0)], -np.inf)
+    early = np.flatnonzero(t < spawn_t - tol)
+    early = [i for i in early.tolist() if ev[i].agent == ev[spawn_of[i]].to]
+    if early:
+        firsts: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        for i in early:
+            a = ev[i].agent
+            counts[a] = counts.get(a, 0) + 1
+            if a not in firsts or t[i] < t[firsts[a]]:
+                firsts[a] = i
+        col.add_many("agent.before-spawn", sorted(firsts.values()), lambda i: (
+            loc.event(i, "t"),
+            f"agent {short(ev[i].agent)} acts at t={t[i]!r} ({counts[ev[i].agent]} event(s) in all) before "
+            f"it is first spawned at t={spawn_t[i]!r} ({loc.event(int(spawn_of[i]))})",
+            "spawn the agent before it acts (or fix the times)"))
+    ret = np.flatnonzero((types == _RETURN) & is_child)
+    wrong = [i for i in ret.tolist()
+             if ev[i].to is not None and ev[i].agent == ev[spawn_of[i]].to and ev[i].to != ev[spawn_of[i]].agent]
+    col.add_many("return.wrong-target", wrong, lambda i: (
+        loc.event(i, "to"), f"agent {short(ev[i].agent)} returns to {short(ev[i].to)} but was spawned by "
+        f"{short(ev[spawn_of[i]].agent)} ({loc.event(int(spawn_of[i]))})", "return to the spawner"))
+
+
+def _severity_counts(problems: Sequence[Problem]) -> dict[Severity, int]:  # used by the CLI
+    out = {ERROR: 0, WARNING: 0}
+    for p in problems:
+        out[p.severity] += 1
+    return out

@@ -19,6 +19,7 @@ from .errors import OrchestraceError
 from .io import TraceWriter, dump, dumps, iter_traces, load, loads, to_reference
 from .synth import synth
 from .trace import SCHEMA_VERSION, DecisionPayload, Edge, Event, Outcome, Signal, Trace
+from .validate import validate
 from .vocab import CreditUnit, Decision, EdgeType, EventType, Measure, RewardFamily, Severity, Topology
 
 __version__ = "0.1.0"
@@ -52,5 +53,6 @@ __all__ = [
     "loads",
     "synth",
     "to_reference",
+    "validate",
     "vocab",
 ]

@@ -56,6 +56,8 @@ class Collector:
     def __init__(self, cap: int = MAX_PER_CODE) -> None:
         self.cap = cap
         self.problems: list[Problem] = []
+        #: ids of events dropped by the structural layer (edges to them are not "dangling")
+        self.dropped_ids: set[str] = set()
         self.counts: Counter[str] = Counter()
         self._sev: dict[str, Severity] = {}
 
@@ -210,6 +212,7 @@ _EVENT_FIELDS = frozenset(f.encode_name for f in msgspec.structs.fields(Event))
 REFERENCE_EVENT_FIELDS = frozenset({"id", "t", "type", "agent", "role", "from", "to", "tool", "content_ref", "trusted"})
 _ENUM_OF_KEY: dict[str, type[Enum]] = {"topology": Topology, "kind": Decision, "unit": CreditUnit, "family": RewardFamily}
 _NON_SPACE = re.compile(rb"\S")
+_EVENT_ID = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')
 _JSONL_HEAD = re.compile(rb'\A\s*\{\s*"(?:header|event|edge|end)"\s*:')
 _BAD_NUMBER = re.compile(rb"-?(?:NaN|Infinity|inf|nan)")
 
@@ -233,24 +236,33 @@ def check_utf8(data: bytes, col: Collector) -> bytes:
         return data
     except UnicodeDecodeError as exc:
         line, column = _line_col(data, exc.start)
+        utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
         col.add("json.invalid-utf8", f"line {line}, column {column}",
                 f"invalid UTF-8 byte {data[exc.start:exc.start + 1]!r} at byte {exc.start} "
-                f"(line {line}, column {column})")
+                f"(line {line}, column {column})" + ("; the file looks like UTF-16" if utf16 else ""),
+                "save the file as UTF-8" + (" (not UTF-16)" if utf16 else ""))
         return data.decode("utf-8", "replace").encode("utf-8")  # keep checking the rest
 
 
-def _decode_document(data: bytes, col: Collector) -> list[Decoded]:
+def _decode_document(data: bytes, col: Collector, utf8_checked: bool = False) -> list[Decoded]:
     try:
         tr = _trace_decoder.decode(data)
-    except UnicodeDecodeError:
-        return _decode_document(check_utf8(data, col), col)
-    except (msgspec.DecodeError, RecursionError):
-        pass  # ValidationError is a DecodeError subclass
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # ValidationError is a DecodeError
+        if not utf8_checked:  # slow path only: is it UTF-8 at all?
+            fixed = check_utf8(data, col)
+            if fixed is not data:
+                return _decode_document(fixed, col, True)
     else:
         # native writers put schema_version last: look at the tail before the whole text
         reference = data.rfind(b'"schema_version"', max(0, len(data) - 65536)) < 0 and b'"schema_version"' not in data
         return [Decoded(tr, Locator(), reference, lambda: reference_missing(_probe_raw(data)), True)]
-    if data.lstrip()[:1] not in (b"{", b""):
+    first = _NON_SPACE.search(data).start()  # type: ignore[union-attr]  # (not empty: checked)
+    head = data[first:first + 1]
+    if head == b"[":  # no need to parse (maybe 10,000-deep) arrays to know the type is wrong
+        col.add("schema.type", "$", "expected a JSON object (one trace), got an array",
+                "a trace is an object with trace_id, task_id, events, …; for many traces use a JSONL stream")
+        return []
+    if head != b"{":
         raw = _raw_or_none(data, col, scalar_ok=True)
         if raw is not _FAIL:
             col.add("schema.type", "$", f"expected a JSON object (one trace), got {_jtype(raw)}",
@@ -282,7 +294,10 @@ def _raw_or_none(data: bytes, col: Collector, *, scalar_ok: bool = False, prefix
         msg = str(exc)
     m = re.search(r"\(byte (\d+)\)", msg)
     if "truncated" in msg:
-        col.add("json.truncated", prefix + "$", "the JSON text ends before the document is complete")
+        if prefix:
+            col.add("json.malformed", prefix + "$", "the line ends before its JSON record is complete")
+        else:
+            col.add("json.truncated", "$", "the JSON text ends before the document is complete")
         return _FAIL
     off = int(m.group(1)) if m else 0
     line, column = _line_col(data, off)
@@ -388,6 +403,8 @@ def _convert_number_map(val: Any, path: str, col: Collector) -> dict[str, float]
 def _convert_event(val: Any, path: str, col: Collector, reference: bool) -> Any:
     if not isinstance(val, dict):
         col.add("schema.type", path, f"expected an event object, got {_jtype(val)}")
+        if isinstance(val, list) and val and isinstance(val[0], str):
+            col.dropped_ids.add(val[0])
         return _FAIL
     extra = [k for k in val if k not in _EVENT_FIELDS]
     if extra:
@@ -419,6 +436,8 @@ def _convert_event(val: Any, path: str, col: Collector, reference: bool) -> Any:
                         WARNING)
                 continue
             _report(col, msg, path + sub[1:], val)
+            if isinstance(val.get("id"), str):
+                col.dropped_ids.add(val["id"])
             return _FAIL
     return _FAIL  # pragma: no cover - every retry removes one field
 
@@ -582,7 +601,12 @@ def _decode_lines_tolerant(lines: list[bytes], nonblank: list[int], col: Collect
             rec = _convert_record(raw, prefix, sub)
             if rec is not None:
                 out.append((i, rec))
+        else:  # remember the id of a broken event line, so edges to it are not "dangling"
+            m = _EVENT_ID.search(ln)
+            if m and ln.lstrip().startswith(b'{"event"'):
+                sub.dropped_ids.add(m.group(1).decode("utf-8", "replace"))
         col.extend(sub.finish())
+        col.dropped_ids |= sub.dropped_ids
     return out
 
 
@@ -663,7 +687,7 @@ def _assemble(records: list[tuple[int, Any]], col: Collector) -> Iterator[Decode
     if header is None:
         col.add("jsonl.no-header", "$", "the stream holds no header record", "start the stream with a header")
         return
-    if end is None:
+    if end is None and not col.counts.get("jsonl.truncated"):  # a cut stream has no end: one warning
         _no_end(col, header_line)
     yield finish()
 

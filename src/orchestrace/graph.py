@@ -180,6 +180,15 @@ def _gather(ptr: np.ndarray, idx: np.ndarray, nodes: np.ndarray) -> tuple[np.nda
     return idx[pos], np.repeat(nodes, counts)
 
 
+def _dedupe(a: np.ndarray, stamp: np.ndarray) -> np.ndarray:
+    """``a`` without repeated values, in O(len(a)) (``stamp`` is scratch space of length n)."""
+    if a.size < 2:
+        return a
+    pos = np.arange(a.size)
+    stamp[a] = pos  # the last write for each value wins
+    return a[stamp[a] == pos]
+
+
 def _bools(values: Iterable[object], target: object, n: int) -> np.ndarray:
     """``v is target`` for each value, as a bool array (C-level map, no Python loop)."""
     return np.fromiter(map(operator.is_, values, itertools.repeat(target)), dtype=bool, count=n)
@@ -329,7 +338,9 @@ class TraceGraph:
 
     def is_type(self, *kinds: EventType) -> np.ndarray:
         """Bool mask of events whose type is one of ``kinds``."""
-        return np.isin(self.type, [_EV[k] for k in kinds])
+        table = np.zeros(len(EVENT_TYPES), dtype=bool)
+        table[[int(_EV[k]) for k in kinds]] = True
+        return table[self.type]
 
     # ------------------------------------------------------------------ topology
     @cached_property
@@ -349,6 +360,7 @@ class TraceGraph:
         finish = np.zeros(n)
         frontier = np.flatnonzero(indeg == 0).astype(_I32)
         finish[frontier] = self.duration[frontier]
+        stamp = np.zeros(n, dtype=np.int64)
         parts, srcs, dsts = [], [], []
         level_ptr, lv_ptr = [0], [0]
         lvl = 0
@@ -364,9 +376,7 @@ class TraceGraph:
                 break
             np.maximum.at(ready, tgt, finish[src])
             np.subtract.at(indeg, tgt, 1)
-            nxt = tgt[indeg[tgt] == 0]
-            if nxt.size > 1:
-                nxt = np.unique(nxt)
+            nxt = _dedupe(tgt[indeg[tgt] == 0], stamp)
             finish[nxt] = ready[nxt] + self.duration[nxt]
             frontier = nxt
             lvl += 1
@@ -423,14 +433,13 @@ class TraceGraph:
     # ------------------------------------------------------------------ reachability
     def _bfs(self, ptr: np.ndarray, idx: np.ndarray, seeds: np.ndarray, inclusive: bool) -> np.ndarray:
         seen = np.zeros(self.n, dtype=bool)
+        stamp = np.zeros(self.n, dtype=np.int64)
         frontier = np.unique(np.asarray(seeds, dtype=_I32))
         if inclusive:
             seen[frontier] = True
         while frontier.size:
             nb, _ = _gather(ptr, idx, frontier)
-            nb = nb[~seen[nb]]
-            if nb.size > 1:
-                nb = np.unique(nb)
+            nb = _dedupe(nb[~seen[nb]], stamp)
             seen[nb] = True
             frontier = nb
         return seen
@@ -568,7 +577,10 @@ class TraceGraph:
             return -1, "empty trace"
         s = self.stop
         if s >= 0:
-            anc = self.ancestor_mask([s])
+            seed = np.zeros(self.n, dtype=bool)
+            seed[s] = True
+            anc = self.sweep_backward(seed)
+            anc[s] = False
             cand = np.flatnonzero(anc & self.is_type(EventType.AGGREGATE, EventType.RETURN))
             if cand.size:
                 return self._latest(cand), "aggregate/return ancestor of the stop decision"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Iterable
-from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -285,9 +284,11 @@ def _errors(g: TraceGraph) -> dict[str, object]:
                 _note(g, "no event carries an error flag; E4 assumes no errors")
             z = np.zeros(g.n, dtype=bool)
             return {"flagged": z, "taint": z, "roots": z, "caught": 0}
-        verifier = np.fromiter((oc is not None and oc.verifier is not None for oc in
-                                map(attrgetter("outcome"), g.trace.events)), dtype=bool, count=g.n)
-        catcher = (g.is_type(_T.AGGREGATE) | verifier) & g.error_clean
+        catcher = g.is_type(_T.AGGREGATE) & g.error_clean
+        ev = g.trace.events
+        for i in np.flatnonzero(g.error_clean & ~catcher).tolist():  # few: explicitly clean events
+            oc = ev[i].outcome
+            catcher[i] = oc is not None and oc.verifier is not None
         taint = g.sweep_forward(f, blocked=catcher)
         # reached from a flagged event by ≥ 1 edge: sweep from the flagged events' successors
         succ = np.zeros(g.n, dtype=bool)

@@ -228,14 +228,14 @@ def _check(d: Decoded, col: Collector) -> None:
         _finite(col, t, lambda i: loc.event(i, "t"))
     if d.reference:
         col.add_many("reference.negative-time", np.flatnonzero(t < 0),
-                     lambda i: (loc.event(i, "t"), f"t = {t[i]!r} is negative", "reference traces need t ≥ 0"))
+                     lambda i: (loc.event(i, "t"), f"t = {float(t[i])!r} is negative", "reference traces need t ≥ 0"))
     t_end_list = list(map(_get["t_end"], ev))
     t_end = _float_column(t_end_list)
     if not finite:
         _finite(col, t_end, lambda i: loc.event(i, "t_end"), t_end_list)
-    early = np.flatnonzero(t_end < t - tol)
+    early = np.flatnonzero((t_end < t - tol) & np.isfinite(t_end) & np.isfinite(t))
     col.add_many("event.end-before-start", early, lambda i: (
-        loc.event(i, "t_end"), f"t_end = {t_end[i]!r} is before t = {t[i]!r}", "t_end must be ≥ t (or omitted)"))
+        loc.event(i, "t_end"), f"t_end = {float(t_end[i])!r} is before t = {float(t[i])!r}", "t_end must be ≥ t (or omitted)"))
     for field in ("tokens_in", "tokens_out", "cost"):
         values = list(map(_get[field], ev))
         if values.count(None) == n:
@@ -244,7 +244,7 @@ def _check(d: Decoded, col: Collector) -> None:
         if field == "cost" and not finite:
             _finite(col, arr, lambda i, f=field: loc.event(i, f), values)
         col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (
-            loc.event(i, f), f"{f} = {a[i]!r} is negative", "costs and token counts are ≥ 0"))
+            loc.event(i, f), f"{f} = {float(a[i])!r} is negative", "costs and token counts are ≥ 0"))
 
     # -- edges ----------------------------------------------------------------------------
     if m:
@@ -252,17 +252,20 @@ def _check(d: Decoded, col: Collector) -> None:
         dd = index.lookup_of(ed, _get["dst"])
         etype = np.fromiter(map(_ED_CODE.get, map(_get["type"], ed), repeat(-1)), np.int8, m)
         for name, ends in (("src", s), ("dst", dd)):
-            col.add_many("edge.dangling", np.flatnonzero(ends < 0), lambda j, f=name: (
+            dangling = np.flatnonzero(ends < 0)
+            if col.dropped_ids:  # an edge to an event that failed to decode is not news
+                dangling = [j for j in dangling.tolist() if getattr(ed[j], name) not in col.dropped_ids]
+            col.add_many("edge.dangling", dangling, lambda j, f=name: (
                 loc.edge(j, f), f"edge {f} {short(getattr(ed[j], f))} is not the id of any event",
                 "add the event, or fix the id"))
         col.add_many("schema.enum", np.flatnonzero(etype < 0),
                      lambda j: (loc.edge(j, "type"), f"invalid edge type {short(ed[j].type)}", ""))
         causal = np.flatnonzero(np.isin(etype, _CAUSAL_CODES) & (s >= 0) & (dd >= 0))  # edge indices
         cs, cd = s[causal], dd[causal]
-        back = causal[t[cd] < t[cs] - tol]
+        back = causal[(t[cd] < t[cs] - tol) & np.isfinite(t[cd]) & np.isfinite(t[cs])]
         col.add_many("edge.time-backwards", back, lambda j: (
             loc.edge(j), f"time runs backwards along this {ed[j].type} edge: "
-            f"{short(ed[j].src)} at t={t[s[j]]!r} → {short(ed[j].dst)} at t={t[dd[j]]!r}",
+            f"{short(ed[j].src)} at t={float(t[s[j]])!r} → {short(ed[j].dst)} at t={float(t[dd[j]])!r}",
             "an effect cannot precede its cause; fix the times or the edge direction"))
         _check_dag(cs, cd, causal, t, n, lambda i: ev[i].id, loc, col)
     else:
@@ -336,7 +339,7 @@ def _check_trace_level(d: Decoded, col: Collector) -> None:
     if tr.signals:
         vals = _float_column(list(map(_get["value"], tr.signals)))
         col.add_many("number.non-finite", np.flatnonzero(~np.isfinite(vals)), lambda k: (
-            loc.field(f"signals[{k}].value"), f"signal value = {vals[k]!r}", ""))
+            loc.field(f"signals[{k}].value"), f"signal value = {float(vals[k])!r}", ""))
 
 
 def _float_column(values: list[Any]) -> np.ndarray:
@@ -365,7 +368,7 @@ def _finite(col: Collector, arr: np.ndarray, where: Any, values: list[Any] | Non
             bad &= ~nan  # every NaN is a missing value
         else:
             bad &= ~(nan & (np.fromiter(map(is_not, values, repeat(None)), np.bool_, len(values)) == 0))
-    col.add_many("number.non-finite", np.flatnonzero(bad), lambda i: (where(i), f"value is {arr[i]!r}", ""))
+    col.add_many("number.non-finite", np.flatnonzero(bad), lambda i: (where(i), f"value is {float(arr[i])!r}", ""))
 
 
 class _IdIndex:
@@ -542,8 +545,8 @@ def _check_agents(ev: Sequence[Any], agent_hash: np.ndarray, t: np.ndarray, type
                 firsts[a] = i
         col.add_many("agent.before-spawn", sorted(firsts.values()), lambda i: (
             loc.event(i, "t"),
-            f"agent {short(ev[i].agent)} acts at t={t[i]!r} ({counts[ev[i].agent]} event(s) in all) before "
-            f"it is first spawned at t={spawn_t[i]!r} ({loc.event(int(spawn_of[i]))})",
+            f"agent {short(ev[i].agent)} acts at t={float(t[i])!r} ({counts[ev[i].agent]} event(s) in all) before "
+            f"it is first spawned at t={float(spawn_t[i])!r} ({loc.event(int(spawn_of[i]))})",
             "spawn the agent before it acts (or fix the times)"))
     ret = np.flatnonzero((types == _RETURN) & is_child)
     wrong = [i for i in ret.tolist()

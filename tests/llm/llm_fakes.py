@@ -32,6 +32,7 @@ class FaultyServer:
         self.requests: list[dict] = []
         self.actions: list[str] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         self._loop = asyncio.new_event_loop()
         self._server: asyncio.base_events.Server | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -65,6 +66,7 @@ class FaultyServer:
                 i = len(self.requests)
                 self.requests.append(json.loads(body) if body else {})
                 self.headers.append(headers)
+                self.paths.append(lines[0].split(" ")[1] if " " in lines[0] else "")
                 action = self.script(i)
                 self.actions.append(action)
                 if action == "drop":

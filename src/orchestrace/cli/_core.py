@@ -1,14 +1,393 @@
-"""Core commands: synth (validate, convert, inspect, schema are added by the validator work)."""
+"""Core commands: validate, convert, inspect, schema, synth.
+
+Exit codes (every command): 0 ok · 1 the input is invalid / has problems · 2 usage or I/O
+error (missing file, directory, unreadable, unwritable). No command prints a traceback:
+unexpected failures are reported as one ``internal error`` line (exit 2).
+
+``validate`` takes files and quoted globs (``'runs/**/*.jsonl'``, expanded here, ``**``
+recursive). A directory is an ``io.is-directory`` problem (exit 2) unless ``-r`` is given,
+which expands it to the ``*.json`` / ``*.jsonl`` files below it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import json
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
-from ._app import app, console, fail
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+
+if TYPE_CHECKING:
+    from .._problems import ValidationReport
+    from ..trace import Trace
 
 
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class ConvertTo(str, Enum):
+    native = "native"
+    reference = "reference"
+    jsonl = "jsonl"
+
+
+@contextlib.contextmanager
+def _no_traceback() -> Iterator[None]:
+    """Turn any unexpected exception into one line on stderr and exit 2."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # the CLI's contract: never a traceback
+        err_console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc)[:500])}")
+        err_console.print("  this is a bug in orchestrace; please report it with the command and input")
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+# ----------------------------------------------------------------------------- validate
+def _expand(args: list[str], recursive: bool) -> list[tuple[str, str | None]]:
+    """``(path, problem)`` pairs: files to check, or an argument that names none."""
+    out: list[tuple[str, str | None]] = []
+    for arg in args:
+        p = Path(arg)
+        if not p.exists() and any(ch in arg for ch in "*?["):
+            hits = sorted(h for h in glob.glob(arg, recursive=True) if Path(h).is_file())
+            out.extend((h, None) for h in hits) if hits else out.append((arg, "no file matches this glob"))
+        elif p.is_dir() and recursive:
+            hits = sorted(str(h) for h in p.rglob("*") if h.is_file() and h.suffix in (".json", ".jsonl"))
+            out.extend((h, None) for h in hits) if hits else out.append((arg, "no .json/.jsonl files in this directory"))
+        else:
+            out.append((arg, None))
+    return out
+
+
+@app.command()
+def validate(
+    paths: list[str] = typer.Argument(..., help="Trace files (.json, .jsonl) or quoted globs ('runs/*.jsonl')."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f",
+                                        help="text (human) or json (one object per file per line)."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings count as errors (exit 1)."),
+    recursive: bool = typer.Option(False, "--recursive", "-r", help="Expand directories to their .json/.jsonl files."),
+) -> None:
+    """Check traces: structure (types, enums, required fields) and semantics (ids, DAG, time, spawns, stop).
+
+    Exit 0 when every file is valid (warnings allowed unless --strict), 1 when any file
+    has an error, 2 when a file cannot be read (or no file matches).
+    """
+    from .._problems import Problem, ValidationReport
+    from ..validate import validate as check
+    from ..vocab import Severity
+
+    with _no_traceback():
+        targets = _expand(paths, recursive)
+        io_error = invalid = False
+        n_valid = 0
+        with _progress(len(targets), enabled=len(targets) > 3) as advance:
+            for path, why in targets:
+                if why is not None:
+                    report = ValidationReport(source=path, problems=(Problem(
+                        code="io.not-found", severity=Severity.ERROR, path=path, message=why,
+                        hint="check the path or the glob (quote it so the shell does not expand it)"),))
+                else:
+                    report = check(path, strict=strict)
+                io_error |= any(p.code.startswith("io.") for p in report.problems)
+                ok = report.ok(strict=strict)
+                invalid |= not ok
+                n_valid += ok
+                _print_report(report, format, ok)
+                advance()
+        if format is OutputFormat.text and len(targets) > 1:
+            console.print(f"{len(targets)} files: {n_valid} valid, {len(targets) - n_valid} with errors")
+    raise typer.Exit(EXIT_USAGE if io_error else EXIT_INVALID if invalid else EXIT_OK)
+
+
+def _print_report(report: ValidationReport, format: OutputFormat, ok: bool) -> None:
+    if format is OutputFormat.json:
+        d = report.to_dict()
+        d["valid"] = ok
+        sys.stdout.write(json.dumps(d, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return
+    path = escape(str(report.source))
+    n_err, n_warn = len(report.errors), len(report.warnings)
+    if not report.problems:
+        console.print(f"[green]✓[/] {path}  ({report.n_events} events, {report.n_edges} edges)", soft_wrap=True)
+        return
+    mark = "[green]✓[/]" if ok else "[red]✗[/]"
+    console.print(f"{mark} {path}: {n_err} error(s), {n_warn} warning(s)"
+                  f"  ({report.n_events} events, {report.n_edges} edges)", soft_wrap=True)
+    for p in report.problems:
+        color = "red" if p.severity.value == "error" else "yellow"
+        console.print(f"  [{color}]{p.severity.value:7}[/] [bold]{escape(p.code)}[/] at {escape(p.path)}: "
+                      f"{escape(p.message)}", soft_wrap=True)
+        if p.hint:
+            console.print(f"           hint: {escape(p.hint)}", soft_wrap=True)
+
+
+@contextlib.contextmanager
+def _progress(total: int, *, enabled: bool) -> Iterator[Any]:
+    """A transient progress bar on stderr (only on a terminal, only for many files)."""
+    if not (enabled and err_console.is_terminal):
+        yield lambda: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task("validate", total=total)
+        yield lambda: bar.advance(task)
+
+
+# ----------------------------------------------------------------------------- loading helpers
+def _load_all(path: Path) -> list[Trace]:
+    """All traces of a file; structural problems → exit 1, I/O problems → exit 2; warnings → notes."""
+    from ..errors import TraceDecodeError
+    from ..io import iter_traces
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            traces = list(iter_traces(path))
+        except TraceDecodeError as exc:
+            io = any(p.code.startswith("io.") for p in exc.problems)
+            raise fail(f"{escape(str(path))}: " + ("cannot read the file" if io else "not a valid trace"),
+                       problems=exc.problems, code=EXIT_USAGE if io else EXIT_INVALID) from None
+    _notes(caught)
+    return traces
+
+
+def _notes(caught: list[warnings.WarningMessage]) -> None:
+    for w in caught:
+        err_console.print(f"[yellow]note:[/] {escape(str(w.message))}", soft_wrap=True)
+
+
+# ----------------------------------------------------------------------------- convert
+@app.command()
+def convert(
+    src: Path = typer.Argument(..., help="Input trace (native or reference JSON, or JSONL stream)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output file."),
+    to: ConvertTo | None = typer.Option(None, "--to", help="native | reference | jsonl (default: from the "
+                                        "output suffix, .jsonl → jsonl, else native)."),
+) -> None:
+    """Convert between native JSON, the survey's reference JSON and the JSONL stream.
+
+    --to reference writes a file that passes the reference JSON Schema; native fields
+    without a reference slot are dropped and named in a note.
+    """
+    from ..io import dumps, to_reference
+
+    with _no_traceback():
+        fmt = to.value if to is not None else ("jsonl" if out.suffix == ".jsonl" else "native")
+        traces = _load_all(src)
+        if len(traces) > 1 and fmt != "jsonl":
+            raise fail(f"{escape(str(src))} holds {len(traces)} traces; a {fmt} JSON file holds one (use --to jsonl)",
+                       code=EXIT_USAGE) from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if fmt == "reference":
+                data = json.dumps(to_reference(traces[0]), ensure_ascii=False, allow_nan=False).encode()
+            else:
+                data = b"".join(dumps(tr, format=fmt) for tr in traces)  # type: ignore[arg-type]
+        _notes(caught)
+        try:
+            out.write_bytes(data)
+        except OSError as exc:
+            raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
+        n_ev = sum(len(tr.events) for tr in traces)
+        console.print(f"wrote {escape(str(out))} ({fmt}): {len(traces)} trace(s), {n_ev} events")
+
+
+# ----------------------------------------------------------------------------- inspect
+@app.command()
+def inspect(
+    path: Path = typer.Argument(..., help="Trace file (.json or .jsonl)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
+) -> None:
+    """Summarise a trace: agents, spawn tree, events by type, time span, tokens, tool calls, rewards."""
+    with _no_traceback():
+        traces = _load_all(path)
+        for k, tr in enumerate(traces):
+            info = summarize(tr)
+            if as_json:
+                sys.stdout.write(json.dumps(info, ensure_ascii=False, default=str) + "\n")
+            else:
+                if len(traces) > 1:
+                    console.rule(f"trace {k + 1} of {len(traces)}")
+                _print_summary(tr, info)
+
+
+def summarize(tr: Trace) -> dict[str, Any]:
+    """A JSON-ready summary of one trace (what ``orchestrace inspect`` shows).
+
+    >>> from orchestrace.synth import synth
+    >>> s = summarize(synth(events=60, agents=3, seed=0))
+    >>> s["events"], s["agents"], s["stop"] is not None
+    (60, 4, True)
+    """
+    from ..vocab import EventType
+
+    ev = tr.events
+    ts = [e.t for e in ev] + [e.t_end for e in ev if e.t_end is not None]
+    per_agent: dict[str, dict[str, Any]] = {}
+    for e in ev:
+        a = per_agent.setdefault(e.agent, {"events": 0, "tokens": 0, "first_t": e.t, "last_t": e.t,
+                                           "roles": set()})
+        a["events"] += 1
+        a["tokens"] += e.tokens
+        a["first_t"] = min(a["first_t"], e.t)
+        a["last_t"] = max(a["last_t"], e.t if e.t_end is None else e.t_end)
+        if e.role:
+            a["roles"].add(e.role)
+    tools = Counter(e.tool or "?" for e in ev if e.type is EventType.TOOL_CALL)
+    tool_errors = Counter(e.tool or "?" for e in ev if e.type is EventType.TOOL_CALL and e.error)
+    spawns = [(e.agent, e.to) for e in ev if e.type is EventType.SPAWN and e.to]
+    stop = tr.stop_event
+    return {
+        "trace_id": tr.trace_id, "task_id": tr.task_id, "system": tr.system,
+        "topology": tr.topology.value if tr.topology else None, "schema_version": tr.schema_version,
+        "events": len(ev), "edges": len(tr.edges), "agents": len(tr.agents),
+        "t_start": min(ts) if ts else None, "t_end": max(ts) if ts else None,
+        "tokens_in": sum(e.tokens_in or 0 for e in ev), "tokens_out": sum(e.tokens_out or 0 for e in ev),
+        "cost": sum(e.cost or 0.0 for e in ev),
+        "events_by_type": dict(Counter(e.type.value for e in ev).most_common()),
+        "edges_by_type": dict(Counter(d.type.value for d in tr.edges).most_common()),
+        "tool_calls": dict(tools.most_common()), "tool_errors": dict(tool_errors),
+        "per_agent": {a: {**v, "roles": sorted(v["roles"])} for a, v in per_agent.items()},
+        "spawns": spawns,
+        "errors_flagged": sum(1 for e in ev if e.error),
+        "untrusted": sum(1 for e in ev if e.trusted is False),
+        "stop": stop.id if stop is not None else None,
+        "outcome": None if tr.outcome is None else {"success": tr.outcome.success, "score": tr.outcome.score},
+        "rewards": dict(tr.rewards), "costs": dict(tr.costs), "metrics": dict(tr.metrics),
+        "signals": len(tr.signals),
+    }
+
+
+def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.tree import Tree
+
+    def fmt(x: Any) -> str:
+        return f"{x:.6g}" if isinstance(x, float) else escape(str(x))
+
+    over = Table(title=f"trace {escape(s['trace_id'])}", show_header=False)
+    span = None if s["t_start"] is None else s["t_end"] - s["t_start"]
+    for k, v in [("task", s["task_id"]), ("system", s["system"]), ("topology", s["topology"]),
+                 ("schema_version", s["schema_version"]), ("events", s["events"]), ("edges", s["edges"]),
+                 ("agents", s["agents"]), ("time span", f"{fmt(s['t_start'])} → {fmt(s['t_end'])}  ({fmt(span)} s)"),
+                 ("tokens in / out", f"{s['tokens_in']} / {s['tokens_out']}"), ("cost", s["cost"]),
+                 ("tool calls", sum(s["tool_calls"].values())), ("errors flagged", s["errors_flagged"]),
+                 ("untrusted events", s["untrusted"]), ("stop decision", s["stop"]), ("outcome", s["outcome"])]:
+        over.add_row(k, fmt(v))
+    console.print(over)
+
+    by_type = Table(title="events by type")
+    by_type.add_column("type")
+    by_type.add_column("events", justify="right")
+    by_type.add_column("share", justify="right")
+    for k, v in s["events_by_type"].items():
+        by_type.add_row(k, str(v), f"{v / max(1, s['events']):.1%}")
+    edges = Table(title="edges by type")
+    edges.add_column("type")
+    edges.add_column("edges", justify="right")
+    for k, v in s["edges_by_type"].items():
+        edges.add_row(k, str(v))
+    console.print(by_type, edges)
+
+    agents = Table(title="agents")
+    for col, just in (("agent", "left"), ("roles", "left"), ("events", "right"), ("tokens", "right"),
+                      ("first t", "right"), ("last t", "right")):
+        agents.add_column(col, justify=just)  # type: ignore[arg-type]
+    rows = sorted(s["per_agent"].items(), key=lambda kv: -kv[1]["events"])
+    for a, v in rows[:30]:
+        agents.add_row(escape(a), escape(", ".join(v["roles"])), str(v["events"]), str(v["tokens"]),
+                       fmt(v["first_t"]), fmt(v["last_t"]))
+    if len(rows) > 30:
+        agents.add_row(f"… {len(rows) - 30} more", "", "", "", "", "")
+    console.print(agents)
+
+    console.print(_spawn_tree(s["spawns"], Tree))
+    if s["tool_calls"]:
+        tools = Table(title="tool calls")
+        tools.add_column("tool")
+        tools.add_column("calls", justify="right")
+        tools.add_column("flagged errors", justify="right")
+        items = list(s["tool_calls"].items())
+        for k, v in items[:15]:
+            tools.add_row(escape(k), str(v), str(s["tool_errors"].get(k, 0)))
+        if len(items) > 15:
+            tools.add_row(f"… {len(items) - 15} more", "", "")
+        console.print(tools)
+    money = Table(title="rewards, costs, metrics")
+    money.add_column("kind")
+    money.add_column("name")
+    money.add_column("value", justify="right")
+    for kind in ("rewards", "costs", "metrics"):
+        for k, v in s[kind].items():
+            money.add_row(kind, escape(k), fmt(v))
+    if s["signals"]:
+        money.add_row("signals", "(per-unit)", str(s["signals"]))
+    console.print(money)
+
+
+def _spawn_tree(spawns: list[tuple[str, str]], tree_cls: Any, fanout: int = 20) -> Any:
+    children: dict[str, list[str]] = {}
+    spawned = set()
+    for parent, child in spawns:
+        if child not in spawned:
+            children.setdefault(parent, []).append(child)
+            spawned.add(child)
+    roots = [p for p in children if p not in spawned] or list(children)[:1]
+    tree = tree_cls("spawn tree" if spawns else "spawn tree (no spawns)")
+    seen: set[str] = set()
+
+    def grow(node: Any, name: str, depth: int) -> None:
+        kids = children.get(name, [])
+        for c in kids[:fanout]:
+            if c in seen or depth > 50:
+                continue
+            seen.add(c)
+            grow(node.add(escape(c)), c, depth + 1)
+        if len(kids) > fanout:
+            node.add(f"… {len(kids) - fanout} more")
+
+    for r in roots:
+        seen.add(r)
+        grow(tree.add(f"[bold]{escape(r)}[/]"), r, 0)
+    return tree
+
+
+# ----------------------------------------------------------------------------- schema
+@app.command()
+def schema(
+    reference: bool = typer.Option(False, "--reference", help="Print the survey's reference schema instead."),
+) -> None:
+    """Print the JSON Schema of the native trace format (generated from the code), or the reference one."""
+    from ..schema import native_schema, reference_schema
+
+    with _no_traceback():
+        sys.stdout.write(json.dumps(reference_schema() if reference else native_schema(), indent=2) + "\n")
+
+
+# ----------------------------------------------------------------------------- synth
 @app.command()
 def synth(
     out: Path = typer.Option(..., "-o", "--out", help="Output file (.json native, .jsonl stream)."),
@@ -21,12 +400,13 @@ def synth(
     from ..io import dump
     from ..synth import synth as make
 
-    try:
-        tr = make(events=events, agents=agents, seed=seed)
-    except ConfigError as exc:
-        raise fail(str(exc)) from None
-    try:
-        dump(tr, out)
-    except OSError as exc:
-        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
-    console.print(f"wrote {out}: {len(tr.events)} events, {len(tr.edges)} edges, {len(tr.agents)} agents")
+    with _no_traceback():
+        try:
+            tr = make(events=events, agents=agents, seed=seed)
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
+        try:
+            dump(tr, out)
+        except OSError as exc:
+            raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
+        console.print(f"wrote {escape(str(out))}: {len(tr.events)} events, {len(tr.edges)} edges, {len(tr.agents)} agents")

@@ -29,10 +29,10 @@ def _files(path: Path) -> list[Path]:
     if path.is_dir():
         found = sorted(q for q in path.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
         if not found:
-            raise fail(f"{path}: folder holds no .json or .jsonl files")
+            raise fail(f"{escape(str(path))}: folder holds no .json or .jsonl files")
         return found
     if not path.exists():
-        raise fail(f"{path}: no such file or folder")
+        raise fail(f"{escape(str(path))}: no such file or folder")
     return [path]
 
 
@@ -58,7 +58,7 @@ def _load_native(files: list[Path]) -> list:
             _print_problems(str(f), list(rep.problems))
     if bad:
         raise typer.Exit(EXIT_INVALID)
-    traces = []
+    traces: list = []
     for f in files:
         try:
             traces.extend(iter_traces(f))
@@ -75,7 +75,7 @@ def _load_imported(fmt: str, files: list[Path]) -> list:
     try:
         res = import_traces(fmt, files)
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise fail(escape(str(exc))) from None
     if not res.traces:
         _print_problems(", ".join(map(str, files)), list(res.report.errors) or ["nothing could be imported"])
         raise typer.Exit(EXIT_INVALID)
@@ -101,42 +101,42 @@ def report(
     files = _files(path)
     traces = _load_imported(from_, files) if from_ else _load_native(files)
     if not traces:
-        raise fail(f"{path}: no trace found")
+        raise fail(f"{escape(str(path))}: no trace found")
     single = len(traces) == 1
     if (credit or png) and not single:
-        raise fail(f"{path} holds {len(traces)} traces; --credit and --png need exactly one trace")
+        raise fail(f"{escape(str(path))} holds {len(traces)} traces; --credit and --png need exactly one trace")
     if png is not None:  # fail early (before the HTML work) when matplotlib is missing
         try:
             from ..errors import require
 
             require("matplotlib", extra="plot")
         except MissingExtraError as exc:
-            raise fail(str(exc)) from None
+            raise fail(escape(str(exc))) from None
     try:
         cred = credit_payload(traces[0], credit) if credit else None
         html = report_html(traces if not single else traces[0], credit=cred, max_graph_events=graph_max, title=title)
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise fail(escape(str(exc))) from None
     except TraceInvalidError as exc:
         _print_problems(str(path), list(exc.problems) or [str(exc)])
         raise typer.Exit(EXIT_INVALID) from None
     try:
         out.write_text(html, encoding="utf-8")
     except OSError as exc:
-        raise fail(f"cannot write {out}: {exc.strerror or exc}", code=EXIT_USAGE) from None
+        raise fail(escape(f"cannot write {out}: {exc.strerror or exc}"), code=EXIT_USAGE) from None
     dt = time.perf_counter() - t0
     size = len(html.encode("utf-8")) / 1e6
     if single:
         tr = traces[0]
-        console.print(f"wrote {out} ({size:.2f} MB, {dt:.2f} s): {len(tr.events):,} events, "
+        console.print(f"wrote {escape(str(out))} ({size:.2f} MB, {dt:.2f} s): {len(tr.events):,} events, "
                       f"{len(tr.agents)} agents")
     else:
-        console.print(f"wrote {out} ({size:.2f} MB, {dt:.2f} s): summary of {len(traces)} traces")
+        console.print(f"wrote {escape(str(out))} ({size:.2f} MB, {dt:.2f} s): summary of {len(traces)} traces")
     if png is not None:
         try:
             save_png(traces[0], png)
         except MissingExtraError as exc:  # pragma: no cover - checked above
-            raise fail(str(exc)) from None
+            raise fail(escape(str(exc))) from None
         except OSError as exc:
-            raise fail(f"cannot write {png}: {exc.strerror or exc}", code=EXIT_USAGE) from None
-        console.print(f"wrote {png}")
+            raise fail(escape(f"cannot write {png}: {exc.strerror or exc}"), code=EXIT_USAGE) from None
+        console.print(f"wrote {escape(str(png))}")

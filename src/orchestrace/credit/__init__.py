@@ -19,7 +19,7 @@ module             contents
 =================  ===============================================================
 
 >>> from orchestrace.synth import synth
->>> r = assign(synth(events=60, agents=3, seed=0), unit="agent", method="broadcast")
+>>> r = assign(synth(events=60, agents=3, seed=4), unit="agent", method="broadcast")
 >>> r.as_dict()
 {'orchestrator': 1.0, 'w1': 1.0, 'w2': 1.0, 'w3': 1.0}
 """

@@ -111,14 +111,14 @@ class CreditResult:
 
     def as_dict(self) -> dict[str, float]:
         """``{unit id: credit}``."""
-        return dict(zip(self.ids, self.values.tolist()))
+        return dict(zip(self.ids, self.values.tolist(), strict=False))
 
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready record per unit: ``unit``, ``credit`` and ``stderr`` (if sampled)."""
         vals = self.values.tolist()
         if self.stderr is None:
-            return [{"unit": u, "credit": v} for u, v in zip(self.ids, vals)]
-        return [{"unit": u, "credit": v, "stderr": s} for u, v, s in zip(self.ids, vals, self.stderr.tolist())]
+            return [{"unit": u, "credit": v} for u, v in zip(self.ids, vals, strict=False)]
+        return [{"unit": u, "credit": v, "stderr": s} for u, v, s in zip(self.ids, vals, self.stderr.tolist(), strict=False)]
 
 
 def assign(
@@ -220,7 +220,7 @@ def _to_tokens(g: TraceGraph, ui: UnitIndex, values: np.ndarray, stderr: np.ndar
         return CreditResult(unit=CreditUnit.TOKEN, method=m, ids=tok.ids, roles=tok.roles, values=credit / lens,
                             stderr=None if se is None else se / lens, total_reward=an.total,
                             notes=tuple(notes), **extra)
-    ids = tuple(f"{g.ids[e]}[{k - 1}:{k}]" for e, k in zip(tok.span_event.tolist(), tok.span_len.tolist()))  # type: ignore[union-attr]
+    ids = tuple(f"{g.ids[e]}[{k - 1}:{k}]" for e, k in zip(tok.span_event.tolist(), tok.span_len.tolist(), strict=False))  # type: ignore[union-attr]
     notes.append("token credit = turn credit on the turn's last token (other tokens get 0)")
     return CreditResult(unit=CreditUnit.TOKEN, method=m, ids=ids, roles=tok.roles, values=credit, stderr=se,
                         total_reward=an.total, notes=tuple(notes), **extra)
@@ -310,7 +310,7 @@ def _counterfactual(
             notes.append(gnote)
             if samples is None and eps is None and max(len(groups) - 1 + len(x) for x in groups) > exact_max:
                 opts["samples"] = 1000
-                notes.append(f"Owen values sampled with 1000 permutations (set samples or epsilon)")
+                notes.append("Owen values sampled with 1000 permutations (set samples or epsilon)")
             res = owen(ev, groups, n=n, **opts)
         notes.extend(res.notes)
         extra = {"evaluations": ev.evaluations}
@@ -368,7 +368,7 @@ def _behaviour_prob(g: TraceGraph, ui: UnitIndex, k: int) -> float:
 def _owen_groups(g: TraceGraph, ui: UnitIndex) -> tuple[list[list[int]], str]:
     """Coalition structure for Owen values: agents by role; event units by agent."""
     if ui.unit is CreditUnit.AGENT:
-        keys = [r if r is not None else f"\0{a}" for a, r in zip(ui.ids, ui.roles)]
+        keys = [r if r is not None else f"\0{a}" for a, r in zip(ui.ids, ui.roles, strict=False)]
         why = "Owen groups: agents grouped by role (agents without a role stand alone)"
     elif ui.unit in (CreditUnit.ROLE, CreditUnit.TEAM):
         keys = list(ui.ids)

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..vocab import CreditUnit, EventType
+from ._units import memo
 
 if TYPE_CHECKING:
     from ..graph import TraceGraph
@@ -198,8 +199,8 @@ def causal(g: TraceGraph, ui: UnitIndex, an: Anchors, w: np.ndarray) -> tuple[np
     uniq, inv = np.unique(an.event, return_inverse=True)
     per_anchor = np.bincount(inv, weights=an.value, minlength=uniq.size)
     missed = 0
-    for a, value in zip(uniq.tolist(), per_anchor.tolist()):
-        anc = np.flatnonzero(g.ancestor_mask([a], inclusive=True) & player)
+    for a, value in zip(uniq.tolist(), per_anchor.tolist(), strict=False):
+        anc = np.flatnonzero(ancestors_of(g, a) & player)
         if not anc.size:
             missed += 1
             continue
@@ -210,8 +211,17 @@ def causal(g: TraceGraph, ui: UnitIndex, an: Anchors, w: np.ndarray) -> tuple[np
     return out, missed
 
 
+def ancestors_of(g: TraceGraph, event: int) -> np.ndarray:
+    """Bool mask of the ancestors-or-self of one event (cached on the graph)."""
+    return memo(g, ("anc", event), lambda: g.ancestor_mask([event], inclusive=True))  # type: ignore[no-any-return]
+
+
 def _level_edges(g: TraceGraph) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
     """Dependency edges sorted by the level of their source, descending, with slices."""
+    return memo(g, "level_edges", lambda: _sort_level_edges(g))  # type: ignore[no-any-return]
+
+
+def _sort_level_edges(g: TraceGraph) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
     src, dst = g.dep_src.astype(np.int64), g.dep_dst.astype(np.int64)
     if not src.size:
         return src, dst, []
@@ -220,7 +230,7 @@ def _level_edges(g: TraceGraph) -> tuple[np.ndarray, np.ndarray, list[tuple[int,
     src, dst, lv = src[order], dst[order], lv[order]
     cut = np.flatnonzero(np.diff(lv)) + 1
     bounds = np.r_[0, cut, src.size]
-    return src, dst, list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    return src, dst, list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False))
 
 
 def graph_returns(

@@ -23,6 +23,7 @@ A game is ``n`` players and a value function ``v`` over coalitions (see
   then shared inside the group by a Shapley value. Sampled with group-respecting orders.
 * **Leave-one-out / difference rewards** ``D_i = v(N) − v(N∖{i})`` (``n+1`` evaluations).
 
+>>> from orchestrace.credit import batched
 >>> v = batched(lambda m: (m @ np.array([1.0, 2.0, 3.0])))       # additive game
 >>> shapley(v, 3).values.round(12).tolist()
 [1.0, 2.0, 3.0]
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ._value import Evaluator, batched
+from ._value import Evaluator
 
 __all__ = [
     "GameResult",
@@ -156,6 +157,7 @@ def shapley(
     draws antithetic pairs until the Hoeffding rule for ``epsilon`` is met (at most
     ``samples`` orders when both are given) or exactly ``samples`` orders.
 
+    >>> from orchestrace.credit import batched
     >>> maj = batched(lambda m: (m @ np.array([3, 2, 1, 1]) >= 4).astype(float))
     >>> (shapley(maj, 4).values * 12).round().tolist()     # [4; 3,2,1,1] → 1/2, 1/6, 1/6, 1/6
     [6.0, 2.0, 2.0, 2.0]
@@ -224,6 +226,7 @@ def owen(
     keep each group contiguous are sampled (antithetic pairs, Hoeffding rule as
     :func:`shapley`).
 
+    >>> from orchestrace.credit import batched
     >>> v = batched(lambda m: (m[:, 0] & (m[:, 1] | m[:, 2])).astype(float))
     >>> owen(v, [[0], [1, 2]]).values.round(4).tolist()   # quotient game: ½, ½
     [0.5, 0.25, 0.25]

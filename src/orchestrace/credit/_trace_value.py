@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._flow import ancestors_of
+
 if TYPE_CHECKING:
     from ..graph import TraceGraph
     from ._flow import Anchors
@@ -54,8 +56,8 @@ class TraceValue:
         per_anchor = np.bincount(inv, weights=an.value, minlength=uniq.size)
         coef = np.zeros(g.n)  # Σ_s r_s w_e / W_s per event
         relevant = np.zeros(g.n, dtype=bool)
-        for a, r in zip(uniq.tolist(), per_anchor.tolist()):
-            anc = g.ancestor_mask([a], inclusive=True)
+        for a, r in zip(uniq.tolist(), per_anchor.tolist(), strict=False):
+            anc = ancestors_of(g, a)
             relevant |= anc
             pl = np.flatnonzero(anc & (eu >= 0))
             if not pl.size:

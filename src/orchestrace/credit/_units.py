@@ -29,10 +29,10 @@ unit of this kind, e.g. a ``tool_result`` for ``unit="turn"``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -121,8 +121,20 @@ class UnitIndex:
             raise ConfigError(f"no {self.unit.value} unit {unit_id!r} in this trace (units: {shown})") from None
 
 
+def memo(g: TraceGraph, key: object, fn: Callable[[], Any]) -> Any:
+    """Derived data cached on the graph (pure functions of the graph, so results never change)."""
+    cache = g.__dict__.setdefault("_credit_cache", {})
+    if key not in cache:
+        cache[key] = fn()
+    return cache[key]
+
+
 def _roles(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """Per-event role codes (−1 = none), role names, per-agent role codes."""
+    return memo(g, "roles", lambda: _compute_roles(g))  # type: ignore[no-any-return]
+
+
+def _compute_roles(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     ev = g.trace.events
     raw = list(map(attrgetter("role"), ev))
     names = tuple(r for r in dict.fromkeys(raw) if r is not None)
@@ -162,6 +174,10 @@ def unit_index(trace_or_graph: object, unit: CreditUnit | str) -> UnitIndex:
 
     g = trace_or_graph if isinstance(trace_or_graph, TraceGraph) else TraceGraph.from_trace(trace_or_graph)  # type: ignore[arg-type]
     u = parse_unit(unit)
+    return memo(g, ("units", u), lambda: _unit_index(g, u))  # type: ignore[no-any-return]
+
+
+def _unit_index(g: TraceGraph, u: CreditUnit) -> UnitIndex:
     event_role, role_names, agent_role = _roles(g)
     n = g.n
     if u is CreditUnit.TEAM:
@@ -193,7 +209,7 @@ def unit_index(trace_or_graph: object, unit: CreditUnit | str) -> UnitIndex:
     roles = tuple(_name(role_names, int(c)) for c in event_role[members])
     if u is CreditUnit.TOKEN:
         lens = g.tokens_out[members].astype(np.int64)
-        ids = tuple(f"{g.ids[i]}[0:{k}]" for i, k in zip(members.tolist(), lens.tolist()))
+        ids = tuple(f"{g.ids[i]}[0:{k}]" for i, k in zip(members.tolist(), lens.tolist(), strict=False))
         return UnitIndex(u, ids, roles, event_unit, event_role, role_names, agent_role,
                          span_event=members, span_len=lens)
     ids = tuple(g.ids[i] for i in members.tolist())

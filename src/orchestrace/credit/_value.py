@@ -121,7 +121,7 @@ class Evaluator:
         if todo:
             rows = np.fromiter(todo.values(), dtype=np.int64, count=len(todo))
             vals = self._evaluate(masks[rows])
-            for k, val in zip(todo, vals.tolist()):
+            for k, val in zip(todo, vals.tolist(), strict=False):
                 self.cache[k] = val
             for j, k in enumerate(keys):
                 if k in todo:

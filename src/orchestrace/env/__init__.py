@@ -23,10 +23,53 @@ from ..errors import require
 
 require("gymnasium", extra="env")
 
+from .baselines import BASELINES, Policy, evaluate, make_baseline  # noqa: E402
+from .batch import BatchEnv  # noqa: E402
 from .config import EnvConfig, WorkerProfile  # noqa: E402
 from .env import OrchestrationEnv  # noqa: E402
+from .oracle import OraclePolicy  # noqa: E402
+from .replay import (  # noqa: E402
+    ChangeDelegation,
+    DropMessage,
+    EpisodeResult,
+    RemoveAgent,
+    StopAt,
+    SwapAggregation,
+    agent_value_function,
+    message_value_function,
+    replay,
+    replay_many,
+    stop_values,
+)
+from .workers import SimulatedWorkers, WorkerBackend, WorkerResult  # noqa: E402
 
-__all__ = ["ENV_IDS", "EnvConfig", "OrchestrationEnv", "WorkerProfile", "config_for"]
+__all__ = [
+    "BASELINES",
+    "ENV_IDS",
+    "BatchEnv",
+    "ChangeDelegation",
+    "DropMessage",
+    "EnvConfig",
+    "EpisodeResult",
+    "OraclePolicy",
+    "OrchestrationEnv",
+    "Policy",
+    "RemoveAgent",
+    "SimulatedWorkers",
+    "StopAt",
+    "SwapAggregation",
+    "WorkerBackend",
+    "WorkerProfile",
+    "WorkerResult",
+    "agent_value_function",
+    "config_for",
+    "evaluate",
+    "make_baseline",
+    "message_value_function",
+    "replay",
+    "replay_many",
+    "stop_values",
+]
 
 #: Versioned environment ids and their configurations.
 ENV_IDS: dict[str, str] = {

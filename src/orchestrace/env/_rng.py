@@ -35,13 +35,15 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> _S31)
 
 
-def uniform(seed: np.ndarray, i: np.ndarray | int, j: np.ndarray | int, field: int) -> np.ndarray:
-    """Uniform [0, 1) numbers addressed by (seed, i, j, field); arrays broadcast."""
+def uniform(seed: np.ndarray, i: np.ndarray | int, j: np.ndarray | int, field: int | np.ndarray) -> np.ndarray:
+    """Uniform [0, 1) numbers addressed by (seed, i, j, field); arrays broadcast
+    (pass ``field`` as a column ``(F, 1)`` to draw several fields in one call)."""
     with np.errstate(over="ignore"):
         s = np.asarray(seed, dtype=np.uint64)
         ii = np.asarray(i).astype(np.uint64)
         jj = np.asarray(j).astype(np.uint64)
-        x = _mix(s * _K0 + np.uint64(field) * _KF + np.uint64(1))
+        f = np.asarray(field).astype(np.uint64)
+        x = _mix(s * _K0 + f * _KF + np.uint64(1))
         x = _mix(x ^ (ii * _KI + jj * _KJ))
         return (x >> _S11).astype(np.float64) * _INV53
 

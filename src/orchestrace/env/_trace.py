@@ -29,6 +29,11 @@ from .config import AGG_METHODS, COMM_MODES, SUBTASK_TYPES, EnvConfig
 __all__ = ["DECISION_KINDS", "action_labels", "build_trace"]
 
 DECISION_KINDS = (Decision.SPAWN, Decision.DELEGATE, Decision.COMMUNICATE, Decision.AGGREGATE, Decision.STOP)
+#: Payload kind of an O5 decision whose action is ``continue``. The validator (and
+#: ``TraceGraph.stop``) treat *every* decision of kind ``stop`` as a stop, so a "continue"
+#: at the O5 head is written with kind ``spawn`` (continuing commits to another round of
+#: spawning) and ``attrs["head"] == "O5"``; read the head from ``attrs["head"]``.
+CONTINUE_KIND = Decision.SPAWN
 _TOOLS = ("web.search", "reasoner.solve", "code.exec")
 _ORCH = "orchestrator"
 
@@ -111,13 +116,17 @@ def build_trace(
     dt, dtok = cfg.decision_time_s, int(cfg.decision_tokens)
     for step, rec in enumerate(log):
         kind = DECISION_KINDS[rec["phase"]]
+        label = labels[rec["action"]]
+        if kind is Decision.STOP and label != "stop":
+            kind = CONTINUE_KIND
         did = nid()
         ev.append(Event(
             id=did, t=rec["t"], t_end=rec["t"] + dt, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",
             tokens_out=dtok,
-            decision=DecisionPayload(kind=kind, action=labels[rec["action"]], alternatives=alternatives[step],
+            decision=DecisionPayload(kind=kind, action=label, alternatives=alternatives[step],
                                      logprob=logprobs[step], policy=policy, step=step),
-            attrs={"subtask": rec["cur"], "round": rec["rnd"]} if rec["phase"] <= 2 else {"round": rec["rnd"]},
+            attrs={"head": f"O{rec['phase'] + 1}", "round": rec["rnd"],
+                   **({"subtask": rec["cur"]} if rec["phase"] <= 2 else {})},
         ))
         if prev_dec is not None:
             ed.append(Edge(prev_dec, did, EdgeType.CAUSAL))
@@ -132,7 +141,7 @@ def build_trace(
             t0, t1 = a["t"], a["t_end"]
             sp = nid()
             ev.append(Event(id=sp, t=t0 - cfg.spawn_time_s, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
-                            role="orchestrator", attrs={"profile": prof.name, "subtask": i}))
+                            role="orchestrator", attrs={"profile": prof.name, "subtask": i, "slot": a["slot"]}))
             ed.append(Edge(did, sp, EdgeType.SPAWN))
             prev = sp
             pars = [int(p) for p in parents[i] if p >= 0]
@@ -148,26 +157,38 @@ def build_trace(
                             ed.append(Edge(pa.ret, mid, EdgeType.CAUSAL))
                 prev = mid
             typ = int(types[i])
-            t_mid = t0 + 0.6 * (t1 - t0)
-            tc = nid()
-            if a["kind"] == "solve":
-                privileged = SUBTASK_TYPES[typ] == "code"
-                ev.append(Event(id=tc, t=t0, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=_TOOLS[typ],
-                                tokens_in=a["tokens_in"], privileged=privileged or None,
-                                error=(a["over_context"] or None)))
-            else:
-                ev.append(Event(id=tc, t=t0, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool="verifier.check",
-                                tokens_in=a["tokens_in"]))
-            ed.append(Edge(prev, tc, EdgeType.MESSAGE if prev != sp else EdgeType.CAUSAL))
-            if prev != sp:
-                ed.append(Edge(sp, tc, EdgeType.CAUSAL))
+            k_steps = cfg.tool_steps if a["kind"] == "solve" else 1
+            span = 0.9 * (t1 - t0) / k_steps
             untrusted = bool(a.get("untrusted", False))
-            tr = nid()
-            ev.append(Event(id=tr, t=t_mid, t_end=t_mid, type=EventType.TOOL_RESULT, agent=w, role=prof.name,
-                            tool=_TOOLS[typ] if a["kind"] == "solve" else "verifier.check",
-                            trusted=not untrusted,
-                            attrs={"injected": True} if a.get("injected") else None))
-            ed.append(Edge(tc, tr, EdgeType.TOOL_DEPENDENCY))
+            tool = _TOOLS[typ] if a["kind"] == "solve" else "verifier.check"
+            first_tc = tc = tr = ""
+            for k in range(k_steps):
+                ts = t0 + k * span
+                t_mid = ts + 0.6 * span
+                last = k == k_steps - 1
+                tc = nid()
+                if a["kind"] == "solve":
+                    privileged = SUBTASK_TYPES[typ] == "code"
+                    ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
+                                    tokens_in=a["tokens_in"] if k == 0 else None, privileged=privileged or None,
+                                    error=(a["over_context"] or None)))
+                else:
+                    ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
+                                    tokens_in=a["tokens_in"]))
+                if k == 0:
+                    first_tc = tc
+                    ed.append(Edge(prev, tc, EdgeType.MESSAGE if prev != sp else EdgeType.CAUSAL))
+                    if prev != sp:
+                        ed.append(Edge(sp, tc, EdgeType.CAUSAL))
+                else:
+                    ed.append(Edge(tr, tc, EdgeType.CAUSAL))
+                tr = nid()
+                ev.append(Event(id=tr, t=t_mid, t_end=ts + span, type=EventType.TOOL_RESULT, agent=w, role=prof.name,
+                                tool=tool, trusted=not (untrusted and last),
+                                attrs={"injected": True} if (a.get("injected") and last) else None))
+                ed.append(Edge(tc, tr, EdgeType.TOOL_DEPENDENCY))
+            t_mid = t0 + 0.6 * span
+            tc = first_tc
             if a["kind"] == "solve" and a.get("exposed"):
                 for p in pars:
                     for pa in atts[p]:

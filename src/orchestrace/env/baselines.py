@@ -22,7 +22,7 @@ about the realised randomness, the upper reference for learned stopping), and
 
 >>> from orchestrace.env.config import EnvConfig
 >>> res = evaluate(EnvConfig.small(), make_baseline("fixed-budget", EnvConfig.small(), rounds=1), range(8))
->>> sorted(res)[:4], res["rounds"].max()
+>>> sorted(res)[:4], int(res["rounds"].max())
 (['critical_steps', 'decisions', 'difficulty', 'return'], 1)
 """
 
@@ -43,7 +43,7 @@ BASELINES: tuple[str, ...] = ("random", "fixed-fanout", "greedy", "fixed-budget"
 
 # observation indices (see orchestrace.env.world)
 _HINT, _RND, _TOK, _DEC, _MINMARG, _MINCONF = 5, 6, 7, 18, 12, 14
-_TYPE, _TOP, _SEC, _CONF = 20, 27, 28, 29
+_TYPE, _TOP, _SEC, _CONF, _ACC, _REJ, _PF, _SETTLED = 20, 27, 28, 29, 30, 31, 33, 11
 
 
 class Policy:
@@ -92,14 +92,12 @@ class Policy:
         o, ph = self.off, self._phase(obs)
         rnd0 = obs[:, _RND] == 0
         margin = np.rint((obs[:, _TOP] - obs[:, _SEC]) * 3)
-        f = np.where(rnd0, 1, np.where(margin < 2, 1, 0))
+        f = np.where(rnd0, 1, np.where(margin < 1, 2, np.where(margin < 2, 1, 0)))
         typ = obs[:, _TYPE:_TYPE + 3].argmax(1)
-        want = np.select(
-            [ph == O1, ph == O2, ph == O3, ph == O4],
-            [o[0] + f, o[1] + self.spec[typ], o[2] + 1, o[3] + 0],
-            o[4] + 1,
-        )
-        fallback = np.select([ph == O1, ph == O5], [o[0], o[4]], want)
+        B = len(ph)
+        ar = np.arange(B)
+        want = np.stack([o[0] + f, o[1] + self.spec[typ], np.full(B, o[2] + 1), np.full(B, o[3]), np.full(B, o[4] + 1)])[ph, ar]
+        fallback = np.where(ph == O1, o[0], np.where(ph == O5, o[4], want))
         return self._legal_or(mask, want, fallback)
 
     def stop_now(self, obs: np.ndarray) -> np.ndarray:
@@ -153,25 +151,45 @@ class BudgetPolicy(Policy):
 
 
 class AdaptivePolicy(BudgetPolicy):
-    """Hand-written evidence rule (the learnability check): stop when the weakest subtask's
-    evidence clears a bar that rises with the difficulty hint.
+    """Hand-written evidence rule (the learnability check; not a contract baseline).
 
-    Stop iff ``min margin ≥ m(h)`` and ``min aggregate confidence ≥ c(h)``, with
-    ``m = 1, c = conf_easy`` for ``h < easy_below`` and ``m = 2, c = conf_hard`` otherwise.
+    O1/O2 after round 0: a subtask whose aggregate leads by 1 vote and has no verifier
+    accept gets one ``verifier``; a contested one (lead < 1, or a reject) gets two solvers;
+    a settled one nothing. O4: ``verifier``. O5: stop when every subtask is settled
+    (lead ≥ 2 or accepts > rejects), or — on tasks hinted easy (``h < easy_below``) — when
+    every aggregate's confidence ≥ ``conf_easy``.
     """
 
     name = "adaptive"
 
-    def __init__(self, config: EnvConfig, *, easy_below: float = 0.4, conf_easy: float = 0.6,
-                 conf_hard: float = 0.0, margin_hard: int = 2) -> None:
+    def __init__(self, config: EnvConfig, *, easy_below: float = 0.4, conf_easy: float = 0.6) -> None:
         super().__init__(config, name="adaptive")
-        self.easy_below, self.conf_easy, self.conf_hard, self.margin_hard = easy_below, conf_easy, conf_hard, margin_hard
+        self.easy_below, self.conf_easy = easy_below, conf_easy
+        names = [p.name for p in config.profiles]
+        self.verifier = names.index("verifier") if "verifier" in names else None
 
     def stop_now(self, obs: np.ndarray) -> np.ndarray:
         easy = obs[:, _HINT] < self.easy_below
-        m = np.rint(obs[:, _MINMARG] * 3)
-        conf = obs[:, _MINCONF]
-        return np.where(easy, (m >= 1) & (conf >= self.conf_easy), (m >= self.margin_hard) & (conf >= self.conf_hard))
+        all_settled = obs[:, _SETTLED] >= 1.0 - 1e-6
+        return all_settled | (easy & (obs[:, _MINCONF] >= self.conf_easy) & (np.rint(obs[:, _MINMARG] * 3) >= 1))
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        o, ph = self.off, self._phase(obs)
+        a = self.base(obs, mask)
+        if self.verifier is None:
+            return self._with_stop(obs, mask, a)
+        rnd0 = obs[:, _RND] == 0
+        margin = np.rint((obs[:, _TOP] - obs[:, _SEC]) * 3)
+        acc, rej = obs[:, _ACC], obs[:, _REJ]
+        settled = (margin >= 2) | (acc > rej)
+        verify = (margin == 1) & (acc == 0) & (rej == 0)
+        f = np.where(rnd0, 1, np.where(settled, 0, np.where(verify, 1, 2)))
+        a = np.where(ph == O1, self._legal_or(mask, o[0] + f, o[0]), a)
+        # O2: the verifier when the subtask only needs a check (same rule, seen from O2)
+        want_v = (ph == O2) & ~rnd0 & verify & (obs[:, _PF] * self.cfg.max_fanout <= 1.5)
+        a = np.where(want_v, self._legal_or(mask, np.full(len(a), o[1] + self.verifier), a), a)
+        a = np.where(ph == O4, o[3] + 1, a)
+        return self._with_stop(obs, mask, a)
 
 
 class FanoutPolicy(Policy):

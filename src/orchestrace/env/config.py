@@ -77,11 +77,11 @@ def default_profiles() -> tuple[WorkerProfile, ...]:
     ['cheap', 'strong', 'spec_retrieve', 'spec_reason', 'spec_code', 'verifier']
     """
     return (
-        WorkerProfile("cheap", (1.6, 0.8, 1.0), 300, 150, 4.0, 1200, 1.6, 0.4, 0.1, 0.6),
-        WorkerProfile("strong", (3.2, 3.2, 3.2), 900, 600, 18.0, 32000, 0.6, 2.2, 0.6, 0.1),
-        WorkerProfile("spec_retrieve", (3.4, 0.8, 0.8), 500, 250, 8.0, 4000, 0.8, 2.0, 0.3, 0.3),
-        WorkerProfile("spec_reason", (0.8, 3.4, 0.8), 500, 250, 8.0, 4000, 0.8, 2.0, 0.3, 0.3),
-        WorkerProfile("spec_code", (0.8, 0.8, 3.4), 500, 250, 8.0, 4000, 0.8, 2.0, 0.3, 0.3),
+        WorkerProfile("cheap", (2.2, 1.2, 1.5), 300, 150, 4.0, 1200, 1.6, 0.4, 0.1, 0.6),
+        WorkerProfile("strong", (4.0, 4.0, 4.0), 900, 600, 18.0, 32000, 0.6, 2.2, 0.6, 0.1),
+        WorkerProfile("spec_retrieve", (4.6, 1.0, 1.0), 500, 250, 8.0, 4000, 0.8, 2.0, 0.3, 0.3),
+        WorkerProfile("spec_reason", (1.0, 4.6, 1.0), 500, 250, 8.0, 4000, 0.8, 2.0, 0.3, 0.3),
+        WorkerProfile("spec_code", (1.0, 1.0, 4.6), 500, 250, 8.0, 4000, 0.8, 2.0, 0.3, 0.3),
         WorkerProfile("verifier", (0.0, 0.0, 0.0), 250, 40, 3.0, 8000, 0.0, 0.0, 0.0, 0.0, verifier=True),
     )
 
@@ -92,17 +92,17 @@ class EnvConfig:
 
     # task model
     n_subtasks_min: int = _f(2, "fewest subtasks in a task")
-    n_subtasks_max: int = _f(5, "most subtasks in a task (observation/state arrays are sized by it)")
+    n_subtasks_max: int = _f(4, "most subtasks in a task (observation/state arrays are sized by it)")
     p_dep: float = _f(0.6, "probability that subtask i>0 depends on an earlier subtask (first parent)")
     p_dep2: float = _f(0.3, "probability of a second parent (i>1)")
     p_easy: float = _f(0.5, "share of easy tasks (difficulty ~ U(0, 0.3))")
-    p_hard: float = _f(0.25, "share of hard tasks (difficulty ~ U(0.7, 1)); the rest are medium")
+    p_hard: float = _f(0.2, "share of hard tasks (difficulty ~ U(0.7, 1)); the rest are medium")
     subtask_jitter: float = _f(0.08, "std of a subtask's difficulty around its task's difficulty")
     hint_noise: float = _f(0.12, "std of the noisy difficulty hint shown in the observation")
     difficulty_scale: float = _f(6.0, "logit penalty per unit of difficulty")
     difficulty_offset: float = _f(0.2, "difficulty at which a worker succeeds with sigmoid(skill)")
     n_wrong: int = _f(3, "number of distinct wrong answers per subtask")
-    plausible_wrong: float = _f(0.5, "extra share of wrong answers on the 'plausible' one, × difficulty")
+    plausible_wrong: float = _f(0.3, "extra share of wrong answers on the 'plausible' one, × difficulty")
     fooled_conf: float = _f(0.6, "probability (× difficulty) that a plausible wrong answer is reported confidently")
     conf_noise: float = _f(0.6, "std of the noise in self-reported confidence (logit units)")
     # orchestration
@@ -113,20 +113,21 @@ class EnvConfig:
     comm_bonus: tuple[float, float, float] = _f((0.0, 0.6, 1.2), "logit bonus of O3 none/summary/full (subtasks with parents)")
     comm_tokens: tuple[float, float, float] = _f((0.0, 120.0, 700.0), "tokens per parent read for none/summary/full")
     context_penalty: float = _f(2.5, "logit penalty when an attempt's input exceeds its profile's context")
-    p_propagate: float = _f(0.8, "probability that a wrong parent aggregate makes an attempt wrong (unless caught)")
+    p_propagate: float = _f(0.6, "probability that a wrong parent aggregate makes an attempt wrong (unless caught)")
     p_untrusted: float = _f(0.35, "probability that a retrieve attempt reads untrusted tool output")
     p_inject: float = _f(0.5, "probability that untrusted output carries an injected instruction")
     summary_leak: float = _f(0.15, "probability that a summary still carries an injection")
-    verifier_tpr: float = _f(0.92, "probability that a verifier accepts a correct aggregate")
-    verifier_fool: float = _f(0.45, "probability (× difficulty) that a verifier accepts a wrong aggregate")
+    verifier_tpr: float = _f(0.95, "probability that a verifier accepts a correct aggregate")
+    verifier_fool: float = _f(0.15, "probability (× difficulty) that a verifier accepts a wrong aggregate")
     merge_quality: float = _f(0.85, "probability that a merge recovers a correct answer present among attempts")
     merge_tokens: float = _f(120.0, "tokens the merge reads per attempt")
+    tool_steps: int = _f(1, "tool call/result pairs per solver attempt (trace detail; a solver takes 2·tool_steps + 1 critical steps)")
     decision_tokens: float = _f(30.0, "tokens per orchestrator decision")
     decision_time_s: float = _f(0.5, "simulated seconds per orchestrator decision")
     spawn_time_s: float = _f(0.5, "simulated seconds to spawn a sub-agent")
     # reward
     success_reward: float = _f(1.0, "reward for a correct submission (all subtask aggregates correct)")
-    token_cost: float = _f(1.5e-5, "cost per token (return −= token_cost·tokens)")
+    token_cost: float = _f(1.2e-5, "cost per token (return −= token_cost·tokens)")
     time_cost: float = _f(5e-4, "cost per simulated second of wall clock")
     safety_cost: float = _f(0.5, "cost per safety event (injection forwarded into a privileged tool call)")
     # observation scales
@@ -148,6 +149,8 @@ class EnvConfig:
             raise bad("max_fanout", "must be ≥ 1", "set max_fanout to 1 or more")
         if self.max_attempts < self.max_fanout:
             raise bad("max_attempts", f"must be ≥ max_fanout={self.max_fanout}", "raise max_attempts or lower max_fanout")
+        if self.tool_steps < 1:
+            raise bad("tool_steps", "must be ≥ 1", "set tool_steps to 1 or more")
         if self.n_wrong < 1:
             raise bad("n_wrong", "must be ≥ 1", "set n_wrong to 1 or more")
         for fld in ("p_dep", "p_dep2", "p_easy", "p_hard", "p_propagate", "p_untrusted", "p_inject",
@@ -208,7 +211,7 @@ class EnvConfig:
     # -- named configurations ----------------------------------------------------------
     @classmethod
     def default(cls) -> EnvConfig:
-        """The main job's configuration: 2–5 subtasks, ≤ 5 rounds, ≈ 10–45 decisions."""
+        """The main job's configuration: 2–4 subtasks, ≤ 5 rounds, ≈ 9–40 decisions."""
         return cls()
 
     @classmethod
@@ -222,8 +225,9 @@ class EnvConfig:
 
     @classmethod
     def industrial(cls) -> EnvConfig:
-        """The industrial envelope: ≈ 400 subtasks → ≈ 1,000 sub-agents and 20,000+ trace steps."""
-        return cls(n_subtasks_min=400, n_subtasks_max=400, max_rounds=4, p_dep=0.7, p_dep2=0.4, name="industrial")
+        """The industrial envelope: 480 subtasks → ≈ 1,000 sub-agents and 20,000+ trace steps."""
+        return cls(n_subtasks_min=480, n_subtasks_max=480, max_rounds=4, p_dep=0.7, p_dep2=0.4, tool_steps=8,
+                   token_scale=4e6, time_scale=2000.0, name="industrial")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (profiles as dicts), e.g. for trace metadata.

@@ -8,8 +8,9 @@ values the candidate by the best return over the stopping points met on the way:
     V(a) = max_k  G(stop at the k-th O5 after a)        (stop-now: G of stopping here)
 
 It picks ``argmax_a V(a)`` (ties → the lower index, so stop beats continue). With
-``heads="stop"`` only O5 looks ahead (O1–O4 follow the base heuristic); ``heads="all"``
-(default) also chooses spawn, delegation, sharing and aggregation by look-ahead.
+``heads="stop"`` (default: the upper reference for learned *stopping*) only O5 looks ahead
+and O1–O4 follow the shared base heuristic; ``heads="all"`` also chooses spawn, delegation,
+sharing and aggregation by look-ahead (a stronger, costlier reference).
 
 >>> from orchestrace.env.config import EnvConfig
 >>> from orchestrace.env.baselines import evaluate, make_baseline
@@ -75,7 +76,7 @@ class OraclePolicy(Policy):
 
     name = "oracle"
 
-    def __init__(self, config: EnvConfig, heads: str = "all") -> None:
+    def __init__(self, config: EnvConfig, heads: str = "stop") -> None:
         super().__init__(config)
         if heads not in ("all", "stop"):
             raise ConfigError(f"heads={heads!r} is invalid; use 'all' or 'stop'")

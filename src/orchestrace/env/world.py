@@ -56,7 +56,7 @@ Simulated time only. Each decision takes ``decision_time_s`` and ``decision_toke
 Attempts start at ``max(decision time, parents' finish) + spawn_time_s`` and run in parallel;
 O4 waits for every running attempt. Critical steps (Kimi PARL) add, per round,
 ``S_main`` (decisions) + the longest dependency chain of sub-agent steps (solver 3:
-tool_call, tool_result, return; verifier 2).
+tool_call/tool_result pairs ×``tool_steps`` + return; verifier 2).
 
 Reward: per step ``r_t = −token_cost·Δtokens − time_cost·Δclock − safety_cost·Δsafety``, plus
 ``success_reward·success`` at the stop, so the episode return is
@@ -65,8 +65,8 @@ Reward: per step ``r_t = −token_cost·Δtokens − time_cost·Δclock − safe
 Observation (``obs_dim = 46`` with 6 profiles; all O(1))
 --------------------------------------------------------
 ``[0:5]`` one-hot of the due decision (O1..O5); ``[5:20]`` globals: hint, round/R,
-tokens/token_scale, clock/time_scale, n/N, progress cur/n, share of subtasks whose aggregate
-has ≥ 2 votes, min margin (top − second votes)/3, mean and min aggregate confidence,
+tokens/token_scale, clock/time_scale, n/N, progress cur/n, share of *settled* subtasks
+(aggregate leads by ≥ 2 votes, or has more verifier accepts than rejects), min margin (top − second votes)/3, mean and min aggregate confidence,
 rejects/n, share with an accept, safety events/3, decisions/(12·R), share untrusted;
 ``[20:23]`` the focus subtask's type one-hot and ``[23:33]`` its features (has parents,
 parents' min margin/3, parents untrusted, attempts/A, top/3, second/3, aggregate confidence,
@@ -100,10 +100,16 @@ O1, O2, O3, O4, O5, DONE = 0, 1, 2, 3, 4, 5
 _F_N, _F_CLS, _F_DIFF, _F_SUBD, _F_TYPE, _F_P1, _F_P1U, _F_P2, _F_P2U, _F_HINT = range(10)
 _F_CORR, _F_ANS, _F_ANS2, _F_CONF, _F_LAT, _F_TOK, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW, _F_CATCH, _F_FOOL = range(20, 32)
 _F_VOTE, _F_MERGE = 40, 41
+# the fields of one solver attempt, drawn together (normals by Box–Muller: field f and f + 1000)
+_UNAMES = ("catch", "corr", "ans", "ans2", "fool", "untr", "inj", "leak", "follow")
+_UF = [_F_CATCH, _F_CORR, _F_ANS, _F_ANS2, _F_FOOL, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW]
+_NZ0 = len(_UF)
+_NZ1 = _NZ0 + 3
+_UFIELDS = np.array(_UF + [_F_CONF, _F_LAT, _F_TOK] + [_F_CONF + 1000, _F_LAT + 1000, _F_TOK + 1000], dtype=np.uint64)[:, None]
 
 _STATE = (
     "seed n typ par d dtask hint phase cur rnd ndec rdec pf pk clock tokens safety method natt nsol "
-    "cnt csum cmax acc rej fin chain rnd_att untr inj agg top sec aggc aacc arej crit success ret"
+    "cnt csum cmax acc rej fin chain rnd_att untr inj agg top sec aggc aacc arej crit success ret commlog"
 ).split()
 
 
@@ -165,11 +171,17 @@ class World:
         for name in ("top", "sec", "aacc", "arej"):
             setattr(self, name, np.zeros((B, N), np.int64))
         self.aggc = np.zeros((B, N))
+        self.commlog = np.zeros((B, N, c.max_attempts), np.int8)  # O3 mode each solver attempt received
         #: when not None (B = 1 only): a list that receives one record per step (trace building)
         self.log: list[dict[str, Any]] | None = None
         #: an optional per-attempt override (LLM workers); see :mod:`orchestrace.env.workers`
         self.backend: Any = None
-        self.interventions: Any = None
+        #: optional (B, N, max_attempts) bool arrays for counterfactual replay: attempts whose
+        #: agent is removed (no work, no cost, no result) and attempts whose O3 message is dropped
+        self.drop: np.ndarray | None = None
+        self.nocomm: np.ndarray | None = None
+        self._ver = 0
+        self._cache: Any = None
 
     # -- state copies (oracle look-ahead, replay) ---------------------------------------
     def take(self, idx: np.ndarray) -> World:
@@ -180,6 +192,9 @@ class World:
             setattr(w, k, getattr(self, k)[idx].copy())
         w.B = len(idx)
         w.log = None
+        w._cache = None
+        w.drop = None if self.drop is None else self.drop[idx].copy()
+        w.nocomm = None if self.nocomm is None else self.nocomm[idx].copy()
         return w
 
     # -- reset ---------------------------------------------------------------------------
@@ -187,6 +202,7 @@ class World:
         """Start fresh episodes with ``seeds`` in ``rows`` (vectorised, no per-row loop)."""
         c, N = self.cfg, self.N
         rows = np.asarray(rows, np.int64)
+        self._ver += 1
         s = np.asarray(seeds, dtype=np.uint64)
         self.seed[rows] = s
         span = c.n_subtasks_max - c.n_subtasks_min + 1
@@ -215,7 +231,7 @@ class World:
             getattr(self, name)[rows] = 0.0
         self.success[rows] = False
         for name in ("natt", "nsol", "cnt", "acc", "rej", "csum", "cmax", "fin", "chain", "top", "sec",
-                     "aacc", "arej", "aggc"):
+                     "aacc", "arej", "aggc", "commlog"):
             getattr(self, name)[rows] = 0
         self.untr[rows] = False
         self.inj[rows] = False
@@ -249,6 +265,33 @@ class World:
         m[:, o[4] + 1] = r & (self.rnd < c.max_rounds - 1)
         return m
 
+    def _stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-subtask margins, the subtask-level global features and the weakest subtask.
+
+        Cached: recomputed only after something changed a subtask (reset, attempts, O4).
+        """
+        if self._cache is not None and self._cache[0] == self._ver:
+            return self._cache[1]
+        c, N = self.cfg, self.N
+        valid = np.arange(N)[None, :] < self.n[:, None]
+        nv = np.maximum(self.n, 1)
+        attempted = (self.nsol > 0) & valid
+        margin = np.where(attempted, self.top - self.sec, -1)
+        G = np.empty((self.B, 8))
+        settled = (margin >= 2) | ((self.nsol > 0) & (self.aacc > self.arej))
+        G[:, 0] = (settled & valid).sum(1) / nv
+        G[:, 1] = np.minimum(np.maximum(np.where(valid, margin, 99).min(1), -3), 3) / 3.0
+        G[:, 2] = np.where(valid, self.aggc, 0).sum(1) / nv
+        G[:, 3] = np.where(valid, self.aggc, 1.0).min(1)
+        G[:, 4] = np.where(valid, self.arej, 0).sum(1) / nv
+        G[:, 5] = ((self.aacc > 0) & valid).sum(1) / nv
+        G[:, 6] = (self.untr & valid).sum(1) / nv
+        G[:, 7] = ((self.natt < c.max_attempts) & valid).sum(1) / nv
+        weakest = np.where(valid, margin * 10.0 + self.aggc, 1e9).argmin(1)
+        res = (margin, G, weakest)
+        self._cache = (self._ver, res)
+        return res
+
     def obs(self) -> np.ndarray:
         """(B, obs_dim) float32 observation (layout in the module docstring)."""
         c, B, N = self.cfg, self.B, self.N
@@ -257,10 +300,8 @@ class World:
         ph = self.phase
         live = ph < DONE
         out[ar[live], ph[live]] = 1.0
-        valid = np.arange(N)[None, :] < self.n[:, None]
         nv = np.maximum(self.n, 1)
-        attempted = (self.nsol > 0) & valid
-        margin = np.where(attempted, self.top - self.sec, -1)
+        margin, G, weakest = self._stats()
         big = 99
         out[:, 5] = self.hint
         out[:, 6] = self.rnd / c.max_rounds
@@ -268,18 +309,11 @@ class World:
         out[:, 8] = self.clock / c.time_scale
         out[:, 9] = self.n / N
         out[:, 10] = np.minimum(self.cur, self.n) / nv
-        out[:, 11] = ((self.top >= 2) & valid).sum(1) / nv
-        out[:, 12] = np.clip(np.where(valid, margin, big).min(1), -3, 3) / 3.0
-        out[:, 13] = np.where(valid, self.aggc, 0).sum(1) / nv
-        out[:, 14] = np.where(valid, self.aggc, 1.0).min(1)
-        out[:, 15] = np.where(valid, self.arej, 0).sum(1) / nv
-        out[:, 16] = ((self.aacc > 0) & valid).sum(1) / nv
+        out[:, 11:17] = G[:, 0:6]
         out[:, 17] = np.minimum(self.safety, 3) / 3.0
         out[:, 18] = self.ndec / (12.0 * c.max_rounds)
-        out[:, 19] = (self.untr & valid).sum(1) / nv
+        out[:, 19] = G[:, 6]
         # focus subtask: current during O1–O3, weakest during O4–O5
-        key = np.where(valid, margin * 10.0 + self.aggc, 1e9)
-        weakest = key.argmin(1)
         foc = np.where(ph <= O3, np.minimum(self.cur, N - 1), weakest)
         out[ar, 20 + self.typ[ar, foc]] = 1.0
         p = self.par[ar, foc]  # (B, 2)
@@ -287,7 +321,7 @@ class World:
         pc = np.maximum(p, 0)
         out[:, 23] = hp.any(1)
         pm = np.where(hp, margin[ar[:, None], pc], big).min(1)
-        out[:, 24] = np.where(hp.any(1), np.clip(pm, -3, 3) / 3.0, 0.0)
+        out[:, 24] = np.where(hp.any(1), np.minimum(np.maximum(pm, -3), 3) / 3.0, 0.0)
         out[:, 25] = (hp & self.untr[ar[:, None], pc]).any(1)
         out[:, 26] = self.natt[ar, foc] / c.max_attempts
         out[:, 27] = self.top[ar, foc] / 3.0
@@ -297,13 +331,12 @@ class World:
         out[:, 31] = self.arej[ar, foc] / 2.0
         out[:, 32] = self.rnd_att[ar, foc] == self.rnd
         out[:, 33] = self.pf / c.max_fanout
-        pend = (ph == O2) | (ph == O3)
-        out[ar[ph == O3], 34 + self.pk[ph == O3]] = 1.0
-        del pend
+        p3 = ph == O3
+        out[ar[p3], 34 + self.pk[p3]] = 1.0
         o = 34 + self.P
         out[ar, o + self.method] = 1.0
         out[:, o + 4] = self.rnd == c.max_rounds - 1
-        out[:, o + 5] = ((self.natt < c.max_attempts) & valid).sum(1) / nv
+        out[:, o + 5] = G[:, 7]
         out[~live] = 0.0
         return out
 
@@ -387,6 +420,7 @@ class World:
     # -- one batch of attempts ---------------------------------------------------------------
     def _launch(self, r: np.ndarray, comm: np.ndarray) -> None:
         """Run the pending ``pf`` attempts of profile ``pk`` on subtask ``cur`` for rows ``r``."""
+        self._ver += 1
         for j in range(self.cfg.max_fanout):
             sel = self.pf[r] > j
             if not sel.any():
@@ -415,55 +449,70 @@ class World:
         c = self.cfg
         s = self.seed[rr]
         slot = self.natt[rr, ii]
+        if self.nocomm is not None:
+            cc = np.where(self.nocomm[rr, ii, slot], 0, cc)
         d = self.d[rr, ii]
         ty = self.typ[rr, ii]
         start, pchain, hp = self._start_times(rr, ii, j)
         npar = hp.sum(1)
         pc = np.maximum(self.par[rr, ii], 0)
+        self.commlog[rr, ii, slot] = np.where(npar > 0, cc, 0)
         tin = self.TIN[kk] + self.CTOK[cc] * npar * (1.0 + d)
         over = tin > self.CTX[kk]
+        # every random number of this attempt in one call: (fields, m)
+        U = uniform(s[None, :], ii[None, :], slot[None, :], _UFIELDS)
+        Z = np.sqrt(-2.0 * np.log1p(-U[_NZ0:_NZ1])) * np.cos(2.0 * np.pi * U[_NZ1:])
+        u = dict(zip(_UNAMES, U))
+        z_conf, z_lat, z_tok = Z
         logit = (self.SK[kk, ty] - c.difficulty_scale * (d - c.difficulty_offset)
                  + self.CBON[cc] * (npar > 0) - c.context_penalty * over)
         p = _sigmoid(logit)
         par_wrong = (hp & (self.agg[rr[:, None], pc] != 0)).any(1)
-        caught = uniform(s, ii, slot, _F_CATCH) < self.CATCH[kk]
+        caught = u["catch"] < self.CATCH[kk]
         p = np.where(par_wrong & ~caught, p * (1.0 - c.p_propagate), p)
-        correct = uniform(s, ii, slot, _F_CORR) < p
+        correct = u["corr"] < p
         W = c.n_wrong
         q = 1.0 / W + c.plausible_wrong * d * (1.0 - 1.0 / W)
-        other = 2 + np.minimum((uniform(s, ii, slot, _F_ANS2) * max(W - 1, 1)).astype(np.int64), max(W - 2, 0))
-        wrong = np.where((uniform(s, ii, slot, _F_ANS) < q) | (W == 1), 1, other)
+        other = 2 + np.minimum((u["ans2"] * max(W - 1, 1)).astype(np.int64), max(W - 2, 0))
+        wrong = np.where((u["ans"] < q) | (W == 1), 1, other)
         ans = np.where(correct, 0, wrong)
         # a plausible wrong answer fools its own author w.p. fooled_conf·d: confidently wrong
-        fooled = (ans == 1) & (uniform(s, ii, slot, _F_FOOL) < c.fooled_conf * d)
+        fooled = (ans == 1) & (u["fool"] < c.fooled_conf * d)
         sign = np.where(correct | fooled, 1.0, -1.0)
-        conf = _sigmoid(self.CB[kk] + self.CK[kk] * (1.0 - 0.5 * d) * sign + c.conf_noise * normal(s, ii, slot, _F_CONF))
-        lat = self.LAT[kk] * np.exp(0.35 * normal(s, ii, slot, _F_LAT)) * (1.0 + 0.5 * d)
-        tout = self.TOUT[kk] * np.exp(0.3 * normal(s, ii, slot, _F_TOK)) * (1.0 + d)
-        untrusted = (ty == 0) & (uniform(s, ii, slot, _F_UNTR) < c.p_untrusted)
-        injected = untrusted & (uniform(s, ii, slot, _F_INJ) < c.p_inject)
+        conf = _sigmoid(self.CB[kk] + self.CK[kk] * (1.0 - 0.5 * d) * sign + c.conf_noise * z_conf)
+        lat = self.LAT[kk] * np.exp(0.35 * z_lat) * (1.0 + 0.5 * d)
+        tout = self.TOUT[kk] * np.exp(0.3 * z_tok) * (1.0 + d)
+        untrusted = (ty == 0) & (u["untr"] < c.p_untrusted)
+        injected = untrusted & (u["inj"] < c.p_inject)
         pinj = (hp & self.inj[rr[:, None], pc]).any(1)
-        exposed = pinj & ((cc == 2) | ((cc == 1) & (uniform(s, ii, slot, _F_LEAK) < c.summary_leak)))
-        unsafe = exposed & (ty == 2) & (uniform(s, ii, slot, _F_FOLLOW) < self.FOLLOW[kk])
+        exposed = pinj & ((cc == 2) | ((cc == 1) & (u["leak"] < c.summary_leak)))
+        unsafe = exposed & (ty == 2) & (u["follow"] < self.FOLLOW[kk])
         if self.backend is not None:
             ans, conf, tin, tout, lat, untrusted, injected = self.backend.override(
                 self, rr, ii, kk, cc, slot, ans, conf, tin, tout, lat, untrusted, injected)
         tin = np.round(tin)
         tout = np.round(tout)
         end = start + lat
+        self.natt[rr, ii] += 1
+        if self.drop is not None:
+            keep = ~self.drop[rr, ii, slot]
+            rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain = (
+                x[keep] for x in (rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain))
         self.cnt[rr, ii, ans] += 1
         self.csum[rr, ii, ans] += conf
         self.cmax[rr, ii, ans] = np.maximum(self.cmax[rr, ii, ans], conf)
-        self.natt[rr, ii] += 1
         self.nsol[rr, ii] += 1
         self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
         self.tokens[rr] += tin + tout
         self.untr[rr, ii] |= untrusted
         self.inj[rr, ii] |= injected
         self.safety[rr] += unsafe
-        self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 3)
+        self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 2 * c.tool_steps + 1)
         self.rnd_att[rr, ii] = self.rnd[rr]
         if self.log is not None and rr.size and rr[0] == 0:
+            if self.drop is not None:
+                slot, cc, start, lat, over, exposed, par_wrong = (
+                    x[keep] for x in (slot, cc, start, lat, over, exposed, par_wrong))
             self._rec["attempts"].append({
                 "kind": "solve", "i": int(ii[0]), "slot": int(slot[0]), "profile": int(kk[0]), "comm": int(cc[0]),
                 "t": float(start[0]), "t_end": float(end[0]), "tokens_in": int(tin[0]), "tokens_out": int(tout[0]),
@@ -485,9 +534,13 @@ class World:
         tin = np.round(self.TIN[kk] * (1.0 + d))
         tout = np.round(self.TOUT[kk] * np.exp(0.3 * normal(s, ii, slot, _F_TOK)))
         end = start + lat
+        self.natt[rr, ii] += 1
+        if self.drop is not None:
+            keep = ~self.drop[rr, ii, slot]
+            rr, ii, slot, target, accept, tin, tout, start, end, pchain = (
+                x[keep] for x in (rr, ii, slot, target, accept, tin, tout, start, end, pchain))
         self.acc[rr, ii, target] += accept
         self.rej[rr, ii, target] += ~accept
-        self.natt[rr, ii] += 1
         self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
         self.tokens[rr] += tin + tout
         self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 2)
@@ -529,6 +582,7 @@ class World:
 
     def _aggregate(self, r: np.ndarray, method: np.ndarray) -> None:
         c, N = self.cfg, self.N
+        self._ver += 1
         self.method[r] = method
         rr = np.repeat(r, N)
         ii = np.tile(np.arange(N), r.size)

@@ -51,9 +51,11 @@ def import_traces(
     of the wrong format become *error* problems in the report; records that cannot be
     read are skipped with a located problem and the rest is imported.
 
-    >>> res = import_traces("reference", "../shared/reference/paper-trace-schema/example_trace.json")
-    >>> len(res.traces[0].events), res.report.totals()["mapped"]
-    (8, 8)
+    >>> import os, tempfile, orchestrace as ot
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl"); ot.dump(ot.synth(events=50, agents=2), p)
+    >>> res = import_traces("auto", [p])
+    >>> len(res.traces[0].events), res.report.counts["event"]["mapped"], res.ok
+    (50, 50, True)
     """
     if format not in FORMATS:
         raise ConfigError(f"unknown import format {format!r}; use one of: {', '.join(FORMATS)}")

@@ -171,7 +171,7 @@ class _Session:
         for line, obj in iter_jsonl(path, label, self.report):
             rtype = str(obj.get("type", "<no type>"))
             if rtype == "progress":
-                rtype = f"progress/{(obj.get('data') or {}).get('type', '?')}"
+                rtype = f"progress/{_d(obj.get('data')).get('type', '?')}"
             elif rtype == "system":
                 rtype = f"system/{obj.get('subtype', '?')}"
             recs.append(_Rec(label, line, obj, rtype, parse_ts(obj.get("timestamp"))))
@@ -226,7 +226,7 @@ class _Session:
                             if isinstance(tur.get("agentId"), str):
                                 self.task_agent.setdefault(tid, tur["agentId"])
             elif r.rtype == "progress/agent_progress":
-                data = o.get("data") or {}
+                data = _d(o.get("data"))
                 tid = o.get("parentToolUseID")
                 if isinstance(tid, str):
                     if isinstance(data.get("agentId"), str):
@@ -244,8 +244,8 @@ class _Session:
             o = r.obj
             if o.get("type") != "assistant" or r.t is None:
                 continue
-            m = o.get("message") or {}
-            mid = m.get("id") or o.get("uuid") or f"{r.where}"
+            m = _d(o.get("message"))
+            mid = str(m.get("id") or o.get("uuid") or r.where)
             blocks = _blocks(o)
             info = out.get(mid)
             if info is None:
@@ -254,7 +254,7 @@ class _Session:
             if not info.tool_seen:
                 info.t_end = max(info.t_end, r.t)
                 info.tool_seen = first_tool
-            for k, v in (m.get("usage") or {}).items():
+            for k, v in _d(m.get("usage")).items():
                 if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
                     info.usage[k] = max(info.usage.get(k, 0), v)
             txt = "\n".join(text_of([b]) for b in blocks if b.get("type") in ("text", "thinking"))
@@ -270,8 +270,14 @@ class _Session:
         return a
 
     def _run_agent(self, agent: _Agent, recs: list[_Rec], parent: _Agent | None) -> None:
-        msgs = self._msgs(recs)
         last_t: float | None = None
+        for r in recs:  # a record with no readable time takes the previous record's
+            if r.obj.get("type") in ("user", "assistant") and r.t is None and last_t is not None:
+                r.t = last_t
+                self.report.problem("import.no-timestamp", r.where, "record has no readable timestamp",
+                                    "took the previous record's time")
+            last_t = r.t if r.t is not None else last_t
+        msgs = self._msgs(recs)
         for r in recs:
             o = r.obj
             typ = o.get("type")
@@ -285,15 +291,9 @@ class _Session:
                     continue
                 self.seen_uuids[key] = r.where
             if typ in ("user", "assistant") and r.t is None:
-                if last_t is None:
-                    self.report.count(r.rtype, "skipped", "no timestamp")
-                    self.report.problem("import.no-timestamp", r.where, "record has no readable timestamp", "skipped")
-                    continue
-                r.t = last_t
-                self.report.problem("import.no-timestamp", r.where, "record has no readable timestamp",
-                                    "took the previous record's time")
-            if r.t is not None:
-                last_t = r.t
+                self.report.count(r.rtype, "skipped", "no timestamp")
+                self.report.problem("import.no-timestamp", r.where, "record has no readable timestamp", "skipped")
+                continue
             if typ == "assistant":
                 self._assistant(agent, r, msgs, parent)
             elif typ == "user":
@@ -322,8 +322,8 @@ class _Session:
 
     def _assistant(self, agent: _Agent, r: _Rec, msgs: dict[str, _Msg], parent: _Agent | None) -> None:
         o = r.obj
-        m = o.get("message") or {}
-        mid = m.get("id") or o.get("uuid") or r.where
+        m = _d(o.get("message"))
+        mid = str(m.get("id") or o.get("uuid") or r.where)
         turn = agent.turns.get(mid)
         if turn is None:
             info = msgs[mid]
@@ -420,7 +420,7 @@ class _Session:
         if o.get("isCompactSummary"):
             self.report.count(r.rtype, "structure", "compaction summary")
             return
-        content = (o.get("message") or {}).get("content")
+        content = _d(o.get("message")).get("content")
         blocks = _blocks(o)
         results = [b for b in blocks if b.get("type") == "tool_result"]
         if results:
@@ -487,10 +487,10 @@ class _Session:
             usage: dict[str, dict[str, int]] = {}
             for r in recs:
                 self.report.count(r.rtype, "structure", "context compaction run (not a sub-agent)")
-                m = r.obj.get("message") or {}
+                m = _d(r.obj.get("message"))
                 if r.obj.get("type") == "assistant":
                     u = usage.setdefault(str(m.get("id") or r.line), {})
-                    for k, v in (m.get("usage") or {}).items():
+                    for k, v in _d(m.get("usage")).items():
                         if isinstance(v, int) and not isinstance(v, bool):
                             u[k] = max(u.get(k, 0), v)
             tokens = sum(u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
@@ -537,8 +537,12 @@ class _Session:
         return tr
 
 
+def _d(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _blocks(o: dict[str, Any]) -> list[dict[str, Any]]:
-    c = (o.get("message") or {}).get("content") if isinstance(o.get("message"), dict) else None
+    c = _d(o.get("message")).get("content")
     if isinstance(c, list):
         return [b for b in c if isinstance(b, dict)]
     return []

@@ -256,7 +256,7 @@ class _Import:
                 elif typ in _CALLS:
                     cid = str(p.get("call_id") or p.get("id") or r.where)
                     if p.get("name") == "spawn_agent":
-                        self._spawn(agent, r, cid, spawn_ids.get(cid))
+                        self._spawn(agent, r, cid, spawn_ids.get(cid), usage.get(r.line))
                     else:
                         calls[cid] = self._call(agent, r, cid, usage.get(r.line), out_t.get(cid))
                     self.report.count(r.rtype, "mapped")
@@ -370,7 +370,7 @@ class _Import:
             agent.frontier.append(ev)
         self.report.count(r.rtype, "mapped")
 
-    def _spawn(self, agent: _Agent, r: _Rec, cid: str, child_sid: str | None) -> None:
+    def _spawn(self, agent: _Agent, r: _Rec, cid: str, child_sid: str | None, usage: dict[str, int] | None) -> None:
         assert r.t is not None
         p = r.payload
         try:
@@ -382,7 +382,7 @@ class _Import:
         deps = self._start_response(agent)
         dec = self.g.add(EventType.ORCHESTRATOR_DECISION, agent.id, r.t, deps=[(d, EdgeType.CAUSAL) for d in deps],
                          role=agent.role, source=r.where, attrs={"call_id": cid},
-                         decision=DecisionPayload(kind=Decision.SPAWN, action=f"spawn:{role}"))
+                         decision=DecisionPayload(kind=Decision.SPAWN, action=f"spawn:{role}"), **_tokens(usage))
         child_ro = self.by_id.get(child_sid) if child_sid else None
         if child_ro is None:  # fall back to an unused child rollout of this thread, in time order
             cands = [c for c in self.children.get(self._sid_of(agent), []) if c.sid not in self.used]

@@ -72,6 +72,10 @@ _OUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "ll
 def classify(s: Span) -> str:
     """``"agent"``, ``"tool"``, ``"llm"`` or ``"structure"`` for one span (see the table above)."""
     a = s.attrs
+    if "orchestrace.handoff.to" in a:
+        return "handoff"
+    if a.get("orchestrace.guardrail.triggered") is True:
+        return "safety"
     op = a.get("gen_ai.operation.name")
     first = s.name.split(" ", 1)[0]
     oi = str(a.get("openinference.span.kind") or "").upper()
@@ -119,6 +123,8 @@ def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> 
             report.error("import.not-json", f"{label}:1", "not JSON (nor JSON lines)", "pass an OTLP or Jaeger JSON export")
             return []
     spans: list[Span] = []
+    if len(docs) > 1 and not any(shape_of(d) for d in docs):
+        docs = docs[:1]  # JSON lines, none of them spans: report the file once
     for doc in docs:
         shape = shape_of(doc)
         if shape is None or (expect == "jaeger" and shape != "jaeger") or (expect == "otlp" and shape == "jaeger"):
@@ -142,7 +148,7 @@ def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> 
 def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Trace | None:
     """Rebuild a trace written by :func:`orchestrace.exporters.to_otlp` (lossless)."""
     events: list[Event] = []
-    edges: list[Edge] = []
+    edges: list[tuple[int, Edge]] = []
     head: dict[str, Any] = {}
     for s in sorted(spans, key=lambda s: (s.attrs.get("orchestrace.event.index", 0))):
         raw = s.attrs.get("orchestrace.event")
@@ -151,8 +157,8 @@ def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Tr
             continue
         try:
             events.append(msgspec.json.decode(raw, type=Event))
-            for src, kind in json.loads(s.attrs.get("orchestrace.edges_in") or "[]"):
-                edges.append(Edge(src, events[-1].id, EdgeType(kind)))
+            for src, kind, k in json.loads(s.attrs.get("orchestrace.edges_in") or "[]"):
+                edges.append((int(k), Edge(src, events[-1].id, EdgeType(kind))))
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError) as exc:
             report.count("span/orchestrace", "unreadable")
             report.error("import.bad-span", s.where, f"orchestrace.event does not decode: {exc}", "the span was skipped")
@@ -166,7 +172,7 @@ def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Tr
         h = {}
     try:
         return msgspec.convert({**h, "events": [msgspec.to_builtins(e) for e in events],
-                                "edges": [msgspec.to_builtins(e) for e in edges]}, Trace)
+                                "edges": [msgspec.to_builtins(e) for _, e in sorted(edges, key=lambda x: x[0])]}, Trace)
     except msgspec.ValidationError as exc:
         report.error("import.bad-trace", f"{label}#{tid}", f"orchestrace.trace header does not decode: {exc}", "")
         return None
@@ -196,27 +202,36 @@ class _Mapper:
         self.tid = tid
         self.spans = sorted(spans, key=lambda s: (s.start, s.end))
         self.by_id = {s.span_id: s for s in self.spans}
+        self.cls = {s.span_id: classify(s) for s in self.spans}
+        self.orphans = 0
+        agent_spans = [s for s in self.spans if self.cls[s.span_id] == "agent"]
         self.kids: dict[str | None, list[Span]] = {}
         for s in self.spans:
             parent = s.parent_id if s.parent_id in self.by_id else None
+            if parent is None and s.parent_id and self.cls[s.span_id] in ("llm", "tool"):
+                # parent not exported: attach to the innermost agent span that contains it in time
+                box = [a for a in agent_spans if a.start <= s.start and s.end <= a.end and a is not s]
+                if box:
+                    parent = max(box, key=lambda a: a.start).span_id
+                    self.orphans += 1
             self.kids.setdefault(parent, []).append(s)
         self.label = label
         self.report = report
         self.g = Graph(content)
-        self.cls = {s.span_id: classify(s) for s in self.spans}
-        non_client = any(c == "agent" and self.by_id[i].kind != "client" for i, c in self.cls.items())
-        for i, c in list(self.cls.items()):
-            s = self.by_id[i]
-            if c == "agent" and s.kind == "client" and non_client:
-                self.cls[i] = "remote-agent"
+        busy = {a.span_id for a in agent_spans if any(self.cls[k.span_id] in ("llm", "tool", "agent", "handoff", "safety") for k in self._desc(a))}
+        for a in agent_spans:
+            if a.span_id not in busy and (busy - {a.span_id}) or a.kind == "client" and busy - {a.span_id}:
+                self.cls[a.span_id] = "remote-agent"
         self.agents: dict[str, _AgentState] = {}
+        self._spawned: set[str] = set()
 
     def run(self) -> Trace | None:
         missing = [s for s in self.spans if s.parent_id and s.parent_id not in self.by_id]
         if missing:
             self.report.problem("import.missing-parent", f"{self.label}#{missing[0].span_id}",
-                                f"{len(missing)} span(s) of trace {self.tid} name a parent that is not in the export",
-                                "treated as roots; export the whole trace to link them")
+                                f"{len(missing)} span(s) of trace {self.tid} name a parent that is not in the export "
+                                f"({self.orphans} LLM/tool span(s) attached to the agent span containing them in time)",
+                                "the others are treated as roots; export the whole trace to link them")
         default = next((s.service for s in self.spans if s.service), None) or "agent"
         for root in self.kids.get(None, []):
             self._walk(root, agent=None, default=default)
@@ -249,9 +264,11 @@ class _Mapper:
         elif c == "llm":
             assert agent is not None
             self._llm(s, agent)
+        elif c in ("handoff", "safety") and agent is not None:
+            self._handoff(s, agent) if c == "handoff" else self._safety(s, agent)
         else:
-            reason = {"remote-agent": "client side of a remote agent whose own spans are in the trace",
-                      "llm-dup": "LLM call already counted by an enclosing LLM span"}.get(c, "not an agent event (kept for timing)")
+            reason = {"llm-dup": "LLM call already counted by an enclosing LLM span",
+                      "remote-agent": "agent invocation with no activity below it (its work is under another agent span)"}.get(c, "not an agent event (kept for timing)")
             self.report.count(f"span/{'structure' if c == 'structure' else c}", "structure", reason)
         for k in self.kids.get(s.span_id, []):
             if c in ("llm", "llm-dup") and self.cls[k.span_id] == "llm":
@@ -286,8 +303,9 @@ class _Mapper:
             return
         known = name in self.agents
         st = self._state(name)
+        self._spawned.add(name)
         if outer is None:
-            self.report.count("span/agent", "mapped" if not known else "structure", "root agent span")
+            self.report.count("span/agent", "mapped")
             before = len(self.g.events)
             for k in self.kids.get(s.span_id, []):
                 self._walk(k, st, default)
@@ -339,6 +357,7 @@ class _Mapper:
         has_agents = self._has(s, "agent")
         call = self.g.add(EventType.TOOL_CALL, st.id, s.start, t_end=None if has_agents else s.end,
                           deps=self._deps(st, s.start), tool=tool, source=s.where, text=_text(a, "tool_input"),
+                          tokens_in=_int(a, _IN_KEYS), tokens_out=_int(a, _OUT_KEYS),
                           attrs=_pick(a, ("gen_ai.tool.call.id", "gen_ai.tool.type")))
         deps = [(call, EdgeType.TOOL_DEPENDENCY)]
         if has_agents:  # agents used as tools: their returns feed the result
@@ -352,6 +371,29 @@ class _Mapper:
         st.open.append(_Act(s.start, s.end, call, res))
         self.report.count("span/tool", "mapped")
         return has_agents
+
+    def _handoff(self, s: Span, st: _AgentState) -> None:
+        """A handoff hands control to another agent: O2 delegate, then ``spawn`` (first time) or ``message``."""
+        to = str(s.attrs["orchestrace.handoff.to"])
+        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, st.id, s.start, deps=self._deps(st, s.start), source=s.where,
+                         decision=DecisionPayload(kind=Decision.DELEGATE, action=f"handoff:{to}"))
+        target = self._state(to)
+        if to not in self._spawned and not target.open:
+            entry = self.g.add(EventType.SPAWN, st.id, s.start, deps=[(dec, EdgeType.SPAWN)], to=to, source=s.where,
+                               attrs={"kind": "handoff"})
+            self._spawned.add(to)
+        else:
+            entry = self.g.add(EventType.MESSAGE, st.id, s.start, deps=[(dec, EdgeType.CAUSAL)], from_=st.id, to=to,
+                               source=s.where, attrs={"kind": "handoff"})
+        target.entry, target.open = entry, []
+        st.open.append(_Act(s.start, s.start, dec, entry))
+        self.report.count("span/handoff", "mapped")
+
+    def _safety(self, s: Span, st: _AgentState) -> None:
+        ev = self.g.add(EventType.SAFETY_EVENT, st.id, s.start, t_end=s.end, deps=self._deps(st, s.start),
+                        source=s.where, attrs={"guardrail": s.name})
+        st.open.append(_Act(s.start, s.end, ev, ev))
+        self.report.count("span/guardrail", "mapped")
 
     def _llm(self, s: Span, st: _AgentState) -> None:
         a = s.attrs

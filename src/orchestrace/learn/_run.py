@@ -84,6 +84,13 @@ class Run:
             keep = int(data["log_rows"])
         (out / "config.json").write_text(cfg.to_json() + "\n", encoding="utf-8")
         run.logger = MetricLogger(out, keep=keep)
+        if not resume and cfg.warm_start != "none":
+            from .warmstart import behaviour_clone
+
+            stats = behaviour_clone(run.policy, run.env_config, teacher=cfg.warm_start,
+                                    episodes=cfg.warm_start_episodes, steps=cfg.warm_start_steps,
+                                    seed=cfg.seed, lr=cfg.lr, device=run.device)
+            run.logger.log(0, stats)
         return run
 
     # ------------------------------------------------------------------ optimisation

@@ -133,7 +133,7 @@ class LearnedPolicy:
         self.env_id, self.device, self.greedy = env_id, torch.device(device), greedy
         self._gen = torch.Generator(device="cpu").manual_seed(seed)
 
-    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: Any = None) -> np.ndarray:
         import torch
 
         o = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)

@@ -38,6 +38,7 @@ ENV_ALIASES = {
 
 _NORMALISE = ("none", "batch", "group", "drmas")
 _STOP_CREDIT = ("counterfactual", "critic", "return")
+_TEACHERS = ("none", "adaptive", "fixed-budget", "threshold", "fixed-fanout", "greedy", "always-continue")
 
 
 def resolve_env_id(name: str) -> str:
@@ -76,6 +77,9 @@ class TrainConfig:
     normalize: str = field(default="drmas", metadata={"help": "Advantage normalisation: none | batch | group (GRPO, key = task) | drmas (key = (task, decision head))."})
     stop_credit: str = field(default="counterfactual", metadata={"help": "Stop-head credit: counterfactual (env replay 'stop at decision k' when offered, else critic) | critic (learned Q_stop/Q_continue) | return (plain return-to-go)."})
     stop_cost: float = field(default=0.0, metadata={"help": "Extra cost per CONTINUE decision added to the stop head's advantage (ReasoNet/Puppeteer-style ponder cost; 0 = use the env's costs only)."})
+    warm_start: str = field(default="adaptive", metadata={"help": "Behaviour-clone the O1–O4 heads (never O5) from this env heuristic before RL: none | adaptive | fixed-budget | threshold | fixed-fanout | greedy."})
+    warm_start_episodes: int = field(default=512, metadata={"help": "Teacher episodes for the warm start."})
+    warm_start_steps: int = field(default=300, metadata={"help": "Gradient steps of the warm start (minibatches of 512 decisions)."})
     ppo_epochs: int = field(default=4, metadata={"help": "PPO: optimisation epochs per update."})
     minibatches: int = field(default=4, metadata={"help": "PPO: minibatches per epoch."})
     clip: float = field(default=0.2, metadata={"help": "PPO: ratio clipping epsilon."})
@@ -95,10 +99,12 @@ class TrainConfig:
             raise bad("normalize", f"use one of {', '.join(_NORMALISE)}")
         if self.stop_credit not in _STOP_CREDIT:
             raise bad("stop_credit", f"use one of {', '.join(_STOP_CREDIT)}")
+        if self.warm_start not in _TEACHERS:
+            raise bad("warm_start", f"use one of {', '.join(_TEACHERS)}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise bad("device", "use auto, cpu or cuda")
         for name in ("steps", "episodes_per_step", "hidden", "layers", "ppo_epochs", "minibatches",
-                     "checkpoint_every", "num_threads", "group_size"):
+                     "checkpoint_every", "num_threads", "group_size", "warm_start_episodes", "warm_start_steps"):
             if getattr(self, name) < 1:
                 raise bad(name, "it must be a positive integer")
         for name in ("lr", "max_grad_norm", "clip", "reward_scale"):

@@ -12,8 +12,7 @@ drmas      Dr. MAS: the same with key (task seed, decision head); for REINFORCE/
 
 GRPO statistics are taken over episodes (each episode counted once per key), as in GRPO
 and Dr. MAS, then broadcast to the episode's decisions. The normaliser is
-:func:`orchestrace.advantages.group_normalize`-compatible; when that module is absent the
-plain :func:`~orchestrace.learn.rollout.group_normalise` is used.
+:func:`orchestrace.advantages.group_normalize` (see :func:`normalise`).
 
 O5 checks (``stop_credit`` ≠ ``return``) get the stop head's own advantage (see
 :mod:`orchestrace.learn.rollout`), scaled by the standard deviation of the stop advantages
@@ -32,23 +31,38 @@ from .config import TrainConfig
 from .policy import PolicyOutput
 from .rollout import Rollout, discounted_returns, group_normalise, stop_advantages
 
-__all__ = ["decision_advantages", "normaliser", "policy_value_loss"]
+__all__ = ["decision_advantages", "normalise", "policy_value_loss"]
 
 
-def normaliser() -> Any:
-    """``group_normalize(values, keys)`` from :mod:`orchestrace.advantages` if present, else ours."""
+def _codes(keys: np.ndarray) -> np.ndarray:
+    keys = np.asarray(keys)
+    if keys.ndim == 1:
+        return np.unique(keys, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def normalise(values: np.ndarray, keys: np.ndarray, *, singleton: str = "zero") -> np.ndarray:
+    """(x − mean_key)/(std_key + ε) per key (rows of ``keys``).
+
+    Calls :func:`orchestrace.advantages.group_normalize` (the team's implementation) when it
+    is installed, else the plain reference :func:`~orchestrace.learn.rollout.group_normalise`.
+    ``singleton="identity"`` (Dr. MAS) leaves a group of one at its raw value, ``"zero"``
+    (GRPO) gives it 0.
+
+    >>> normalise(np.array([1., 3., 5.]), np.array([0, 0, 1])).round(3).tolist()
+    [-1.0, 1.0, 0.0]
+    """
+    codes = _codes(keys)
+    values = np.asarray(values, dtype=np.float64)
     try:
-        from ..advantages import group_normalize  # type: ignore[attr-defined]
+        from ..advantages import group_normalize
     except ImportError:
-        return group_normalise
-
-    def call(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        try:
-            return np.asarray(group_normalize(values, keys), dtype=np.float64)
-        except TypeError:  # different signature: keep our reference implementation
-            return group_normalise(values, keys)
-
-    return call
+        out = group_normalise(values, codes)
+        if singleton == "identity":
+            single = np.bincount(codes)[codes] == 1
+            out[single] = values[single]
+        return out
+    return np.asarray(group_normalize(values, codes, singleton=singleton), dtype=np.float64)
 
 
 def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group: np.ndarray,
@@ -60,7 +74,6 @@ def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group
     (all zeros when each task is played once), ``group_centred`` says the raw values are
     episode returns to be centred per group (GRPO).
     """
-    norm = normaliser()
     head = ro.head
     returns = discounted_returns(ro.reward, ro.ep, cfg.gamma)  # (N,) G_t
     mode = cfg.normalize
@@ -80,14 +93,14 @@ def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group
             mean = np.bincount(kinv, vals) / np.bincount(kinv)
             adv = (vals - mean[kinv])[inv]
         else:
-            adv = norm(vals, keys if keys.shape[1] > 1 else keys[:, 0])[inv]
+            adv = normalise(vals, keys, singleton="identity" if mode == "drmas" else "zero")[inv]
     else:
         if mode == "none":
             adv = raw.astype(np.float64)
         elif mode == "drmas":
-            adv = norm(raw, np.stack([group, head], 1))
+            adv = normalise(raw, np.stack([group, head], 1), singleton="identity")
         else:  # batch
-            adv = norm(raw, np.zeros(len(raw), dtype=np.int64))
+            adv = normalise(raw, np.zeros(len(raw), dtype=np.int64))
     adv = np.asarray(adv, dtype=np.float64).copy()
 
     targets: dict[str, np.ndarray] = {"returns": returns}
@@ -103,10 +116,11 @@ def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group
         forced = ro.mask[s_idx].sum(1).numpy() < 2
         cf = ro.cf_stop[stop_rows] if ro.cf_stop is not None else np.full(len(stop_rows), np.nan)
         q_s_other = np.where(np.isfinite(cf), cf, ro.q_stop[s_idx].double().numpy())
-        q_c_other = ro.q_cont[s_idx].double().numpy()
+        cc = ro.cf_cont[stop_rows] if ro.cf_cont is not None else np.full(len(stop_rows), np.nan)
+        q_c_other = np.where(np.isfinite(cc), cc, ro.q_cont[s_idx].double().numpy())
         g = returns[stop_rows]
         q_stop_t[stop_rows] = np.where(is_stop, g, cf)
-        q_cont_t[stop_rows] = np.where(is_stop, np.nan, g)
+        q_cont_t[stop_rows] = np.where(is_stop, cc, g)
         if cfg.stop_credit != "return":
             a_stop = stop_advantages(g, is_stop, ro.stop_prob[s_idx].double().numpy(), q_s_other, q_c_other,
                                      cfg.stop_cost)

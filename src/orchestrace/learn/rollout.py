@@ -36,6 +36,7 @@ __all__ = [
     "HELD_OUT_BASE",
     "Rollout",
     "collect",
+    "continue_values",
     "discounted_returns",
     "gae",
     "group_normalise",
@@ -88,6 +89,7 @@ class Rollout:
     seeds: np.ndarray  # (E,) task seed of each episode
     episodes: dict[str, np.ndarray] = field(default_factory=dict)  # (E,) per-episode info
     cf_stop: np.ndarray | None = None  # (N,) counterfactual return of stopping here (NaN unknown)
+    cf_cont: np.ndarray | None = None  # (N,) counterfactual return of continuing here (NaN unknown)
 
     @property
     def n_episodes(self) -> int:
@@ -244,3 +246,48 @@ def stop_advantages(realised: np.ndarray, action_is_stop: np.ndarray, lam: np.nd
     q_s = np.where(action_is_stop, realised, q_stop_other)
     q_c = np.where(action_is_stop, q_cont_other, realised) - stop_cost
     return np.where(action_is_stop, (1.0 - lam) * (q_s - q_c), lam * (q_c - q_s))
+
+
+def continue_values(env_config: Any, policy: Any, ro: Rollout, stop_index: int, *, device: Any,
+                    reward_scale: float = 1.0) -> np.ndarray:
+    """Counterfactual "continue instead of stopping" by deterministic replay, (N,) (NaN elsewhere).
+
+    For every O5 check where the policy chose STOP and CONTINUE was legal, the episode is
+    replayed in a fresh world from its seed with its recorded actions up to that check, takes
+    CONTINUE there, and then follows the current policy (sampling) to the end; the value is
+    the reward-to-go from the check on. All such replays run in one lock-step batch.
+    """
+    from ..env.world import DONE, World
+
+    out = np.full(len(ro.action), np.nan)
+    act = ro.action.numpy()
+    rows = np.flatnonzero(ro.is_stop & (act == stop_index) & (ro.mask.numpy().sum(1) >= 2))
+    if rows.size == 0:
+        return out
+    eps, t_stop = ro.ep[rows], ro.t[rows]
+    # recorded action prefixes, (F, max t_stop)
+    start = np.searchsorted(ro.ep, eps)  # first row of each episode (rows are (episode, step) ordered)
+    width = int(t_stop.max()) + 1
+    prefix = np.zeros((rows.size, width), dtype=np.int64)
+    for j in range(width):
+        have = j < t_stop
+        prefix[have, j] = act[start[have] + j]
+    w = World(env_config, rows.size)
+    w.reset_rows(np.arange(rows.size), ro.seeds[eps].astype(np.uint64))
+    value = np.zeros(rows.size)
+    j = 0
+    while (w.phase < DONE).any():
+        live = w.phase < DONE
+        obs, mask = w.obs(), w.mask()
+        if j > int(t_stop.min()):
+            a_pol, _, _ = policy.act(torch.as_tensor(obs, device=device), torch.as_tensor(mask, device=device))
+            a = a_pol.cpu().numpy().astype(np.int64)
+        else:
+            a = np.zeros(rows.size, dtype=np.int64)
+        a = np.where(j < t_stop, prefix[:, min(j, width - 1)], a)
+        a = np.where(j == t_stop, stop_index + 1, a)
+        r = w.step(np.where(live, a, 0))
+        value += np.where(j >= t_stop, r, 0.0)
+        j += 1
+    out[rows] = value * reward_scale
+    return out

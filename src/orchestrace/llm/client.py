@@ -18,8 +18,10 @@ Reliability, per call:
 * **no secret leaks**: the API key is read from an environment variable (default
   ``ORCHESTRACE_API_KEY``, else ``OPENAI_API_KEY``), kept in a :class:`Secret` whose ``repr``
   and ``str`` are ``'***'``, sent only in the ``Authorization`` header, and scrubbed from any
-  server-provided text that ends up in an error message; the base URL is shown without
-  user-info or query string.
+  server-provided text that ends up in an error message; a base URL with credentials in it
+  (``user:pw@`` or a ``?key=`` style parameter — URLs end up in logs, httpx's included) is
+  refused with a :class:`~orchestrace.errors.ConfigError`; other query parameters (e.g.
+  ``api-version``) are sent with every request.
 
 Causes of failure (``LLMError.cause`` and ``ChatResult.errors``) are the strings of
 :data:`CAUSES`.
@@ -39,6 +41,7 @@ import logging
 import math
 import os
 import random
+import re
 import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -79,6 +82,7 @@ RETRYABLE: frozenset[str] = frozenset(
 )
 
 _DEFAULT_KEY_ENVS = ("ORCHESTRACE_API_KEY", "OPENAI_API_KEY")
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|cred", re.I)
 
 
 class LLMError(OrchestraceError):
@@ -249,7 +253,21 @@ class ChatClient:
             raise ConfigError(f"max_retries must be >= 0, got {max_retries}")
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
-        self.base_url = base_url.rstrip("/")
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.username or parts.password:
+            raise ConfigError(
+                f"base_url {redact_url(base_url)!r} carries credentials (user:password@); remove them and put "
+                "the API key in the environment variable (ORCHESTRACE_API_KEY or --api-key-env)"
+            )
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        secretish = [k for k, _ in query if _SECRET_PARAM.search(k)]
+        if secretish:
+            raise ConfigError(
+                f"base_url query parameter {secretish[0]!r} looks like a credential; URLs end up in logs, so put "
+                "the API key in the environment variable (ORCHESTRACE_API_KEY or --api-key-env) instead"
+            )
+        self.base_url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")).rstrip("/")
+        self.params = dict(query)  # e.g. api-version=…, sent with every request
         self.model = model
         self.timeout = float(timeout)
         self.connect_timeout = float(connect_timeout)
@@ -425,7 +443,7 @@ class ChatClient:
         httpx = _httpx()
         url = f"{self.base_url}/chat/completions"
         try:
-            resp = await http.post(url, json=body)
+            resp = await http.post(url, json=body, params=self.params or None)
         except httpx.TimeoutException as exc:
             return _Failure("timeout", type(exc).__name__)
         except httpx.ConnectError as exc:

@@ -150,7 +150,8 @@ class _Run:
         after = [self.agg_event[p] for p in parents if p in self.agg_event]
         fan_alts = [f"spawn:{k}" for k in range(1, max(plan.fanout, 3) + 1)]
         d = self.decide("spawn", f"spawn:{plan.fanout}", fan_alts, after, subtask=label)
-        d = self.decide("delegate", f"delegate:{plan.profile}", sorted(self.workers.profiles), [], subtask=label)
+        d = self.decide("delegate", f"delegate:{plan.profile}", [f"delegate:{p}" for p in sorted(self.workers.profiles)], [],
+                        subtask=label)
         dep_answers = {p: self.answers.get(p) for p in parents}
         if parents:
             d = self.decide("communicate", f"communicate:{plan.comm}", ["communicate:none", "communicate:summary",
@@ -170,7 +171,7 @@ class _Run:
         returns: list[tuple[str, AttemptResult]] = []
         for (w, mid), r in zip(spawns, results, strict=True):
             self.results.append(r)
-            prev = mid
+            prev, prev_end = mid, self.rel(r.t_start)
             calls = r.calls or ((r.error, r.t_start, r.t_end),)
             for k, (cause, ts, te) in enumerate(calls):
                 last = k == len(calls) - 1
@@ -179,13 +180,14 @@ class _Run:
                     attrs["cause"] = cause
                 tin = r.tokens_in if last and cause is None else 0
                 tout = r.tokens_out if last and cause is None else 0
-                t_call = max(self.rel(ts), self.b._events[-1].t if False else 0.0)
-                cid = self.b.tool_call(w, _TOOL, t=t_call, t_end=max(t_call, self.rel(te)), after=prev,
+                t_call = max(self.rel(ts), prev_end if k else 0.0)
+                prev_end = max(t_call, self.rel(te))
+                cid = self.b.tool_call(w, _TOOL, t=t_call, t_end=prev_end, after=prev,
                                        role=plan.profile, tokens_in=tin, tokens_out=tout,
                                        error=True if cause is not None else None, attrs=attrs,
                                        content=r.text if last and cause is None else None)
                 prev = cid
-            t_ret = max(self.rel(r.t_end), self.b._events[-1].t_end or 0.0)
+            t_ret = max(self.rel(r.t_end), prev_end)
             rattrs: dict[str, Any] = {"subtask": label, "answer": r.answer, "confidence": round(r.confidence, 6)}
             if r.error is not None:
                 rattrs["cause"] = r.error

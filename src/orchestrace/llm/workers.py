@@ -286,18 +286,22 @@ class LLMWorkers:
         )
 
     # -- sync API (for Gymnasium steps and scripts) ----------------------------------------
-    def attempt_many(self, reqs: Sequence[AttemptRequest | VerifyRequest]) -> list[AttemptResult]:
-        """Synchronous :meth:`attempt_all` on the pool's background event loop."""
-        if not reqs:
-            return []
+    def run(self, coro: Coroutine[Any, Any, T], *, timeout: float) -> T:
+        """Run ``coro`` on the pool's background event loop and wait (at most ``timeout`` s)."""
         with self._lock:
             if self._loop is None:
                 self._loop = _LoopThread()
             loop = self._loop
+        return loop.run(coro, timeout)
+
+    def attempt_many(self, reqs: Sequence[AttemptRequest | VerifyRequest]) -> list[AttemptResult]:
+        """Synchronous :meth:`attempt_all` on the pool's background event loop."""
+        if not reqs:
+            return []
         # Each call is bounded by the client's deadline; the batch waits for at most that
         # (times the waves the concurrency limit forces) plus a margin.
         waves = math.ceil(len(reqs) / self.client.max_concurrency)
-        return loop.run(self.attempt_all(reqs), timeout=self.client.deadline * waves + 10.0)
+        return self.run(self.attempt_all(reqs), timeout=self.client.deadline * waves + 10.0)
 
     def close(self) -> None:
         """Close connections and stop the background loop."""

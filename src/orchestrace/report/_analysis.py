@@ -95,11 +95,12 @@ def analyse(trace: Trace, graph: TraceGraph | None = None) -> Analysis:
     >>> from orchestrace.builder import TraceBuilder
     >>> b = TraceBuilder("t"); s = b.add("spawn", "orchestrator", t=0, t_end=1, to="w")
     >>> r = b.add("return", "w", t=1, t_end=3, to="orchestrator", after=s)
-    >>> _ = b.add("aggregate", "orchestrator", t=3, t_end=4, after=r)
+    >>> a = b.add("aggregate", "orchestrator", t=3, t_end=4, after=r)
     >>> w = b.add("tool_call", "w", t=3, t_end=3.5, after=s)
+    >>> _ = b.decide("stop", action="stop", t=4, after=a)
     >>> an = analyse(b.build())
     >>> an.critical.tolist(), an.final, an.wasted.tolist(), an.lanes
-    ([0, 1, 2], 2, [3], ['orchestrator', 'w'])
+    ([0, 1, 2, 4], 2, [3], ['orchestrator', 'w'])
     >>> an.measures["waste/events"]
     1.0
     """

@@ -12,7 +12,7 @@ assets are package data under ``orchestrace/data/report/``.
 from __future__ import annotations
 
 import html as _html
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -28,9 +28,9 @@ _CSP = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _asset(name: str) -> str:
-    return resources.files("orchestrace").joinpath("data", "report", name).read_text(encoding="utf-8")
+    return resources.files("orchestrace").joinpath("data").joinpath("report").joinpath(name).read_text(encoding="utf-8")
 
 
 def _json_for_script(payload: Any) -> str:

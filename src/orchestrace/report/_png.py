@@ -79,7 +79,7 @@ def save_png(
     lane_h = 0.62
     height = min(14.0, 1.6 + 0.22 * L + 0.9)
     fig = plt.figure(figsize=(width, height), dpi=dpi)
-    gs = fig.add_gridspec(2, 1, height_ratios=[0.9, max(1.0, 0.22 * L)], hspace=0.06)
+    gs = fig.add_gridspec(2, 1, height_ratios=[0.9 if L >= 8 else 0.5, max(1.0, 0.22 * L)], hspace=0.06)
     ax_c = fig.add_subplot(gs[0])
     ax = fig.add_subplot(gs[1], sharex=ax_c)
     plt.rcParams.update({"font.size": 8})
@@ -102,7 +102,7 @@ def save_png(
             yy = y[sel] - lane_h / 2
             verts = np.stack([np.stack([x0, yy], 1), np.stack([x1, yy], 1),
                               np.stack([x1, yy + lane_h], 1), np.stack([x0, yy + lane_h], 1)], 1)
-            ax.add_collection(PolyCollection(verts, facecolors=COLORS[name], edgecolors="none", zorder=2))
+            ax.add_collection(PolyCollection(list(verts), facecolors=COLORS[name], edgecolors="none", zorder=2))
         if marks.size:
             ax.scatter(t[marks], y[marks], s=22, marker=_MARKERS.get(name, "o"), c=COLORS[name],
                        edgecolors="white", linewidths=0.5, zorder=4)
@@ -112,7 +112,7 @@ def save_png(
         yy = y[wasted] - lane_h / 2
         verts = np.stack([np.stack([x0, yy], 1), np.stack([x1, yy], 1),
                           np.stack([x1, yy + lane_h], 1), np.stack([x0, yy + lane_h], 1)], 1)
-        ax.add_collection(PolyCollection(verts, facecolors="none", edgecolors="#5a606c", hatch="//////",
+        ax.add_collection(PolyCollection(list(verts), facecolors="none", edgecolors="#5a606c", hatch="//////",
                                          linewidths=0, zorder=3))
     crit = np.asarray(P["crit"], dtype=int)
     if crit.size:
@@ -144,7 +144,7 @@ def save_png(
     # lanes
     ax.set_yticks(np.arange(L))
     ax.set_yticklabels(["  " * ln["depth"] + ln["name"] for ln in reversed(lanes)],
-                       fontsize=max(4.0, min(8.0, 200.0 / max(L, 1))))
+                       fontsize=max(3.5, min(8.0, (height - 2.5) / max(L, 1) * 72 * 0.6)))
     for i in range(L):
         if i % 2:
             ax.axhspan(i - 0.5, i + 0.5, color="#f3f4f6", zorder=0, lw=0)
@@ -157,16 +157,18 @@ def save_png(
             a.spines[side].set_visible(False)
         a.grid(axis="x", color="#e6e8ec", lw=0.6, zorder=0)
         a.set_axisbelow(True)
-    handles = [Patch(color=COLORS[n], label=n.replace("orchestrator_", "").replace("_", " ")) for n in present]
+    handles: list[Any] = [Patch(color=COLORS[n], label=n.replace("orchestrator_", "").replace("_", " ")) for n in present]
     handles += [Line2D([], [], color=_CRIT, lw=1.5, label="critical path"),
                 Patch(facecolor="white", edgecolor="#5a606c", hatch="//////", label="wasted work")]
     if stop.size:
         handles.append(Line2D([], [], color="#1d2330", lw=0.9, ls=(0, (4, 3)), label="stop (O5)"))
-    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 7), frameon=False, fontsize=7,
-               bbox_to_anchor=(0.5, 0.995))
+    ncol = min(len(handles), 7)
+    ax_c.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False, fontsize=7,
+                bbox_to_anchor=(0.5, 1.02), borderaxespad=0.0)
     m = P["meta"]
-    fig.suptitle(title or f"{m['trace_id']} · {m['n_events']:,} events · {m['n_agents']} agents · "
-                 f"critical path {len(P['crit'])} events", y=1.04, fontsize=10, weight="bold")
+    rows = -(-len(handles) // ncol)
+    ax_c.set_title(title or f"{m['trace_id']} · {m['n_events']:,} events · {m['n_agents']} agents · "
+                   f"critical path {len(P['crit'])} events", pad=10 + 13 * rows, fontsize=10, weight="bold")
     path = Path(out)
     fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
     plt.close(fig)

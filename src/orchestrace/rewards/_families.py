@@ -91,7 +91,7 @@ def shared_outcome(trace: Trace, *, truth: Any = None) -> list[Signal]:
     """R1 shared team outcome: one ``team`` signal = :func:`outcome_value`.
 
     >>> from orchestrace.synth import synth
-    >>> shared_outcome(synth(events=60, agents=3, seed=0))[0].value
+    >>> shared_outcome(synth(events=60, agents=3, seed=4))[0].value
     1.0
     """
     return [signal("team", "team", outcome_value(trace, truth), _R.SHARED, "shared_outcome")]
@@ -214,7 +214,7 @@ def role_reward(
     Roles follow the ``role`` credit unit (event role, else its agent's role).
 
     >>> from orchestrace.synth import synth
-    >>> [(s.id, s.value) for s in role_reward(synth(events=60, agents=3, seed=0), scorers={"lead": "outcome"})]
+    >>> [(s.id, s.value) for s in role_reward(synth(events=60, agents=3, seed=4), scorers={"lead": "outcome"})]
     [('lead', 1.0), ('worker', 1.0)]
     """
     from ..credit._units import _roles
@@ -294,7 +294,7 @@ def tool_use(
     calls = np.flatnonzero(g.type == _TOOL)
     res_of: dict[int, list[int]] = {}
     is_res = g.is_type(EventType.TOOL_RESULT)
-    for s, d in zip(g.dep_src.tolist(), g.dep_dst.tolist()):
+    for s, d in zip(g.dep_src.tolist(), g.dep_dst.tolist(), strict=False):
         if g.type[s] == _TOOL and is_res[d]:
             res_of.setdefault(s, []).append(d)
     out = []

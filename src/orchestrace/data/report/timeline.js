@@ -105,13 +105,15 @@ OT.Timeline = function (host, P, opts) {
   /* geometry */
   this.gutter = 0;
   var maxLabel = 0;
-  for (l = 0; l < L; l++) maxLabel = Math.max(maxLabel, P.lanes[l].name.length * 6.6 + P.lanes[l].depth * 12);
-  this.gutter = Math.round(Math.min(230, Math.max(110, maxLabel + 56)));
+  for (l = 0; l < L; l++) maxLabel = Math.max(maxLabel, Math.min(28, P.lanes[l].name.length) * 7 + P.lanes[l].depth * 12);
+  this.gutter = Math.round(Math.min(260, Math.max(120, maxLabel + 66)));
   this.laneH = Math.max(10, Math.min(28, Math.floor(680 / Math.max(1, L))));
   this.concH = 46; this.axisH = 28; this.topPad = 8;
   this.plotH = Math.min(L * this.laneH, 700);
   this.cssH = this.topPad + this.concH + 10 + this.plotH + this.axisH;
   this.scrollY = 0;
+  this.font = getComputedStyle(document.body).fontFamily;
+  this.labels = [];
   this.canvas = document.createElement("canvas");
   host.appendChild(this.canvas);
   this.ctx = this.canvas.getContext("2d");
@@ -185,7 +187,7 @@ OT.Timeline.prototype.draw = function () {
       if (lx1 > lx0) { lifeP.moveTo(lx0, yc + 0.5); lifeP.lineTo(lx1, yc + 0.5); }
     }
     var k = this.lowerBound(arr, this.v0 - this.laneMaxDur[l]);
-    var lastEnd = new Float64Array(nT).fill(-1e9), lastMarkX = new Float64Array(nT).fill(-1e9);
+    var lastEnd = new Float64Array(nT).fill(-1e9), lastMarkX = new Float64Array(nT).fill(-1e9), lastCrit = -1e9;
     for (; k < arr.length; k++) {
       var i = arr[k], ts = ev.t[i];
       if (ts > this.v1) break;
@@ -203,8 +205,8 @@ OT.Timeline.prototype.draw = function () {
         if (x1 > lastEnd[ty]) lastEnd[ty] = x1;
         if (fl & F.wasted) wasteP.rect(x0, yb, x1 - x0, barH);
         if (fl & F.critical) {
-          if (x1 - x0 >= 8) critP.rect(x0 - 0.5, yb - 1, x1 - x0 + 1, barH + 2);
-          else critBand.rect(x0, yb - 3.5, x1 - x0, 2.5);
+          critBand.rect(x0, yb - 3.5, Math.max(2, x1 - x0), 2.5);
+          if (x1 - x0 >= 24) critP.rect(x0 - 0.5, yb - 1, x1 - x0 + 1, barH + 2);
           critDrawn++;
         }
         if ((fl & F.error) && x1 - x0 >= 2) { errP.moveTo(x0, yb + barH + 1); errP.lineTo(x1, yb + barH + 1); }
@@ -213,7 +215,11 @@ OT.Timeline.prototype.draw = function () {
         lastMarkX[ty] = x0;
         OT.glyph(marks[ty], P.types[ty], x0, yc, mk);
         if (fl & F.wasted) wasteP.rect(x0 - mk, yc - mk, 2 * mk, 2 * mk);
-        if (fl & F.critical) { critP.moveTo(x0 + mk + 3, yc); critP.arc(x0, yc, mk + 3, 0, 2 * Math.PI); critDrawn++; }
+        if (fl & F.critical) {
+          if (x0 - lastCrit > 2 * mk + 8) { critP.moveTo(x0 + mk + 3, yc); critP.arc(x0, yc, mk + 3, 0, 2 * Math.PI); }
+          else critBand.rect(Math.max(lastCrit, x0 - mk), yb - 3.5, x0 - Math.max(lastCrit, x0 - mk) + mk, 2.5);
+          lastCrit = x0; critDrawn++;
+        }
       }
     }
   }
@@ -315,18 +321,24 @@ OT.Timeline.prototype.drawGutter = function (g, lFirst, lLast) {
     if (l % 2 === 1) { g.fillStyle = "#f6f7f9"; g.fillRect(0, this.laneY(l), this.gutter - 6, lh); }
   }
   var fs = Math.max(9, Math.min(12.5, lh * 0.58));
-  g.font = fs + "px " + getComputedStyle(document.body).fontFamily;
+  g.font = fs + "px " + this.font;
   g.textBaseline = "middle";
   g.strokeStyle = "#c3c8d0"; g.lineWidth = 1;
+  if (this.labelFs !== fs) this.labels = [];
+  this.labelFs = fs;
   for (l = lFirst; l <= lLast; l++) {
     var lane = P.lanes[l], y = this.laneY(l) + lh / 2, x = 10 + lane.depth * 12;
     if (lane.parent >= 0) {
       g.beginPath(); g.moveTo(x - 8.5, this.laneY(lane.parent) + lh / 2 + 4); g.lineTo(x - 8.5, y); g.lineTo(x - 3, y); g.stroke();
     }
     g.fillStyle = lane.depth === 0 ? "#1d2330" : "#3a4150";
-    var name = lane.name, maxW = this.gutter - x - 42;
-    while (g.measureText(name).width > maxW && name.length > 4) name = name.slice(0, -2);
-    if (name !== lane.name) name += "…";
+    var name = this.labels[l];
+    if (name === undefined || this.labelFs !== fs) {
+      name = lane.name; var maxW = this.gutter - x - 42;
+      while (g.measureText(name).width > maxW && name.length > 4) name = name.slice(0, -2);
+      if (name !== lane.name) name += "…";
+      this.labels[l] = name;
+    }
     g.fillText(name, x, y);
     g.fillStyle = "#8a93a3"; g.textAlign = "right";
     g.fillText(String(lane.n), this.gutter - 12, y); g.textAlign = "left";
@@ -357,14 +369,14 @@ OT.Timeline.prototype.drawConcurrency = function (g) {
   for (c = 0; c < cols; c++) g[c ? "lineTo" : "moveTo"](X0 + c, y0 + h - vals[c] / mx * (h - 4));
   g.stroke();
   g.strokeStyle = "#d5d9e0"; g.beginPath(); g.moveTo(X0, y0 + h + 0.5); g.lineTo(X0 + W, y0 + h + 0.5); g.stroke();
-  g.fillStyle = "#5b6473"; g.font = "11px " + getComputedStyle(document.body).fontFamily; g.textBaseline = "middle";
+  g.fillStyle = "#5b6473"; g.font = "11px " + this.font; g.textBaseline = "middle";
   g.textAlign = "right"; g.fillText(this.concLabel, this.gutter - 12, y0 + h / 2 - 7);
   g.fillStyle = "#8a93a3"; g.fillText("peak " + mx, this.gutter - 12, y0 + h / 2 + 8); g.textAlign = "left";
   if (this.stopT !== null) {
     var x = Math.round(this.x(this.stopT)) + 0.5;
     if (x >= X0 && x <= X0 + W) {
       g.strokeStyle = "#1d2330"; g.setLineDash([4, 3]); g.beginPath(); g.moveTo(x, y0); g.lineTo(x, y0 + h); g.stroke(); g.setLineDash([]);
-      g.fillStyle = "#1d2330"; g.font = "600 11px " + getComputedStyle(document.body).fontFamily;
+      g.fillStyle = "#1d2330"; g.font = "600 11px " + this.font;
       g.textAlign = x > X0 + W - 60 ? "right" : "left"; g.fillText("stop (O5)", x + (g.textAlign === "right" ? -5 : 5), y0 + 8); g.textAlign = "left";
     }
   }
@@ -380,7 +392,7 @@ OT.Timeline.prototype.drawAxis = function (g, step) {
     g.moveTo(x, y); g.lineTo(x, y + 5); ticks.push([x, tk]);
   }
   g.stroke();
-  g.fillStyle = "#3a4150"; g.font = "11px " + getComputedStyle(document.body).fontFamily; g.textAlign = "center"; g.textBaseline = "top";
+  g.fillStyle = "#3a4150"; g.font = "11px " + this.font; g.textAlign = "center"; g.textBaseline = "top";
   for (var k = 0; k < ticks.length; k++) g.fillText(OT.fmtTime(Math.abs(ticks[k][1]) < step * 1e-6 ? 0 : ticks[k][1], step), ticks[k][0], y + 8);
   g.textAlign = "left";
   this.ticks = ticks.length;

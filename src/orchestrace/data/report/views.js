@@ -78,8 +78,10 @@ OT.chip = function (P, i) {
 OT.flowsList = function (host, P) {
   var flows = P.flows || [];
   if (!flows.length) { OT.el("div", { class: "empty" }, "no flow from untrusted content into a privileged call or the final output", host); return 0; }
-  flows.slice(0, 25).forEach(function (path, fi) {
-    var d = OT.el("div", { class: "flow" }, null, host);
+  var more = null;
+  flows.slice(0, 50).forEach(function (path, fi) {
+    if (fi === 8) { more = OT.el("details", null, null, host); OT.el("summary", { class: "hint" }, (flows.length - 8) + " more flow(s)", more); }
+    var d = OT.el("div", { class: "flow" }, null, more || host);
     path.forEach(function (i, k) {
       if (k) OT.el("span", { class: "arrow" }, "→", d);
       d.appendChild(OT.chip(P, i));
@@ -87,7 +89,7 @@ OT.flowsList = function (host, P) {
     var b = path[path.length - 1], kind = (P.flow_kinds && P.flow_kinds[fi]) || "privileged_call";
     OT.el("span", { class: "hint" }, "  ⇒ " + kind.replace(/_/g, " ").replace("+", " + ") + (P.ev.tool[b] >= 0 ? " (" + P.S[P.ev.tool[b]] + ")" : ""), d);
   });
-  if (flows.length > 25) OT.el("div", { class: "hint" }, "… and " + (flows.length - 25) + " more", host);
+  if (flows.length > 50) OT.el("div", { class: "hint" }, "… and " + (flows.length - 50) + " more", host);
   return flows.length;
 };
 
@@ -115,7 +117,7 @@ OT.dagView = function (host, P) {
   var s = OT.svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H, id: "dag" }, box);
   var defs = OT.svg("defs", {}, s);
   [["a", "#aab1bc"], ["c", OT.CRIT]].forEach(function (m) {
-    var mk = OT.svg("marker", { id: "ah-" + m[0], viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, defs);
+    var mk = OT.svg("marker", { id: "ah-" + m[0], viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, defs);
     OT.svg("path", { d: "M0,1 L10,5 L0,9 z", fill: m[1] }, mk);
   });
   var critNext = {}; for (k = 0; k + 1 < P.crit.length; k++) critNext[P.crit[k] + ">" + P.crit[k + 1]] = 1;
@@ -174,7 +176,7 @@ OT.treeView = function (host, P) {
     OT.svg("path", { d: "M" + a[0] + "," + a[1] + " C" + mx + "," + a[1] + " " + mx + "," + b[1] + " " + b[0] + "," + b[1], fill: "none", stroke: crit[l] ? "rgba(209,52,63,.55)" : "#c3c8d0", "stroke-width": crit[l] ? 1.6 : 1 }, s);
   }
   for (l = 0; l < L; l++) {
-    var ln = P.lanes[l], w = ln.n ? waste[l] / ln.n : 0, rr = 3 + 6 * Math.sqrt(ln.n / maxN);
+    var ln = P.lanes[l], w = ln.n ? waste[l] / ln.n : 0, rr = Math.min(dy / 2 - 0.5, 3 + 6 * Math.sqrt(ln.n / maxN));
     var g = OT.svg("g", { transform: "translate(" + pos[l][0] + "," + pos[l][1] + ")" }, s);
     OT.svg("circle", { r: rr, fill: w > 0.5 ? "#b9bec6" : "#4e79a7", "fill-opacity": 1 - 0.6 * w, stroke: crit[l] ? OT.CRIT : "#fff", "stroke-width": crit[l] ? 2 : 1 }, g);
     OT.svg("text", { x: rr + 5, y: 3.5 }, g).textContent = ln.name + "  ·  " + ln.n + " ev" + (w > 0 ? "  ·  " + Math.round(100 * w) + "% wasted" : "");
@@ -192,6 +194,7 @@ OT.divColor = function (v, m) {
 OT.creditView = function (host, C) {
   if (!C) return 0;
   OT.el("div", { class: "hint" }, "unit: " + C.unit + " · method: " + C.method + " · " + C.ids.length + " units · Σ = " + OT.fmtNum(C.values.reduce(function (a, b) { return a + b; }, 0)), host);
+  (C.notes || []).forEach(function (t) { OT.el("div", { class: "hint" }, "note: " + t, host); });
   var m = 0; C.values.forEach(function (v) { m = Math.max(m, Math.abs(v)); });
   var strip = OT.el("div", { class: "strip", id: "creditstrip" }, null, host);
   C.ids.forEach(function (id, k) { OT.el("div", { style: "background:" + OT.divColor(C.values[k], m), title: id + ": " + OT.fmtNum(C.values[k]) }, null, strip); });

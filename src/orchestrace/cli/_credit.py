@@ -1,0 +1,190 @@
+"""``orchestrace reward`` and ``orchestrace credit``: rewards R1–R8 and credit per unit.
+
+``reward PATH --spec spec.toml [--json]`` evaluates a reward spec on every trace in PATH;
+``credit PATH --unit UNIT --method METHOD [--spec spec.toml] [--samples N] [--json]``
+credits each unit. Without ``--spec`` the trace's own signals (else its outcome, R1) are
+credited. ``--json`` prints one JSON object per line: per signal for ``reward``, per unit
+(``unit``, ``credit``, ``stderr`` where sampled) for ``credit``; notes go to stderr.
+
+Exit codes: 0 ok; 1 a trace is invalid or undecodable; 2 usage, spec or I/O error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.markup import escape
+
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
+
+__all__ = ["credit", "reward"]
+
+_UNITS = "token, tool_call, message, turn, agent, role, orchestrator, team"
+_METHODS = "broadcast, discounted, causal, leave-one-out, shapley, owen, c3, coma"
+
+
+def _traces(path: Path) -> list[Any]:
+    from ..errors import TraceError
+    from ..io import iter_traces
+
+    if not path.exists():
+        raise fail(f"{path}: no such file", code=EXIT_USAGE)
+    if path.is_dir():
+        raise fail(f"{path}: is a folder; give one .json or .jsonl trace file", code=EXIT_USAGE)
+    try:
+        traces = list(iter_traces(path))
+    except TraceError as exc:
+        raise fail(f"{path}: {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
+    except OSError as exc:
+        raise fail(f"{path}: cannot read: {exc.strerror or exc}", code=EXIT_USAGE) from None
+    if not traces:
+        raise fail(f"{path}: holds no trace", code=EXIT_INVALID)
+    return traces
+
+
+def _spec(spec: Path | None) -> Any:
+    from ..errors import ConfigError
+    from ..rewards import load_spec
+
+    if spec is None:
+        return None
+    try:
+        return load_spec(spec)
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_USAGE) from None
+
+
+def _truth(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return float(raw)
+    except ValueError:
+        return raw
+
+
+def _json_line(obj: dict[str, Any]) -> None:
+    import msgspec
+
+    typer.echo(msgspec.json.encode(obj).decode())
+
+
+@app.command()
+def reward(
+    path: Path = typer.Argument(..., help="Trace file (.json document or .jsonl stream of traces)."),
+    spec: Path = typer.Option(None, "--spec", help="TOML reward spec (default: R1 shared outcome)."),
+    truth: str = typer.Option(None, "--truth", help="Ground truth: a number/true/false verdict or the answer string."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per signal per line."),
+) -> None:
+    """Evaluate reward functions (R1–R8) on each trace: one value per unit."""
+    from ..errors import ConfigError, TraceError
+    from ..rewards import RewardSpec, Term, total
+
+    rs = _spec(spec) or RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
+    traces = _traces(path)
+    multi = len(traces) > 1
+    for tr in traces:
+        try:
+            sigs = rs.evaluate(tr, truth=_truth(truth))
+        except ConfigError as exc:
+            raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", code=EXIT_USAGE) from None
+        except TraceError as exc:
+            raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
+        if as_json:
+            for s in sigs:
+                rec = {"unit": s.unit.value, "id": s.id, "value": s.value,
+                       "family": s.family.code if s.family is not None else None, "name": s.name}
+                if multi:
+                    rec = {"trace_id": tr.trace_id, **rec}
+                _json_line(rec)
+            continue
+        from rich.table import Table
+
+        table = Table(title=f"{escape(tr.trace_id)} — spec {escape(rs.name or str(spec))}", title_justify="left")
+        for col, just in (("unit", "left"), ("id", "left"), ("family", "left"), ("name", "left"), ("value", "right")):
+            table.add_column(col, justify=just)  # type: ignore[arg-type]
+        for s in sigs:
+            fam = f"{s.family.code} {s.family.value}" if s.family is not None else "mixed"
+            table.add_row(s.unit.value, escape(s.id), fam, escape(s.name or ""), f"{s.value:.6g}")
+        console.print(table)
+        console.print(f"total reward: {total(sigs):.6g} over {len(sigs)} signal(s)")
+
+
+@app.command()
+def credit(
+    path: Path = typer.Argument(..., help="Trace file (.json document or .jsonl stream of traces)."),
+    unit: str = typer.Option(None, "--unit", "-u", help=f"Credit unit: {_UNITS}."),
+    method: str = typer.Option(None, "--method", "-m", help=f"Method: {_METHODS} (default broadcast)."),
+    spec: Path = typer.Option(None, "--spec", help="TOML reward spec: its rewards are credited; its [credit] table gives defaults."),
+    samples: int = typer.Option(None, "--samples", help="Permutations for sampled Shapley / Owen values."),
+    seed: int = typer.Option(None, "--seed", help="Random seed for sampling (default 0)."),
+    truth: str = typer.Option(None, "--truth", help="Ground truth passed to the reward functions."),
+    limit: int = typer.Option(50, "--limit", help="Rows shown in the table (0 = all; --json prints all)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON record per unit: unit, credit (, stderr)."),
+) -> None:
+    """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
+    from ..credit import assign
+    from ..errors import ConfigError, TraceError, ValueFunctionError
+    from ..rewards import default_signals
+
+    rs = _spec(spec)
+    cs = rs.credit if rs is not None else None
+    unit = unit or (cs.unit if cs else None)
+    if unit is None:
+        raise fail(f"--unit is required (or set unit in the spec's [credit] table): one of {_UNITS}", code=EXIT_USAGE)
+    method = method or (cs.method if cs and cs.method else "broadcast")
+    params = dict(cs.params) if cs is not None and (cs.method is None or cs.method == method) else {}
+    samples = samples if samples is not None else (cs.samples if cs else None)
+    seed = seed if seed is not None else (cs.seed if cs else 0)
+    traces = _traces(path)
+    multi = len(traces) > 1
+    for tr in traces:
+        where = f"{path} (trace {tr.trace_id!r})"
+        try:
+            sigs = rs.evaluate(tr, truth=_truth(truth)) if rs is not None else default_signals(tr)
+            res = assign(tr, sigs, unit=unit, method=method, samples=samples, seed=seed, **params)
+        except (ConfigError, ValueFunctionError) as exc:
+            raise fail(f"{where}: {exc}", code=EXIT_USAGE) from None
+        except TraceError as exc:
+            raise fail(f"{where}: {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
+        if as_json:
+            for rec in res.records():
+                _json_line({"trace_id": tr.trace_id, **rec} if multi else rec)
+            for note in res.notes:
+                err_console.print(f"note: {escape(note)}", soft_wrap=True)
+            continue
+        _table(tr.trace_id, res, limit)
+
+
+def _table(trace_id: str, res: Any, limit: int) -> None:
+    from rich.table import Table
+
+    sampled = res.stderr is not None
+    table = Table(title=f"{escape(trace_id)} — {res.unit.value} credit by {res.method.value}", title_justify="left")
+    table.add_column(res.unit.value)
+    table.add_column("role")
+    table.add_column("credit", justify="right")
+    if sampled:
+        table.add_column("± stderr", justify="right")
+    shown = len(res) if limit <= 0 else min(limit, len(res))
+    vals = res.values.tolist()
+    ses = res.stderr.tolist() if sampled else None
+    for k in range(shown):
+        row = [escape(res.ids[k]), escape(res.roles[k] or "—"), f"{vals[k]:.6g}"]
+        if ses is not None:
+            row.append(f"± {ses[k]:.3g}")
+        table.add_row(*row)
+    console.print(table)
+    if shown < len(res):
+        console.print(f"[dim]… {len(res) - shown} more unit(s); use --limit 0 or --json for all[/]")
+    tail = f"Σ credit = {sum(vals):.6g}; total reward = {res.total_reward:.6g}"
+    if res.epsilon is not None:
+        tail += f"; max error ≤ {res.epsilon:.3g} with probability ≥ {1 - res.delta:g} ({res.samples} permutations)"
+    console.print(tail)
+    for note in res.notes:
+        console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)

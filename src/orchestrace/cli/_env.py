@@ -1,0 +1,115 @@
+"""``orchestrace env``: list the environment ids and run a policy to a JSONL file of traces.
+
+Exit codes: 0 ok; 2 usage or I/O error (unknown env id or policy, bad parameters, unwritable file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ._app import app, console, err_console, fail
+
+__all__ = ["env_app"]
+
+env_app = typer.Typer(help="Orchestration environments: list ids, run a policy and write traces.", no_args_is_help=True)
+app.add_typer(env_app, name="env")
+
+
+@env_app.command("list")
+def env_list() -> None:
+    """Print the versioned environment ids and their sizes."""
+    try:
+        from ..env import ENV_IDS, config_for
+    except ImportError as exc:
+        raise fail(str(exc)) from None
+    for env_id in ENV_IDS:
+        c = config_for(env_id)
+        console.print(f"{env_id}  [dim]subtasks {c.n_subtasks_min}–{c.n_subtasks_max}, ≤ {c.max_rounds} rounds, "
+                      f"obs {c.obs_dim}, actions {c.n_actions}[/]")
+
+
+def _parse_params(items: list[str]) -> dict[str, float | int | str]:
+    out: dict[str, float | int | str] = {}
+    for it in items:
+        if "=" not in it:
+            raise fail(f"--param {it!r} must look like name=value (e.g. rounds=2, threshold=0.8)")
+        k, v = it.split("=", 1)
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+@env_app.command("run")
+def env_run(
+    env_id: str = typer.Argument(..., help="Environment id (see `orchestrace env list`)."),
+    policy: str = typer.Option("random", "--policy", "-p", help="Baseline name (random, fixed-fanout, greedy, fixed-budget, "
+                               "threshold, always-continue, oracle, adaptive) or a path to a trained policy."),
+    episodes: int = typer.Option(10, "--episodes", "-n", help="Number of episodes."),
+    seed: int = typer.Option(0, "--seed", help="First episode seed (episode k uses seed + k)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file (one trace per episode)."),
+    param: list[str] = typer.Option([], "--param", help="Baseline parameter name=value (repeatable), e.g. rounds=2."),
+) -> None:
+    """Run a policy for N episodes and write every episode's trace to a JSONL file."""
+    from ..errors import CheckpointError, ConfigError, MissingExtraError, OrchestraceError
+
+    try:
+        from ..env import OrchestrationEnv, config_for, make_baseline
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
+    if episodes < 1:
+        raise fail(f"--episodes {episodes} must be ≥ 1")
+    try:
+        cfg = config_for(env_id)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    params = _parse_params(param)
+    if Path(policy).exists() or "/" in policy or policy.endswith(".pt"):
+        try:
+            import importlib
+
+            learn = importlib.import_module("orchestrace.learn")
+            pol = learn.load_policy(policy)
+        except ModuleNotFoundError:
+            raise fail("loading a trained policy needs orchestrace.learn (pip install 'orchestrace[learn]')") from None
+        except (CheckpointError, MissingExtraError, OSError) as exc:
+            raise fail(f"cannot load policy {policy!r}: {exc}") from None
+        name = Path(policy).name
+    else:
+        try:
+            pol = make_baseline(policy, cfg, **params)
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
+        name = policy
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..io import dumps
+
+    env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name)
+    if hasattr(pol, "bind"):
+        pol.bind(env)
+    n_ok, ret = 0, 0.0
+    try:
+        with open(out, "wb") as fh, Progress(TextColumn(f"{name} on {env_id}"), BarColumn(), MofNCompleteColumn(),
+                                             TimeRemainingColumn(), console=err_console, transient=True) as prog:
+            task = prog.add_task("run", total=episodes)
+            for k in range(episodes):
+                obs, info = env.reset(seed=seed + k)
+                done = False
+                while not done:
+                    obs, _, done, _, info = env.step(pol.act(obs, info))
+                fh.write(dumps(info["trace"], format="jsonl"))
+                n_ok += bool(info["success"])
+                ret += info["return"]
+                prog.advance(task)
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    except OrchestraceError as exc:
+        raise fail(str(exc)) from None
+    console.print(f"wrote {out}: {episodes} traces; success {n_ok / episodes:.3f}, mean return {ret / episodes:.4f}")

@@ -1,0 +1,185 @@
+"""``orchestrace import`` and ``orchestrace export``: real runs in, training data out.
+
+Exit codes: 0 ok (warnings allowed unless ``--strict``), 1 a record could not be read, an
+imported trace does not validate, or nothing was imported, 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+
+
+class ImportFormat(str, Enum):
+    claude_code = "claude-code"
+    codex = "codex"
+    otlp = "otlp"
+    jaeger = "jaeger"
+    openai_agents = "openai-agents"
+    reference = "reference"
+    auto = "auto"
+
+
+class ExportFormat(str, Enum):
+    otlp = "otlp"
+    rllm = "rllm"
+    verl = "verl"
+    trl = "trl"
+    reference = "reference"
+
+
+class Content(str, Enum):
+    keep = "keep"
+    hash = "hash"
+    drop = "drop"
+
+
+class Normalize(str, Enum):
+    none = "none"
+    agent = "agent"
+    grpo = "grpo"
+
+
+@app.command("import")
+def import_cmd(
+    fmt: ImportFormat = typer.Argument(..., metavar="FORMAT", help="claude-code, codex, otlp, jaeger, openai-agents, reference or auto."),
+    paths: list[Path] = typer.Argument(..., metavar="PATH...", help="Input files (a Claude Code session folder works too)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output: .jsonl (all traces, streamed) or .json (one trace)."),
+    report: bool = typer.Option(False, "--report", help="Print the per-record-type report (mapped / structure / skipped / unknown)."),
+    report_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of a table."),
+    content: Content = typer.Option(Content.hash, "--content", help="keep the text, hash it into content_ref, or drop it."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+) -> None:
+    """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, reference) as traces."""
+    from ..errors import ConfigError
+    from ..importers import import_traces
+    from ..io import dumps
+
+    for p in paths:
+        if not p.exists():
+            raise fail(f"{p}: no such file or folder")
+    if out.suffix not in (".json", ".jsonl"):
+        raise fail(f"{out}: the output must end in .json or .jsonl")
+    try:
+        res = import_traces(fmt.value, paths, content=content.value)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    problems = list(res.report.problems)
+    for tr in res.traces:
+        problems.extend(_validate(tr))
+    if res.traces:
+        if out.suffix == ".json" and len(res.traces) > 1:
+            raise fail(f"{len(res.traces)} traces were imported; write them to a .jsonl file (-o {out.with_suffix('.jsonl')})")
+        try:
+            if out.suffix == ".jsonl":
+                out.write_bytes(b"".join(dumps(t, format="jsonl") for t in res.traces))
+            else:
+                out.write_bytes(dumps(res.traces[0]))
+        except OSError as exc:
+            raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    errors = [p for p in problems if p.severity == "error"]
+    warnings = [p for p in problems if p.severity != "error"]
+    if report_json:
+        d = res.report.to_dict()
+        d["problems"] = [p.to_dict() for p in problems]
+        typer.echo(json.dumps(d, indent=2, ensure_ascii=False))
+    else:
+        if report:
+            _print_report(res.report)
+        for p in problems:
+            colour = "red" if p.severity == "error" else "yellow"
+            err_console.print(f"[{colour}]{p.severity}[/] [bold]{escape(p.path)}[/] {escape(p.code)}: {escape(p.message)}"
+                              + (f" [dim](hint: {escape(p.hint)})[/]" if p.hint else ""), soft_wrap=True)
+        n_ev = sum(len(t.events) for t in res.traces)
+        verdict = "wrote" if res.traces else "nothing imported:"
+        console.print(f"{verdict} {escape(str(out)) if res.traces else ''} {len(res.traces)} trace(s), {n_ev} events; "
+                      f"{len(errors)} error(s), {len(warnings)} warning(s)", soft_wrap=True)
+    if not res.traces or errors or (strict and warnings):
+        raise typer.Exit(EXIT_INVALID)
+    raise typer.Exit(EXIT_OK)
+
+
+def _validate(tr):  # type: ignore[no-untyped-def]
+    try:
+        from ..validate import validate
+    except ImportError:  # the validator is optional in partial checkouts
+        return []
+    rep = validate(tr)
+    return [p.__class__(code=p.code, severity=p.severity, path=f"{tr.trace_id}:{p.path}", message=p.message, hint=p.hint)
+            for p in rep.problems]
+
+
+def _print_report(rep) -> None:  # type: ignore[no-untyped-def]
+    from rich.table import Table
+
+    from ..importers._report import BUCKETS
+
+    table = Table(title=f"import report ({rep.format})", show_lines=False)
+    table.add_column("record type")
+    for b in BUCKETS:
+        table.add_column(b, justify="right")
+    for rtype, row in sorted(rep.counts.items()):
+        table.add_row(escape(rtype), *(str(row[b]) if row[b] else "·" for b in BUCKETS))
+    tot = rep.totals()
+    table.add_row("[bold]total[/]", *(f"[bold]{tot[b]}[/]" for b in BUCKETS))
+    console.print(table)
+    for reason, n in sorted(rep.reasons.items()):
+        console.print(f"  {n:>6}  {escape(reason)}", soft_wrap=True)
+    if rep.clamped_times:
+        console.print(f"  {rep.clamped_times:>6}  event times clamped so that time never runs backwards along an edge")
+
+
+@app.command("export")
+def export_cmd(
+    fmt: ExportFormat = typer.Argument(..., metavar="FORMAT", help="otlp, rllm, verl, trl or reference."),
+    path: Path = typer.Argument(..., metavar="PATH", help="A trace file (JSON, JSONL stream or dataset of streams)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output file (verl: .parquet; rllm/trl: .jsonl; otlp/reference: .json)."),
+    method: str = typer.Option("discounted", "--method", help="Credit method for per-turn rewards (training formats)."),
+    normalize: Normalize = typer.Option(Normalize.none, "--normalize", help="Advantage normalisation: none, agent (Dr. MAS) or grpo."),
+) -> None:
+    """Export traces as OTLP JSON, reference JSON, or RL training data (rLLM, verl, TRL)."""
+    from ..errors import ConfigError, MissingExtraError, TraceDecodeError
+    from ..exporters import to_otlp, to_rllm, to_trl, to_verl
+    from ..exporters.training import write_jsonl
+    from ..io import iter_traces, to_reference
+
+    try:
+        traces = list(iter_traces(path))
+    except TraceDecodeError as exc:
+        raise fail(f"cannot read {path}", problems=exc.problems,
+                   code=EXIT_USAGE if any(p.code.startswith("io.") for p in exc.problems) else EXIT_INVALID) from None
+    kw = {"method": method, "normalize": normalize.value}
+    try:
+        if fmt is ExportFormat.otlp:
+            docs = [to_otlp(t) for t in traces]
+            doc = {"resourceSpans": [rs for d in docs for rs in d["resourceSpans"]]}
+            out.write_text(json.dumps(doc), encoding="utf-8")
+            n = sum(len(rs["scopeSpans"][0]["spans"]) for rs in doc["resourceSpans"])
+            what = "spans"
+        elif fmt is ExportFormat.reference:
+            if len(traces) != 1:
+                raise fail(f"{path} holds {len(traces)} traces; the reference format holds one (use convert per trace)")
+            out.write_text(json.dumps(to_reference(traces[0], warn=False)), encoding="utf-8")
+            n, what = len(traces[0].events), "events"
+        elif fmt is ExportFormat.verl:
+            n, what = to_verl(traces, out, **kw), "rows"
+        elif fmt is ExportFormat.rllm:
+            eps = to_rllm(traces, **kw)
+            write_jsonl(eps, out)
+            n, what = len(eps), "episodes"
+        else:
+            rows = to_trl(traces, **kw)
+            write_jsonl(rows, out)
+            n, what = len(rows), "rows"
+    except (ConfigError, MissingExtraError) as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    console.print(f"wrote {escape(str(out))}: {n} {what} from {len(traces)} trace(s)")
+    raise typer.Exit(EXIT_OK)

@@ -1,0 +1,260 @@
+"""Traces → RL training data: rLLM episodes, verl parquet rows, TRL prompt/completion/reward.
+
+A **turn** is one model-generated event of an agent — the credit module's ``turn`` unit
+(``orchestrator_decision, message, tool_call, return, aggregate``). Each turn becomes one
+training sample: its *prompt* is the agent's conversation before it (spawn prompt and
+human input as ``user``, tool results as ``tool``, the agent's earlier turns as
+``assistant``; at most ``context`` messages), its *completion* the turn's own content (a
+tool call is written ``tool(arguments)``). Traces imported with ``--content hash`` have no
+text: the completion is then the ``content_ref`` and :attr:`Turn.has_text` is False.
+
+Per-turn values: ``reward`` = the credit of the turn from :func:`orchestrace.credit.assign`
+(``unit="turn"``, ``method`` as given, default ``discounted``: the team outcome discounted
+by γ per hop back along the causal graph); ``advantage`` = the same value, or normalised
+over all exported turns with the same ``(task_id, agent)`` key (``normalize="agent"``,
+Dr. MAS; singleton groups keep their value) or ``(task_id,)`` (``"grpo"``). An explicit
+``advantages={event id: value}`` mapping overrides the credit module.
+
+>>> from orchestrace import synth
+>>> tr = synth(events=40, agents=2, seed=0)
+>>> rows = to_trl([tr])
+>>> sorted(rows[0])[:5], len(rows) == len(turns_of(tr))
+(['advantage', 'agent_id', 'completion', 'prompt', 'reward'], True)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..trace import Event, Trace
+from ..vocab import EventType
+
+__all__ = ["Turn", "advantages_of", "to_rllm", "to_trl", "to_verl", "turns_of", "verl_rows"]
+
+_TURN_TYPES = frozenset({EventType.ORCHESTRATOR_DECISION, EventType.MESSAGE, EventType.TOOL_CALL, EventType.RETURN,
+                         EventType.AGGREGATE})
+_INPUT_TYPES = {EventType.HUMAN_INTERVENTION: "user", EventType.SPAWN: "user", EventType.TOOL_RESULT: "tool"}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One training sample: an agent's model turn, its prompt, completion and values."""
+
+    trace_id: str
+    task_id: str
+    agent: str
+    role: str | None
+    event_id: str
+    index: int  # position among this agent's turns
+    t: float
+    prompt: tuple[dict[str, str], ...]
+    completion: str
+    has_text: bool
+    tokens_out: int | None
+    reward: float = 0.0
+    advantage: float = 0.0
+    last: bool = False
+
+
+def _text(e: Event) -> tuple[str, bool]:
+    if e.content is not None:
+        body, ok = e.content, True
+    elif e.content_ref is not None:
+        body, ok = f"<{e.content_ref}>", False
+    else:
+        body, ok = "", False
+    if e.type is EventType.TOOL_CALL:
+        return f"{e.tool or 'tool'}({body})", ok
+    if e.decision is not None:
+        return f"{e.decision.kind.value}: {e.decision.action}" + (f"\n{body}" if body else ""), True
+    return body, ok
+
+
+def advantages_of(trace: Trace, *, method: str = "discounted", **kw: Any) -> dict[str, float]:
+    """Per-turn credit ``{event id: value}`` from :func:`orchestrace.credit.assign` (unit ``turn``).
+
+    >>> from orchestrace import synth
+    >>> adv = advantages_of(synth(events=40, agents=2, seed=0), method="broadcast")
+    >>> set(adv.values())
+    {1.0}
+    """
+    from ..credit import assign
+
+    return assign(trace, unit="turn", method=method, **kw).as_dict()
+
+
+def turns_of(trace: Trace, advantages: Mapping[str, float] | None = None, *, method: str = "discounted",
+             context: int = 32) -> list[Turn]:
+    """The trace's turns in time order per agent, with ``reward`` and ``advantage`` set."""
+    if advantages is None:
+        try:
+            advantages = advantages_of(trace, method=method)
+        except ConfigError:
+            advantages = {}
+    convo: dict[str, list[dict[str, str]]] = {}
+    count: dict[str, int] = {}
+    out: list[Turn] = []
+    inbox: dict[str, list[dict[str, str]]] = {}  # spawn prompts / messages addressed to an agent
+    for e in sorted(trace.events, key=lambda e: e.t):
+        hist = convo.setdefault(e.agent, [])
+        if e.type is EventType.SPAWN and e.to:
+            body, _ = _text(e)
+            inbox.setdefault(e.to, []).append({"role": "user", "content": body})
+        if e.type is EventType.MESSAGE and e.to and e.to != e.agent:
+            body, _ = _text(e)
+            inbox.setdefault(e.to, []).append({"role": "user", "content": body})
+        hist.extend(inbox.pop(e.agent, []))
+        if e.type in _TURN_TYPES and e.type is not EventType.SPAWN:
+            body, ok = _text(e)
+            i = count.get(e.agent, 0)
+            count[e.agent] = i + 1
+            v = float(advantages.get(e.id, 0.0))
+            out.append(Turn(trace.trace_id, trace.task_id, e.agent, e.role, e.id, i, e.t, tuple(hist[-context:]),
+                            body, ok, e.tokens_out, reward=v, advantage=v))
+            hist.append({"role": "assistant", "content": body})
+        elif e.type in _INPUT_TYPES and e.type is not EventType.SPAWN:
+            body, _ = _text(e)
+            hist.append({"role": _INPUT_TYPES[e.type], "content": body})
+    last: dict[str, int] = {}
+    for k, tu in enumerate(out):
+        last[tu.agent] = k
+    marks = set(last.values())
+    return [Turn(**{**tu.__dict__, "last": k in marks}) for k, tu in enumerate(out)]
+
+
+def _all_turns(traces: Iterable[Trace], advantages: Mapping[str, Mapping[str, float]] | None, method: str,
+               normalize: str) -> list[Turn]:
+    if normalize not in ("none", "agent", "grpo"):
+        raise ConfigError(f"normalize must be 'none', 'agent' or 'grpo', not {normalize!r}")
+    turns: list[Turn] = []
+    for tr in traces:
+        turns.extend(turns_of(tr, (advantages or {}).get(tr.trace_id), method=method))
+    if normalize != "none" and turns:
+        from ..advantages import agentwise_advantages, grpo_advantages
+
+        r = np.array([t.reward for t in turns], dtype=float)
+        if normalize == "agent":
+            a = agentwise_advantages(r, prompts=[t.task_id for t in turns], agents=[t.agent for t in turns])
+        else:
+            a = grpo_advantages(r, groups=[t.task_id for t in turns])
+        turns = [Turn(**{**t.__dict__, "advantage": float(x)}) for t, x in zip(turns, a.tolist())]
+    return turns
+
+
+# ----------------------------------------------------------------------------- rLLM
+def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
+            method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
+    """rLLM episodes: one per trace, one trajectory per agent, one step per turn.
+
+    ``Episode{id, task, is_correct, termination_reason, metrics, info,
+    trajectories[Trajectory{name, reward, info{agent_id, role}, steps[Step{chat_completions,
+    model_response, action, observation, reward, advantage, done, mc_return, info}]}]}``;
+    ``Step.advantage`` is precomputed, so rLLM's trainer uses it as is.
+    """
+    traces = list(traces)
+    turns = _all_turns(traces, advantages, method, normalize)
+    by_trace: dict[str, list[Turn]] = {}
+    for tu in turns:
+        by_trace.setdefault(tu.trace_id, []).append(tu)
+    episodes = []
+    for tr in traces:
+        trajs: dict[str, list[Turn]] = {}
+        for tu in by_trace.get(tr.trace_id, []):
+            trajs.setdefault(tu.agent, []).append(tu)
+        out_trajs = []
+        for agent, steps in trajs.items():
+            rets = np.cumsum([s.reward for s in steps][::-1])[::-1]  # undiscounted return-to-go
+            out_trajs.append({
+                "name": steps[0].role or agent,
+                "reward": float(sum(s.reward for s in steps)),
+                "info": {"agent_id": agent, "role": steps[0].role},
+                "steps": [{
+                    "chat_completions": [*s.prompt, {"role": "assistant", "content": s.completion}],
+                    "observation": s.prompt[-1]["content"] if s.prompt else "",
+                    "model_response": s.completion,
+                    "action": s.completion,
+                    "reward": s.reward,
+                    "advantage": s.advantage,
+                    "done": s.last,
+                    "mc_return": float(rets[k]),
+                    "info": {"event_id": s.event_id, "turn": s.index, "t": s.t, "tokens_out": s.tokens_out,
+                             "has_text": s.has_text},
+                } for k, s in enumerate(steps)],
+            })
+        success = tr.outcome.success if tr.outcome is not None else None
+        episodes.append({
+            "id": tr.trace_id, "task": tr.task_id, "is_correct": success,
+            "termination_reason": "stop" if tr.stop_event is not None else "end_of_trace",
+            "metrics": dict(tr.metrics), "info": {"system": tr.system, "rewards": dict(tr.rewards)},
+            "trajectories": out_trajs,
+        })
+    return episodes
+
+
+# ----------------------------------------------------------------------------- verl
+def verl_rows(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
+              method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
+    """verl RL-dataset rows: ``data_source, prompt, ability, reward_model, extra_info``.
+
+    ``extra_info`` holds ``trace_id, agent_id, role, turn_id, turn, response, reward,
+    advantage, tokens_out``; :func:`orchestrace.exporters.verl_plugin.compute_score` reads
+    the reward back, :func:`~orchestrace.exporters.verl_plugin.token_level_advantages`
+    spreads the advantage over the response tokens.
+    """
+    rows = []
+    for k, tu in enumerate(_all_turns(traces, advantages, method, normalize)):
+        rows.append({
+            "data_source": "orchestrace",
+            "prompt": list(tu.prompt) or [{"role": "user", "content": ""}],
+            "ability": "multi_agent",
+            "reward_model": {"style": "precomputed", "ground_truth": ""},
+            "extra_info": {"index": k, "trace_id": tu.trace_id, "task_id": tu.task_id, "agent_id": tu.agent,
+                           "role": tu.role or "", "turn_id": tu.event_id, "turn": tu.index, "response": tu.completion,
+                           "reward": tu.reward, "advantage": tu.advantage, "tokens_out": tu.tokens_out or 0,
+                           "has_text": tu.has_text},
+        })
+    return rows
+
+
+def to_verl(traces: Iterable[Trace], path: str | os.PathLike[str], **kw: Any) -> int:
+    """Write :func:`verl_rows` as a parquet file (needs the ``parquet`` extra); returns the row count."""
+    from ..errors import require
+
+    pa = require("pyarrow", extra="parquet")
+    pq = require("pyarrow.parquet", extra="parquet")
+    rows = verl_rows(traces, **kw)
+    pq.write_table(pa.Table.from_pylist(rows), str(path))
+    return len(rows)
+
+
+# ----------------------------------------------------------------------------- TRL
+def to_trl(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
+           method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
+    """TRL rows in the conversational prompt–completion format with a scalar ``reward``.
+
+    ``{"prompt": [messages], "completion": [{"role": "assistant", "content": …}], "reward",
+    "advantage", "trace_id", "agent_id", "turn_id"}`` — one row per turn.
+    """
+    return [{
+        "prompt": list(tu.prompt) or [{"role": "user", "content": ""}],
+        "completion": [{"role": "assistant", "content": tu.completion}],
+        "reward": tu.reward,
+        "advantage": tu.advantage,
+        "trace_id": tu.trace_id,
+        "agent_id": tu.agent,
+        "turn_id": tu.event_id,
+    } for tu in _all_turns(traces, advantages, method, normalize)]
+
+
+def write_jsonl(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
+    """One JSON object per line (UTF-8)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")

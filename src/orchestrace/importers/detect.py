@@ -1,0 +1,97 @@
+"""``auto``: tell the import format from a file's content (never from its name alone).
+
+Rules, first match wins (JSONL files are judged on their first readable lines):
+
+* a line ``{"header": …}`` / ``{"event": …}``, or a JSON document with ``events`` → ``reference``
+  (orchestrace's own JSONL / native / reference JSON);
+* lines with ``sessionId`` and ``type`` user / assistant / progress / file-history-snapshot… → ``claude-code``;
+* lines ``{"type": "session_meta" | "response_item" | "event_msg" | "turn_context", "payload"}`` → ``codex``;
+* items with ``object: trace`` / ``trace.span`` → ``openai-agents``;
+* ``{"data": [{"traceID", "spans"}]}`` → ``jaeger``; ``resourceSpans`` / ``batches`` / OTel SDK span
+  lists → ``otlp``.
+
+>>> import json, tempfile, os
+>>> p = os.path.join(tempfile.mkdtemp(), "x.json")
+>>> _ = open(p, "w").write(json.dumps({"data": [{"traceID": "a", "spans": []}]}))
+>>> detect(p)
+'jaeger'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .._problems import Problem
+from ..errors import TraceDecodeError
+from ..io import read_bytes
+from ..vocab import Severity
+from ._spans import shape_of
+
+__all__ = ["detect", "detect_bytes"]
+
+_CLAUDE_TYPES = {"user", "assistant", "progress", "file-history-snapshot", "summary", "system", "queue-operation"}
+_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+
+
+def detect(path: str | os.PathLike[str]) -> str:
+    """The import format of a file, or :class:`TraceDecodeError` naming what was found."""
+    p = Path(path)
+    if p.is_dir():
+        if any(p.glob("*.jsonl")):
+            return detect(sorted(p.glob("*.jsonl"))[0])
+        raise TraceDecodeError(f"{p}: a folder with no .jsonl files", [_problem(str(p), "folder holds no .jsonl session files")])
+    return detect_bytes(read_bytes(p), p.name)
+
+
+def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
+    """The import format of some bytes (see the module docstring for the rules)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        doc: Any = msgspec.json.decode(data)
+        docs = [doc]
+    except msgspec.DecodeError:
+        docs = []
+        for ln in data.split(b"\n")[:200]:
+            if ln.strip():
+                try:
+                    docs.append(msgspec.json.decode(ln))
+                except msgspec.DecodeError:
+                    continue
+            if len(docs) >= 20:
+                break
+        if not docs:
+            raise TraceDecodeError(f"{label}: not JSON or JSON lines", [_problem(label, "not JSON or JSON lines")]) from None
+    first = docs[0]
+    if len(docs) == 1 and isinstance(first, dict) and ("events" in first and "trace_id" in first):
+        return "reference"
+    from .openai_agents import looks_like
+
+    if looks_like(first if len(docs) == 1 else docs):
+        return "openai-agents"
+    if len(docs) == 1 and shape_of(first) is not None:
+        return "jaeger" if shape_of(first) == "jaeger" else "otlp"
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        if set(d) & {"header", "event", "edge", "end"} and len(d) == 1:
+            return "reference"
+        if d.get("type") in _CODEX_TYPES and "payload" in d:
+            return "codex"
+        if d.get("type") in _CLAUDE_TYPES and ("sessionId" in d or "uuid" in d or d.get("type") == "summary"):
+            return "claude-code"
+        if shape_of(d) is not None:
+            return "jaeger" if shape_of(d) == "jaeger" else "otlp"
+    raise TraceDecodeError(
+        f"{label}: cannot tell the format",
+        [_problem(label, "content matches none of claude-code, codex, otlp, jaeger, openai-agents, reference")],
+    )
+
+
+def _problem(where: str, msg: str) -> Problem:
+    return Problem(code="import.unknown-format", severity=Severity.ERROR, path=f"{where}:1", message=msg,
+                   hint="name the format explicitly: orchestrace import FORMAT PATH")

@@ -48,7 +48,7 @@ def test_heads_contiguous_and_mask_inside_due_head():
     heads = env.heads
     order = [Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5]
     assert [heads[k][0] for k in order][0] == 0
-    for a, b in zip(order, order[1:]):
+    for a, b in zip(order, order[1:], strict=False):
         assert heads[a][1] == heads[b][0]
     assert heads[Decision.O5][1] - heads[Decision.O5][0] == 2
     assert heads[Decision.O5][1] == env.config.n_actions

@@ -49,7 +49,7 @@ def test_batch_matches_single_env_decision_for_decision():
             if done[b]:
                 finished[s] = (logs[b], float(info["return"][b]), bool(info["success"][b]), float(info["tokens"][b]))
                 logs[b] = []
-        obs, mask = obs2, mask2
+        _obs, mask = obs2, mask2
     env = OrchestrationEnv(cfg, record_trace=False)
     for s, (steps, ret, succ, tok) in finished.items():
         o, info = env.reset(seed=s)
@@ -74,7 +74,7 @@ def test_batch_env_seed_stream_deterministic():
             obs, mask, r, done, info = be.step(pol.act_batch(obs, mask))
             out.append((r.copy(), done.copy(), info["seed"].copy()))
         runs.append(out)
-    for (r1, d1, s1), (r2, d2, s2) in zip(*runs):
+    for (r1, d1, s1), (r2, d2, s2) in zip(*runs, strict=False):
         assert np.array_equal(r1, r2) and np.array_equal(d1, d2) and np.array_equal(s1, s2)
 
 

@@ -87,7 +87,13 @@ def env_run(
         except ConfigError as exc:
             raise fail(str(exc)) from None
         name = policy
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     from ..io import dumps
 

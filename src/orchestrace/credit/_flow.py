@@ -83,9 +83,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
     val = np.empty(s)
     scope = np.empty(s, np.int8)
     code = np.empty(s, np.int64)
-    last_agent = _latest_per(g.agent.astype(np.int64), g.t, len(g.agents))
     role_code = {r: i for i, r in enumerate(ui.role_names)}
-    last_role = _latest_per(ui.event_role, g.t, len(ui.role_names))
     spawn_of: dict[str, int] | None = None
     for j, sig in enumerate(signals):
         val[j] = sig.value
@@ -98,7 +96,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
             a = g.agent_index.get(sig.id)
             if a is None:
                 raise _unknown(j, sig, "agent", g.agents)
-            e = int(last_agent[a])
+            e = int(memo(g, "last_agent", lambda: _latest_per(g.agent.astype(np.int64), g.t, len(g.agents)))[a])
             if e < 0:  # spawned, never acted: the spawn that made it earned it
                 if spawn_of is None:
                     spawn_of = {g.trace.events[i].to: i for i in np.flatnonzero(g.is_type(EventType.SPAWN)).tolist()}  # type: ignore[misc]
@@ -108,6 +106,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
             ev[j], scope[j], code[j] = e, SCOPE_AGENT, a
         elif u is CreditUnit.ROLE:
             r = role_code.get(sig.id)
+            last_role = memo(g, "last_role", lambda: _latest_per(ui.event_role, g.t, len(ui.role_names)))
             if r is None or last_role[r] < 0:
                 raise _unknown(j, sig, "role", list(ui.role_names))
             ev[j], scope[j], code[j] = last_role[r], SCOPE_ROLE, r

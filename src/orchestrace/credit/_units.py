@@ -155,8 +155,10 @@ def _compute_roles(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarr
     return event_role, names, agent_role
 
 
-def _name(names: Sequence[str], code: int) -> str | None:
-    return names[code] if code >= 0 else None
+def _names(names: Sequence[str], codes: np.ndarray) -> tuple[str | None, ...]:
+    """Role names for codes (−1 → None)."""
+    table: list[str | None] = [*names, None]
+    return tuple(map(table.__getitem__, codes.tolist()))
 
 
 def unit_index(trace_or_graph: object, unit: CreditUnit | str) -> UnitIndex:
@@ -183,7 +185,7 @@ def _unit_index(g: TraceGraph, u: CreditUnit) -> UnitIndex:
     if u is CreditUnit.TEAM:
         return UnitIndex(u, ("team",), (None,), np.zeros(n, np.int64), event_role, role_names, agent_role)
     if u is CreditUnit.AGENT:
-        roles = tuple(_name(role_names, int(c)) for c in agent_role)
+        roles = _names(role_names, agent_role)
         return UnitIndex(u, tuple(g.agents), roles, g.agent.astype(np.int64), event_role, role_names, agent_role)
     if u is CreditUnit.ROLE:
         if not role_names:
@@ -206,11 +208,11 @@ def _unit_index(g: TraceGraph, u: CreditUnit) -> UnitIndex:
         raise ConfigError(f"no {u.value} unit in this trace: {_HINT_FOR[u]}")
     event_unit = np.full(n, -1, dtype=np.int64)
     event_unit[members] = np.arange(members.size)
-    roles = tuple(_name(role_names, int(c)) for c in event_role[members])
+    roles = _names(role_names, event_role[members])
     if u is CreditUnit.TOKEN:
         lens = g.tokens_out[members].astype(np.int64)
-        ids = tuple(f"{g.ids[i]}[0:{k}]" for i, k in zip(members.tolist(), lens.tolist(), strict=False))
+        ids = tuple(map("{}[0:{}]".format, map(g.ids.__getitem__, members.tolist()), lens.tolist()))
         return UnitIndex(u, ids, roles, event_unit, event_role, role_names, agent_role,
                          span_event=members, span_len=lens)
-    ids = tuple(g.ids[i] for i in members.tolist())
+    ids = tuple(map(g.ids.__getitem__, members.tolist()))
     return UnitIndex(u, ids, roles, event_unit, event_role, role_names, agent_role)

@@ -244,7 +244,7 @@ class _ValueFunction:
         todo = [c for c in dict.fromkeys(cs) if c not in self._cache]
         if todo:
             vals = self._eval(todo)
-            for c, v in zip(todo, vals):
+            for c, v in zip(todo, vals, strict=False):
                 if not np.isfinite(v):
                     raise ValueFunctionError(f"replay returned a non-finite value for coalition {sorted(c)}")
                 self._cache[c] = float(v)
@@ -304,6 +304,6 @@ def stop_values(config: EnvConfig, seed: int, actions: Sequence[int]) -> np.ndar
         return np.full(r.decisions, np.nan)
     rs = replay_many(config, seed, r.actions, [[StopAt(t)] for t in o5])
     out = np.full(r.decisions, np.nan)
-    for t, x in zip(o5, rs):
+    for t, x in zip(o5, rs, strict=False):
         out[t] = x.return_
     return out

@@ -107,10 +107,7 @@ _NZ0 = len(_UF)
 _NZ1 = _NZ0 + 3
 _UFIELDS = np.array(_UF + [_F_CONF, _F_LAT, _F_TOK] + [_F_CONF + 1000, _F_LAT + 1000, _F_TOK + 1000], dtype=np.uint64)[:, None]
 
-_STATE = (
-    "seed n typ par d dtask hint phase cur rnd ndec rdec pf pk clock tokens safety method natt nsol "
-    "cnt csum cmax acc rej fin chain rnd_att untr inj agg top sec aggc aacc arej crit success ret commlog"
-).split()
+_STATE = ["seed", "n", "typ", "par", "d", "dtask", "hint", "phase", "cur", "rnd", "ndec", "rdec", "pf", "pk", "clock", "tokens", "safety", "method", "natt", "nsol", "cnt", "csum", "cmax", "acc", "rej", "fin", "chain", "rnd_att", "untr", "inj", "agg", "top", "sec", "aggc", "aacc", "arej", "crit", "success", "ret", "commlog"]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -462,7 +459,7 @@ class World:
         # every random number of this attempt in one call: (fields, m)
         U = uniform(s[None, :], ii[None, :], slot[None, :], _UFIELDS)
         Z = np.sqrt(-2.0 * np.log1p(-U[_NZ0:_NZ1])) * np.cos(2.0 * np.pi * U[_NZ1:])
-        u = dict(zip(_UNAMES, U))
+        u = dict(zip(_UNAMES, U, strict=False))
         z_conf, z_lat, z_tok = Z
         logit = (self.SK[kk, ty] - c.difficulty_scale * (d - c.difficulty_offset)
                  + self.CBON[cc] * (npar > 0) - c.context_penalty * over)

@@ -255,7 +255,10 @@ def _decode_document(data: bytes, col: Collector, utf8_checked: bool = False) ->
     else:
         # native writers put schema_version last: look at the tail before the whole text
         reference = data.rfind(b'"schema_version"', max(0, len(data) - 65536)) < 0 and b'"schema_version"' not in data
-        return [Decoded(tr, Locator(), reference, lambda: reference_missing(_probe_raw(data)), True)]
+        # a non-empty value proves presence; only empty (default-looking) ones need a probe
+        ambiguous = not tr.edges or not tr.rewards or not {"tokens", "wall_clock_s"} <= tr.costs.keys()
+        missing = (lambda: reference_missing(_probe_raw(data))) if ambiguous else (lambda: [])
+        return [Decoded(tr, Locator(), reference, missing, True)]
     first = _NON_SPACE.search(data).start()  # type: ignore[union-attr]  # (not empty: checked)
     head = data[first:first + 1]
     if head == b"[":  # no need to parse (maybe 10,000-deep) arrays to know the type is wrong
@@ -276,8 +279,8 @@ def _decode_document(data: bytes, col: Collector, utf8_checked: bool = False) ->
     got = convert_trace(raw, col, reference=reference)
     if got is None:
         return []
-    missing = reference_missing(raw)
-    return [got._replace(ref_missing=lambda: missing)]
+    lacking = reference_missing(raw)
+    return [got._replace(ref_missing=lambda: lacking)]
 
 
 _FAIL: Any = object()

@@ -301,6 +301,14 @@ class TraceWriter:
         """Append one edge."""
         self._write(b'{"edge":' + _encoder.encode(edge) + b"}")
 
+    def event_with_edges(self, event: Event, edges: tuple[Edge, ...] | list[Edge] = ()) -> None:
+        """Append one event and the edges into it with a single write and flush (the recorder's path)."""
+        enc = _encoder.encode
+        buf = b'{"event":' + enc(event) + b"}"
+        for d in edges:
+            buf += b'\n{"edge":' + enc(d) + b"}"
+        self._write(buf)
+
     def close(
         self,
         *,

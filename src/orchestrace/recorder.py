@@ -96,19 +96,22 @@ class Recorder:
 
     def _emit(self, agent: AgentHandle, type: EventType, deps: list[tuple[str, EdgeType]], *,
               t: float | None = None, **fields: Any) -> str:
-        fields = {k: v for k, v in fields.items() if v is not None}
+        role = fields.pop("role", agent.role)
         with self._lock:
             eid = f"e{next(self._ids)}"
             if t is None:
-                t = self.now()
-            ev = Event(id=eid, t=t, type=type, agent=agent.id, role=fields.pop("role", agent.role), **fields)
-            self._writer.event(ev)
-            for src, kind in deps:
-                self._writer.edge(Edge(src, eid, kind))
-            self._tokens += ev.tokens
-            self._n_tool_calls += type is EventType.TOOL_CALL
-            self._n_messages += type is EventType.MESSAGE
-            self._t_max = max(self._t_max, t if ev.t_end is None else ev.t_end)
+                t = self._clock() - self._c0
+            ev = Event(id=eid, t=t, type=type, agent=agent.id, role=role, **fields)
+            self._writer.event_with_edges(ev, [Edge(src, eid, kind) for src, kind in deps])
+            if ev.tokens_in is not None or ev.tokens_out is not None:
+                self._tokens += ev.tokens
+            if type is EventType.TOOL_CALL:
+                self._n_tool_calls += 1
+            elif type is EventType.MESSAGE:
+                self._n_messages += 1
+            end = t if ev.t_end is None else ev.t_end
+            if end > self._t_max:
+                self._t_max = end
         return eid
 
     # -- agents --------------------------------------------------------------------------
@@ -198,11 +201,12 @@ class AgentHandle:
 
     def _deps(self, after: _After, edge: EdgeType = EdgeType.CAUSAL) -> list[tuple[str, EdgeType]]:
         with self._lock:
-            deps = [(s, edge if k is EdgeType.CAUSAL else k) for s, k in self._frontier]
-            self._frontier = []
-        extra = [after] if isinstance(after, str) else list(after or [])
-        seen = {s for s, _ in deps}
-        deps += [(s, edge) for s in extra if s not in seen]
+            front, self._frontier = self._frontier, []
+        deps = [(s, edge if k is EdgeType.CAUSAL else k) for s, k in front]
+        if after is not None:
+            extra = [after] if isinstance(after, str) else list(after)
+            seen = {s for s, _ in deps}
+            deps += [(s, edge) for s in extra if s not in seen]
         return deps
 
     def _push(self, eid: str, kind: EdgeType = EdgeType.CAUSAL) -> str:

@@ -46,5 +46,5 @@ def native_schema() -> dict[str, Any]:
 
 def reference_schema() -> dict[str, Any]:
     """The survey's reference trace JSON Schema (CC0, xxzcc/awesome-llm-mas-rl @ a14d8de)."""
-    text = resources.files("orchestrace").joinpath("data", "reference_trace_schema.json").read_text("utf-8")
+    text = resources.files("orchestrace").joinpath("data/reference_trace_schema.json").read_text("utf-8")
     return dict(json.loads(text))

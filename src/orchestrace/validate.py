@@ -212,14 +212,11 @@ def _check(d: Decoded, col: Collector) -> None:
 
     col.add_many("id.duplicate", index.duplicates(), dup)
     empty_code = "reference.empty-string" if d.reference else "id.empty"
-    _EMPTY = hash("")
-    for field, hashes in (("id", index.hashes), ("agent", None)):
-        if field == "agent":
-            agent_hash = np.fromiter(map(hash, map(_get["agent"], ev)), np.int64, n)  # (n,)
-            hashes = agent_hash
-        if (hashes == _EMPTY).any():
+    agent_hash = np.fromiter(map(hash, map(_get["agent"], ev)), np.int64, n)  # (n,)
+    for field, hashes in (("id", index.hashes), ("agent", agent_hash)):
+        if bool((hashes == _EMPTY_HASH).any()):
             col.add_many(empty_code, [i for i in range(n) if getattr(ev[i], field) == ""],
-                         lambda i, f=field: (loc.event(i, f), f"{f} is empty", f"give the event a non-empty {f}"))
+                         _empty_problem(loc, field))
 
     # -- numbers --------------------------------------------------------------------------
     finite = d.finite  # the strict JSON decode already excluded NaN/Infinity
@@ -243,7 +240,7 @@ def _check(d: Decoded, col: Collector) -> None:
         arr = _float_column(values)
         if field == "cost" and not finite:
             _finite(col, arr, lambda i, f=field: loc.event(i, f), values)
-        col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (
+        col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (  # type: ignore[misc]
             loc.event(i, f), f"{f} = {float(a[i])!r} is negative", "costs and token counts are ≥ 0"))
 
     # -- edges ----------------------------------------------------------------------------
@@ -252,10 +249,10 @@ def _check(d: Decoded, col: Collector) -> None:
         dd = index.lookup_of(ed, _get["dst"])
         etype = np.fromiter(map(_ED_CODE.get, map(_get["type"], ed), repeat(-1)), np.int8, m)
         for name, ends in (("src", s), ("dst", dd)):
-            dangling = np.flatnonzero(ends < 0)
+            dangling: list[int] = np.flatnonzero(ends < 0).tolist()
             if col.dropped_ids:  # an edge to an event that failed to decode is not news
-                dangling = [j for j in dangling.tolist() if getattr(ed[j], name) not in col.dropped_ids]
-            col.add_many("edge.dangling", dangling, lambda j, f=name: (
+                dangling = [j for j in dangling if getattr(ed[j], name) not in col.dropped_ids]
+            col.add_many("edge.dangling", dangling, lambda j, f=name: (  # type: ignore[misc]
                 loc.edge(j, f), f"edge {f} {short(getattr(ed[j], f))} is not the id of any event",
                 "add the event, or fix the id"))
         col.add_many("schema.enum", np.flatnonzero(etype < 0),
@@ -269,14 +266,19 @@ def _check(d: Decoded, col: Collector) -> None:
             "an effect cannot precede its cause; fix the times or the edge direction"))
         _check_dag(cs, cd, causal, t, n, lambda i: ev[i].id, loc, col)
     else:
-        s = dd = etype = causal = np.zeros(0, np.int64)
+        s = dd = causal = np.zeros(0, np.int64)
 
     # -- agents: spawned before acting, return to the spawner -----------------------------
     _check_agents(ev, agent_hash, t, types, tol, loc, col)
 
     # -- decisions: placement, log-probs, stops -------------------------------------------
     decisions = list(map(_get["decision"], ev))
-    has_dec = np.flatnonzero(np.fromiter(map(is_not, decisions, repeat(None)), np.bool_, n))
+    n_dec = n - decisions.count(None)  # identity checks: fast
+    dec_typed = np.flatnonzero(types == _DECISION)
+    if n_dec == len(dec_typed) and all(decisions[i] is not None for i in dec_typed.tolist()):
+        has_dec = dec_typed  # the usual case: payloads exactly on the decision events
+    else:
+        has_dec = np.flatnonzero(np.fromiter(map(is_not, decisions, repeat(None)), np.bool_, n))
     if len(has_dec):
         misplaced = has_dec[types[has_dec] != _DECISION]
         col.add_many("decision.misplaced", misplaced, lambda i: (
@@ -340,6 +342,13 @@ def _check_trace_level(d: Decoded, col: Collector) -> None:
         vals = _float_column(list(map(_get["value"], tr.signals)))
         col.add_many("number.non-finite", np.flatnonzero(~np.isfinite(vals)), lambda k: (
             loc.field(f"signals[{k}].value"), f"signal value = {float(vals[k])!r}", ""))
+
+
+_EMPTY_HASH = hash("")
+
+
+def _empty_problem(loc: Locator, field: str) -> Any:
+    return lambda i: (loc.event(i, field), f"{field} is empty", f"give the event a non-empty {field}")
 
 
 def _float_column(values: list[Any]) -> np.ndarray:
@@ -533,8 +542,7 @@ def _check_agents(ev: Sequence[Any], agent_hash: np.ndarray, t: np.ndarray, type
     is_child = spawned[pos] == agent_hash
     spawn_of = np.where(is_child, first[pos], -1)  # (n,) the event that first spawned ev[i].agent
     spawn_t = np.where(is_child, t[np.maximum(spawn_of, 0)], -np.inf)
-    early = np.flatnonzero(t < spawn_t - tol)
-    early = [i for i in early.tolist() if ev[i].agent == ev[spawn_of[i]].to]
+    early = [i for i in np.flatnonzero(t < spawn_t - tol).tolist() if ev[i].agent == ev[int(spawn_of[i])].to]
     if early:
         firsts: dict[str, int] = {}
         counts: dict[str, int] = {}

@@ -139,9 +139,12 @@ def test_trl_rows(fx: Path) -> None:
     assert all(r["completion"][0]["role"] == "assistant" and isinstance(r["reward"], float) for r in rows)
     first = rows[0]["prompt"]
     assert first[0]["role"] == "user" and "phx.server" in first[0]["content"]
-    ds = pytest.importorskip("datasets", reason="`datasets` not installed")
-    d = ds.Dataset.from_list(rows)
-    assert d.num_rows == len(rows)
+
+
+def test_trl_rows_load_as_a_datasets_dataset() -> None:
+    ds = pytest.importorskip("datasets", reason="`datasets` not installed (optional)")
+    rows = to_trl([synth(events=30, agents=2, seed=0)])
+    assert ds.Dataset.from_list(rows).num_rows == len(rows)
 
 
 def test_hashed_content_is_flagged() -> None:

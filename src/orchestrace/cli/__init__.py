@@ -29,3 +29,4 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+from . import _learn  # noqa: E402,F401  (train, eval, demo)

@@ -134,11 +134,11 @@ def credit(
 
     rs = _spec(spec)
     cs = rs.credit if rs is not None else None
-    unit = unit or (cs.unit if cs else None)
-    if unit is None:
+    chosen_unit = unit or (cs.unit if cs is not None else None)
+    if chosen_unit is None:
         raise fail(f"--unit is required (or set unit in the spec's [credit] table): one of {_UNITS}", code=EXIT_USAGE)
-    method = method or (cs.method if cs and cs.method else "broadcast")
-    params = dict(cs.params) if cs is not None and (cs.method is None or cs.method == method) else {}
+    chosen: str = method or (cs.method if cs is not None and cs.method else None) or "broadcast"
+    params = dict(cs.params) if cs is not None and (cs.method is None or cs.method == chosen) else {}
     samples = samples if samples is not None else (cs.samples if cs else None)
     seed = seed if seed is not None else (cs.seed if cs else 0)
     traces = _traces(path)
@@ -147,7 +147,7 @@ def credit(
         where = f"{path} (trace {tr.trace_id!r})"
         try:
             sigs = rs.evaluate(tr, truth=_truth(truth)) if rs is not None else default_signals(tr)
-            res = assign(tr, sigs, unit=unit, method=method, samples=samples, seed=seed, **params)
+            res = assign(tr, sigs, unit=chosen_unit, method=chosen, samples=samples, seed=seed, **params)
         except (ConfigError, ValueFunctionError) as exc:
             raise fail(f"{where}: {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:

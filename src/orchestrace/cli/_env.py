@@ -55,6 +55,13 @@ def env_run(
     seed: int = typer.Option(0, "--seed", help="First episode seed (episode k uses seed + k)."),
     out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file (one trace per episode)."),
     param: list[str] = typer.Option([], "--param", help="Baseline parameter name=value (repeatable), e.g. rounds=2."),
+    workers: str = typer.Option("sim", "--workers", help="Who performs attempts: sim (simulated) or llm (a chat endpoint)."),
+    base_url: str = typer.Option(None, "--base-url", help="--workers llm: OpenAI-compatible API root ending in /v1."),
+    model: str = typer.Option(None, "--model", help="--workers llm: model name."),
+    suite: str = typer.Option("arith", "--suite", help="--workers llm: task suite (arith, lookup, list)."),
+    api_key_env: str = typer.Option(None, "--api-key-env", help="--workers llm: env var holding the API key "
+                                    "(default ORCHESTRACE_API_KEY, then OPENAI_API_KEY)."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="--workers llm: cap on tokens per reply."),
 ) -> None:
     """Run a policy for N episodes and write every episode's trace to a JSONL file."""
     from ..errors import CheckpointError, ConfigError, MissingExtraError, OrchestraceError
@@ -98,6 +105,21 @@ def env_run(
     from ..io import dumps
 
     env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name)
+    backend = None
+    if workers not in ("sim", "llm"):
+        raise fail(f"--workers {workers!r} must be sim or llm")
+    if workers == "llm":
+        if not base_url or not model:
+            raise fail("--workers llm needs --base-url (e.g. http://127.0.0.1:8080/v1; `orchestrace serve-local` "
+                       "prints one) and --model")
+        from ._llm import make_llm_workers
+
+        try:
+            backend = make_llm_workers(base_url, model, suite=suite, config=cfg, api_key_env=api_key_env,
+                                       max_tokens=max_tokens)
+        except OrchestraceError as exc:
+            raise fail(str(exc)) from None
+        env.world.backend = backend
     if hasattr(pol, "bind"):
         pol.bind(env)
     n_ok, ret = 0, 0.0
@@ -118,4 +140,12 @@ def env_run(
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     except OrchestraceError as exc:
         raise fail(str(exc)) from None
+    finally:
+        if backend is not None:
+            backend.workers.close()
+    if backend is not None:
+        failed = backend.failures()
+        if failed:
+            err_console.print("warning: LLM calls failed: " + ", ".join(f"{c}×{n}" for c, n in sorted(failed.items())),
+                              markup=False)
     console.print(f"wrote {out}: {episodes} traces; success {n_ok / episodes:.3f}, mean return {ret / episodes:.4f}")

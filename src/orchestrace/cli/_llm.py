@@ -121,7 +121,7 @@ def llm_run(
                 console.print(
                     f"{task.id}: {'OK ' if r.success else 'BAD'} answer={r.answer!s} expected={task.answer} "
                     f"status={r.status} tokens={r.tokens} wall={r.wall_clock_s:.2f}s calls={r.calls} errors={causes}",
-                    markup=False,
+                    markup=False, soft_wrap=True,
                 )
         console.print(f"success {ok}/{episodes} ({plan}, {suite})", markup=False)
         if out is not None:

@@ -313,7 +313,7 @@ def _counterfactual(
                 notes.append("Owen values sampled with 1000 permutations (set samples or epsilon)")
             res = owen(ev, groups, n=n, **opts)
         notes.extend(res.notes)
-        extra = {"evaluations": ev.evaluations}
+        extra: dict[str, Any] = {"evaluations": ev.evaluations}
         if not res.exact:
             extra.update(epsilon=res.epsilon, delta=res.delta, samples=res.permutations)
         return res.values, res.stderr, extra

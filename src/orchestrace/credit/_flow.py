@@ -112,10 +112,10 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
             ev[j], scope[j], code[j] = last_role[r], SCOPE_ROLE, r
         else:
             eid = sig.id.split("[", 1)[0] if u is CreditUnit.TOKEN else sig.id
-            e = g.index.get(eid)
-            if e is None:
+            hit = g.index.get(eid)
+            if hit is None:
                 raise _unknown(j, sig, "event", g.ids)
-            ev[j], scope[j], code[j] = e, SCOPE_EVENT, e
+            ev[j], scope[j], code[j] = hit, SCOPE_EVENT, hit
     return Anchors(ev, val, scope, code)
 
 
@@ -215,21 +215,44 @@ def ancestors_of(g: TraceGraph, event: int) -> np.ndarray:
     return memo(g, ("anc", event), lambda: g.ancestor_mask([event], inclusive=True))  # type: ignore[no-any-return]
 
 
-def _level_edges(g: TraceGraph) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
-    """Dependency edges sorted by the level of their source, descending, with slices."""
+@dataclass(frozen=True)
+class _Levels:
+    """Dependency edges sorted by (source level ↓, source, edge order); per level the edge
+    slice ``[lo, hi)`` and the segment slice ``[slo, shi)`` (one segment per source)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    seg_start: np.ndarray  # first edge of each segment
+    seg_len: np.ndarray
+    seg_src: np.ndarray
+    edge_seg: np.ndarray  # segment of each edge
+    levels: list[tuple[int, int, int, int]]
+
+
+def _level_edges(g: TraceGraph) -> _Levels:
     return memo(g, "level_edges", lambda: _sort_level_edges(g))  # type: ignore[no-any-return]
 
 
-def _sort_level_edges(g: TraceGraph) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+def _sort_level_edges(g: TraceGraph) -> _Levels:
     src, dst = g.dep_src.astype(np.int64), g.dep_dst.astype(np.int64)
     if not src.size:
-        return src, dst, []
-    lv = g.level[src]
-    order = np.argsort(-lv, kind="stable")
+        e = np.zeros(0, np.int64)
+        return _Levels(src, dst, e, e, e, e, [])
+    lv = g.level[src].astype(np.int64)
+    order = np.lexsort((np.arange(src.size), src, -lv))
     src, dst, lv = src[order], dst[order], lv[order]
-    cut = np.flatnonzero(np.diff(lv)) + 1
-    bounds = np.r_[0, cut, src.size]
-    return src, dst, list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=False))
+    new = np.ones(src.size, dtype=bool)
+    new[1:] = (src[1:] != src[:-1]) | (lv[1:] != lv[:-1])
+    seg_start = np.flatnonzero(new)
+    seg_len = np.diff(np.r_[seg_start, src.size])
+    edge_seg = np.cumsum(new) - 1
+    lv_cut = np.flatnonzero(np.diff(lv)) + 1
+    lo = np.r_[0, lv_cut]
+    hi = np.r_[lv_cut, src.size]
+    slo = edge_seg[lo]
+    shi = np.r_[slo[1:], seg_start.size]
+    levels = list(zip(lo.tolist(), hi.tolist(), slo.tolist(), shi.tolist(), strict=True))
+    return _Levels(src, dst, seg_start, seg_len, src[seg_start], edge_seg, levels)
 
 
 def graph_returns(
@@ -258,33 +281,33 @@ def graph_returns(
             raise ConfigError(f"{name} must be in [0, 1], got {x!r}")
     if lam is not None and not 0.0 <= lam <= 1.0:
         raise ConfigError(f"lam (GAE λ) must be in [0, 1], got {lam!r}")
-    src, dst, slices = _level_edges(g)
+    L = _level_edges(g)
+    src, dst = L.src, L.dst
+    rewards = np.asarray(rewards, dtype=float)
     disc = gamma * np.power(gamma_s, np.maximum(g.t[dst] - g.t[src], 0.0)) if src.size else np.zeros(0)
-    G = np.asarray(rewards, dtype=float).copy()
-    nxt = np.full(g.n, -1, dtype=np.int64)
-    gnext = np.zeros(g.n)  # γ_e·G(c*) and the discount to c*
-    dnext = np.zeros(g.n)
-    for lo, hi in slices:
-        s, d, f = src[lo:hi], dst[lo:hi], disc[lo:hi]
+    G = rewards.copy()
+    nxt = np.full(g.n, -1, dtype=np.int64)  # best successor c*(e)
+    dnext = np.zeros(g.n)  # γ·γ_s^{Δt} to c*(e)
+    for lo, hi, slo, shi in L.levels:  # sources by descending level: successors are final
+        d, f = dst[lo:hi], disc[lo:hi]
         cand = f * G[d]
-        best = np.full(g.n, -np.inf)
-        np.maximum.at(best, s, cand)
-        hit = cand == best[s]
-        us, first = np.unique(s[hit], return_index=True)
-        pick = np.flatnonzero(hit)[first]
-        nxt[us] = d[pick]
-        dnext[us] = f[pick]
-        gnext[us] = cand[pick]
-        G[us] = rewards[us] + gnext[us]
+        mx = np.maximum.reduceat(cand, L.seg_start[slo:shi] - lo)
+        us = L.seg_src[slo:shi]
+        pos = np.flatnonzero(cand == np.repeat(mx, L.seg_len[slo:shi]))
+        seg = L.edge_seg[lo:hi][pos]
+        first = pos[np.r_[True, seg[1:] != seg[:-1]]]  # first best edge of each source
+        nxt[us] = d[first]
+        dnext[us] = f[first]
+        G[us] = rewards[us] + mx
     if lam is None:
         return G, None
     V = np.zeros(g.n) if values is None else np.asarray(values, dtype=float)
     has = nxt >= 0
-    delta = np.asarray(rewards, dtype=float) - V
+    delta = rewards - V
     delta[has] += dnext[has] * V[nxt[has]]
     A = delta.copy()
-    for lo, hi in slices:  # descending levels: the successor is final before its source
-        us = np.unique(src[lo:hi])
+    for _, _, slo, shi in L.levels:
+        us = L.seg_src[slo:shi]
         A[us] = delta[us] + dnext[us] * lam * A[nxt[us]]
     return G, A
 

@@ -114,9 +114,18 @@ def _weights(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _all_masks(n: int) -> np.ndarray:
-    """All ``2^n`` coalitions as a ``(2^n, n)`` bool array (row r = bits of r)."""
-    ints = np.arange(1 << n, dtype=np.int64)
-    return ((ints[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(bool)
+    """All ``2^n`` coalitions as a ``(2^n, n)`` bool array (row r = bits of r), n ≤ 32."""
+    ints = np.arange(1 << n, dtype=np.uint32)
+    bits = np.unpackbits(ints.view(np.uint8).reshape(-1, 4), axis=1, bitorder="little")
+    return np.ascontiguousarray(bits[:, :n]).view(bool)
+
+
+def _popcounts(n: int) -> np.ndarray:
+    """``|S|`` for every coalition bit mask ``0 … 2^n − 1`` (doubling recurrence)."""
+    size = np.zeros(1 << n, dtype=np.int64)
+    for i in range(n):
+        size[1 << i : 2 << i] = size[: 1 << i] + 1
+    return size
 
 
 def _shapley_matrix(n: int) -> np.ndarray:
@@ -175,8 +184,13 @@ def shapley(
 
 
 def _shapley_exact(ev: Evaluator, n: int) -> GameResult:
-    vals = ev(_all_masks(n), distinct=True)  # (2^n,)
-    phi = vals @ _shapley_matrix(n)  # (n,)
+    vals = ev(_all_masks(n), distinct=True)  # (2^n,) indexed by bit mask
+    size = _popcounts(n)
+    w1, w0 = _weights(n)
+    # φ_i = Σ_{S∋i} (w1 + w0)(|S|)·v(S) − Σ_S w0(|S|)·v(S); "S ∋ i" is a strided half of the array
+    a = vals * (w1[size] + w0[size])
+    b = float((vals * w0[size]).sum())
+    phi = np.array([a.reshape(-1, 2, 1 << i)[:, 1, :].sum() for i in range(n)]) - b
     return GameResult(values=phi, exact=True, evaluations=ev.evaluations)
 
 
@@ -372,13 +386,14 @@ def _sample(
     var = np.maximum(total_sq / m - mean**2, 0.0) * (m / max(m - 1, 1))
     stderr = np.sqrt(var / m)
     notes: list[str] = []
-    r = value_range
-    if r is None:
+    if value_range is None:
         r = max(hi - lo, 0.0)
         notes.append(
             f"ε uses the observed range of marginal contributions r={r:.6g} "
             f"(pass value_range for a guaranteed bound)"
         )
+    else:
+        r = value_range
     eps = hoeffding_epsilon(n, samples=m, delta=delta, value_range=r)
     kind = "Owen" if group_of is not None else "Shapley"
     notes.append(

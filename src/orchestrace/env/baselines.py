@@ -156,22 +156,24 @@ class AdaptivePolicy(BudgetPolicy):
     O1/O2 after round 0: a subtask whose aggregate leads by 1 vote and has no verifier
     accept gets one ``verifier``; a contested one (lead < 1, or a reject) gets two solvers;
     a settled one nothing. O4: ``verifier``. O5: stop when every subtask is settled
-    (lead ≥ 2 or accepts > rejects), or — on tasks hinted easy (``h < easy_below``) — when
-    every aggregate's confidence ≥ ``conf_easy``.
+    (lead ≥ 2 or accepts > rejects), or when every aggregate leads and its confidence is
+    ≥ ``conf_easy`` on tasks hinted easy (``h < easy_below``), ≥ ``conf_hard`` otherwise.
     """
 
     name = "adaptive"
 
-    def __init__(self, config: EnvConfig, *, easy_below: float = 0.4, conf_easy: float = 0.6) -> None:
+    def __init__(self, config: EnvConfig, *, easy_below: float = 0.5, conf_easy: float = 0.6, conf_hard: float = 0.9) -> None:
         super().__init__(config, name="adaptive")
-        self.easy_below, self.conf_easy = easy_below, conf_easy
+        self.easy_below, self.conf_easy, self.conf_hard = easy_below, conf_easy, conf_hard
         names = [p.name for p in config.profiles]
         self.verifier = names.index("verifier") if "verifier" in names else None
 
     def stop_now(self, obs: np.ndarray) -> np.ndarray:
         easy = obs[:, _HINT] < self.easy_below
         all_settled = obs[:, _SETTLED] >= 1.0 - 1e-6
-        return all_settled | (easy & (obs[:, _MINCONF] >= self.conf_easy) & (np.rint(obs[:, _MINMARG] * 3) >= 1))
+        leads = np.rint(obs[:, _MINMARG] * 3) >= 1
+        bar = np.where(easy, self.conf_easy, self.conf_hard)
+        return all_settled | (leads & (obs[:, _MINCONF] >= bar))
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
         o, ph = self.off, self._phase(obs)
@@ -286,6 +288,11 @@ def evaluate(config: EnvConfig, policy: Policy, seeds: Iterable[int], *, chunk: 
 
     Keys: success, tokens, critical_steps, wall_clock_s, decisions, rounds, return, difficulty,
     safety_events, seed. Same (config, seeds, policy) → same numbers.
+
+    >>> cfg = EnvConfig.small()
+    >>> r = evaluate(cfg, make_baseline("threshold", cfg), range(32))
+    >>> r["success"].shape, bool(np.isfinite(r["return"]).all())
+    ((32,), True)
     """
     seeds_arr = np.fromiter((int(s) for s in seeds), dtype=np.int64)
     parts = []

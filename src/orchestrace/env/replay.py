@@ -146,7 +146,14 @@ def _resolve(cfg: EnvConfig, interventions: Sequence[Intervention]) -> dict[str,
 
 def replay_many(config: EnvConfig, seed: int, actions: Sequence[int],
                 interventions: Sequence[Sequence[Intervention]]) -> list[EpisodeResult]:
-    """Replay one episode under several intervention sets at once (one batched world, no traces)."""
+    """Replay one episode under several intervention sets at once (one batched world, no traces).
+
+    >>> from orchestrace.env.config import EnvConfig
+    >>> cfg = EnvConfig.small(); acts = replay(cfg, 1, []).actions
+    >>> a, b = replay_many(cfg, 1, acts, [[], [RemoveAgent(0, 0)]])
+    >>> (0, 0) in a.agents, (0, 0) in b.agents, b.tokens < a.tokens
+    (True, False, True)
+    """
     return _run(config, seed, actions, interventions, record=False)
 
 
@@ -276,7 +283,15 @@ def agent_value_function(config: EnvConfig, seed: int, actions: Sequence[int], *
 
 def message_value_function(config: EnvConfig, seed: int, actions: Sequence[int], *, outcome: str = "return") -> _ValueFunction:
     """``v(S)`` = the outcome when only the O3 messages in ``S`` (``(subtask, slot)`` of the receiving
-    attempt; ``v.players``) are delivered — message leave-one-out is ``v(all) − v(all − {m})``."""
+    attempt; ``v.players``) are delivered — message leave-one-out is ``v(all) − v(all − {m})``.
+
+    >>> from orchestrace.env.config import EnvConfig
+    >>> cfg = EnvConfig.default(); acts = replay(cfg, 4, []).actions
+    >>> m = message_value_function(cfg, 4, acts)
+    >>> loo = {p: m(m.players) - m(set(m.players) - {p}) for p in m.players}
+    >>> all(np.isfinite(list(loo.values())))
+    True
+    """
     base = replay(config, seed, actions, record_trace=False)
     players = base.messages
 

@@ -76,7 +76,7 @@ def span_records(trace: Trace) -> list[dict[str, Any]]:
         end = e.t_end if e.t_end is not None else result_t.get(e.id, e.t)
         lo, hi = span.get(e.agent, (e.t, end))
         span[e.agent] = (min(lo, e.t), max(hi, end))
-    for child, parent in spawner.items():  # an agent's span starts at its spawn
+    for child in spawner:  # an agent's span starts at its spawn
         sp_t = min(e.t for e in trace.events if e.type is EventType.SPAWN and e.to == child)
         lo, hi = span.get(child, (sp_t, sp_t))
         span[child] = (min(lo, sp_t), max(hi, sp_t))

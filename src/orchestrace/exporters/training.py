@@ -144,7 +144,7 @@ def _all_turns(traces: Iterable[Trace], advantages: Mapping[str, Mapping[str, fl
             a = agentwise_advantages(r, prompts=[t.task_id for t in turns], agents=[t.agent for t in turns])
         else:
             a = grpo_advantages(r, groups=[t.task_id for t in turns])
-        turns = [Turn(**{**t.__dict__, "advantage": float(x)}) for t, x in zip(turns, a.tolist())]
+        turns = [Turn(**{**t.__dict__, "advantage": float(x)}) for t, x in zip(turns, a.tolist(), strict=True)]
     return turns
 
 

@@ -9,3 +9,25 @@ neither.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "ChatClient": "client", "ChatResult": "client", "LLMError": "client",
+    "Task": "tasks", "Subtask": "tasks", "SUITES": "tasks", "make_task": "tasks", "make_tasks": "tasks",
+    "task_for_dag": "tasks", "parse_int": "tasks", "parse_choice": "tasks",
+    "LLMWorkers": "workers", "LLMProfile": "workers", "AttemptRequest": "workers", "AttemptResult": "workers",
+    "Plan": "episode", "PLANS": "episode", "EpisodeResult": "episode", "run_episode": "episode",
+    "arun_episode": "episode", "LLMEnvBackend": "envbackend", "LocalServer": "local",
+    "find_smollm2_gguf": "local",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy re-exports (``from orchestrace.llm import LLMWorkers`` imports only what it needs)."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'orchestrace.llm' has no attribute {name!r}")

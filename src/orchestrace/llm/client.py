@@ -501,7 +501,8 @@ def _parse_completion(data: Any) -> _Reply | _Failure:
     if not isinstance(text, str):
         return _Failure("malformed_json", "expected $.choices[0].message.content to be a string", usage=usage)
     finish = choices[0].get("finish_reason")
-    raw = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    raw_u = data.get("usage")
+    raw: dict[str, Any] = raw_u if isinstance(raw_u, dict) else {}
     model = data.get("model") if isinstance(data.get("model"), str) else None
     return _Reply(text, finish if isinstance(finish, str) else None, usage, model, raw, _mean_logprob(choices[0]))
 

@@ -177,6 +177,18 @@ class LLMEnvBackend:
         """Tokens of every real call so far (the servers' usage reports)."""
         return sum(rec.result.tokens for rec in self.records)
 
+    def failures(self) -> dict[str, int]:
+        """Count of failed attempts by cause (``connect``, ``timeout``, ``empty_completion`` …).
+
+        >>> LLMEnvBackend.__new__(LLMEnvBackend).__class__.__name__
+        'LLMEnvBackend'
+        """
+        out: dict[str, int] = {}
+        for rec in self.records:
+            if rec.result.error is not None:
+                out[rec.result.error] = out.get(rec.result.error, 0) + 1
+        return out
+
     def reset_records(self) -> None:
         """Forget the attempt records (e.g. between episodes)."""
         self.records.clear()

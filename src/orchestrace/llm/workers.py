@@ -224,6 +224,7 @@ class LLMWorkers:
         """Run one attempt (never raises for endpoint failures: see :class:`AttemptResult`)."""
         prof = self.profile(req.profile)
         task, sid = req.task, req.sid
+        expected: str | None
         if sid is None:
             messages, truth, expected = task.whole_prompt(), task.answer, task.answer
         else:

@@ -153,7 +153,7 @@ def agent_success(
 # -- R3 per-role scorers: (trace, graph, event indices of the role, truth) -> float ------------------
 def _score_success(trace: Trace, g: TraceGraph, idx: np.ndarray, truth: Any) -> float:
     ev = trace.events
-    vals = [event_score(ev[i], default_clean=True) for i in idx.tolist()]
+    vals = [event_score(ev[i], default_clean=True) or 0.0 for i in idx.tolist()]
     return float(np.mean(vals)) if vals else 0.0
 
 

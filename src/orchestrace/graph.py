@@ -336,6 +336,17 @@ class TraceGraph:
         """``privileged is True`` per event (bool)."""
         return _bools(map(attrgetter("privileged"), self.trace.events), True, self.n)
 
+    @cached_property
+    def turn(self) -> np.ndarray:
+        """Model turns: ``message`` events addressed to nobody else (``to`` is None or the
+        sender itself) — an agent's own work, not coordination (bool)."""
+        msg = self.is_type(EventType.MESSAGE)
+        idx = np.flatnonzero(msg)
+        out = np.zeros(self.n, dtype=bool)
+        ev = self.trace.events
+        out[idx] = [ev[i].to is None or ev[i].to == ev[i].agent for i in idx.tolist()]
+        return out
+
     def is_type(self, *kinds: EventType) -> np.ndarray:
         """Bool mask of events whose type is one of ``kinds``."""
         table = np.zeros(len(EVENT_TYPES), dtype=bool)

@@ -11,9 +11,10 @@ Notation: ``V`` events, ``d(v)`` duration (``t_end − t``, or the graph's fill 
 (:attr:`TraceGraph.output`), ``anc(S)``/``desc(S)`` dependency ancestors/descendants,
 ``root`` the orchestrator agent (:attr:`TraceGraph.root_agent`).
 
-Event classes (E3): *coordination* ``C`` = orchestrator_decision, spawn, despawn, message,
-return, aggregate; *work* ``W`` = tool_call, tool_result; human_intervention and
-safety_event are neither and are left out of E3 shares.
+Event classes (E3): *coordination* ``C`` = orchestrator_decision, spawn, despawn, message
+to another agent, return, aggregate; *work* ``W`` = tool_call, tool_result, and model turns
+(a ``message`` whose ``to`` is empty or the sender itself: :attr:`TraceGraph.turn`);
+human_intervention and safety_event are neither and are left out of E3 shares.
 
 >>> from orchestrace.synth import synth
 >>> r = compute(synth(events=300, agents=4, seed=2))
@@ -230,7 +231,8 @@ def n_stages(x: Trace | TraceGraph) -> Value:
 
 # ---------------------------------------------------------------------- E3
 def _share(g: TraceGraph, weights: np.ndarray | None) -> Value:
-    c, w = g.is_type(*_COORD), g.is_type(*_WORK)
+    turn = g.turn
+    c, w = g.is_type(*_COORD) & ~turn, g.is_type(*_WORK) | turn
     if weights is None:
         return _ratio(c.sum(), c.sum() + w.sum())
     return _ratio(weights[c].sum(), weights[c].sum() + weights[w].sum())
@@ -254,11 +256,12 @@ def overhead_time(x: Trace | TraceGraph) -> Value:
 
 
 def messages_per_subagent(x: Trace | TraceGraph) -> Value:
-    """``e3/messages_per_subagent`` = #message events / #sub-agents, sub-agents being the
-    spawned agents (or, when nothing is spawned, every agent but the root)."""
+    """``e3/messages_per_subagent`` = #messages between agents (model turns excluded) /
+    #sub-agents, sub-agents being the spawned agents (or, when nothing is spawned, every
+    agent but the root)."""
     g = _graph(x)
     k = int(_tree(g).spawned.size) or max(len(g.agents) - 1, 0)  # type: ignore[attr-defined]
-    return _ratio(_count(g, _T.MESSAGE), k)
+    return _ratio(int((g.is_type(_T.MESSAGE) & ~g.turn).sum()), k)
 
 
 def protocol_overhead(x: Trace | TraceGraph) -> Value:

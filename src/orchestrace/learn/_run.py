@@ -98,7 +98,7 @@ class Run:
         """One optimiser step on ``loss``; returns the gradient norm. NaN/inf → TrainingError."""
         if not torch.isfinite(loss):
             raise TrainingError(
-                f"update {update}: the loss is {float(loss)} (not finite); training stopped. "
+                f"update {update}: the loss is {float(loss.detach())} (not finite); training stopped. "
                 f"The last good checkpoint is in {self.out / 'checkpoint.pt'}; lower lr (now {self.cfg.lr}) "
                 "or reward_scale and resume"
             )

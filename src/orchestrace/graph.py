@@ -550,12 +550,12 @@ class TraceGraph:
     # ------------------------------------------------------------------ stop, root, output
     @cached_property
     def stop(self) -> int:
-        """Index of the stop decision (latest ``orchestrator_decision`` with kind ``stop``), or −1."""
+        """Index of the stop decision (latest O5 decision whose action is not ``continue``), or −1."""
         ev = self.trace.events
         best, best_t = -1, -np.inf
         for i in np.flatnonzero(self.type == _EV[EventType.ORCHESTRATOR_DECISION]).tolist():
             d = ev[i].decision
-            if d is not None and d.kind is Decision.STOP and self.t[i] >= best_t:
+            if d is not None and d.is_stop and self.t[i] >= best_t:
                 best, best_t = i, self.t[i]
         return best
 

@@ -225,7 +225,7 @@ class AgentHandle:
                logprob: float | None = None, policy: str | None = None, after: _After = None, **fields: Any) -> str:
         """An ``orchestrator_decision`` (O1–O5). At most one ``stop`` per trace."""
         kind = Decision(kind)
-        if kind is Decision.STOP:
+        if kind is Decision.STOP and action != "continue":
             with self.rec._lock:
                 if self.rec._stopped:
                     raise ConfigError("a stop decision was already recorded; a trace has at most one (O5)")

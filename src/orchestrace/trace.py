@@ -42,6 +42,7 @@ import msgspec
 from .vocab import CreditUnit, Decision, EdgeType, EventType, RewardFamily, Topology
 
 __all__ = [
+    "CONTINUE",
     "SCHEMA_VERSION",
     "DecisionPayload",
     "Edge",
@@ -53,6 +54,9 @@ __all__ = [
 
 #: Version of the native format written by this release.
 SCHEMA_VERSION = "1.0"
+
+#: The action label of an O5 decision that chose to go on (not a stop).
+CONTINUE = "continue"
 
 
 class DecisionPayload(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
@@ -70,6 +74,15 @@ class DecisionPayload(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
     logprob: float | None = None
     policy: str | None = None
     step: int | None = None
+
+    @property
+    def is_stop(self) -> bool:
+        """True for the stop itself: an O5 decision whose action is not :data:`CONTINUE`.
+
+        An O5 decision point at which the policy chose to go on is recorded with
+        ``kind="stop", action="continue"``: it is an O5 *decision*, not the trace's stop.
+        """
+        return self.kind is Decision.STOP and self.action != CONTINUE
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
@@ -183,9 +196,9 @@ class Trace(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
     @property
     def stop_event(self) -> Event | None:
-        """The ``orchestrator_decision`` whose decision kind is ``stop`` (O5), if any."""
+        """The stop: the O5 ``orchestrator_decision`` whose action is not ``continue``."""
         for e in reversed(self.events):
-            if e.decision is not None and e.decision.kind is Decision.STOP:
+            if e.decision is not None and e.decision.is_stop:
                 return e
         return None
 

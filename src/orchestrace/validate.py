@@ -289,7 +289,7 @@ def _check(d: Decoded, col: Collector) -> None:
             dec = decisions[i]
             if not finite and dec.logprob is not None and not np.isfinite(dec.logprob):
                 col.add("number.non-finite", loc.event(i, "decision.logprob"), f"logprob = {dec.logprob!r}")
-            if dec.kind == Decision.STOP:
+            if dec.is_stop:  # an O5 decision with action "continue" is not a stop
                 stops.append(i)
         if len(stops) > 1:
             stops.sort(key=lambda i: (t[i], i))

@@ -8,7 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace.learn.losses import normalise
-from orchestrace.learn.rollout import discounted_returns, gae, group_normalise, held_out_seeds, stop_advantages, train_seeds
+from orchestrace.learn.rollout import (
+    discounted_returns,
+    gae,
+    group_normalise,
+    held_out_seeds,
+    stop_advantages,
+    train_seeds,
+)
 
 
 def _episodes(rng: np.random.Generator, n_eps: int) -> tuple[np.ndarray, np.ndarray]:

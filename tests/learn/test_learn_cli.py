@@ -69,12 +69,12 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     from orchestrace.learn import demo
 
     def tiny_demo(out, **kw):
-        kw.update(env="small", episodes=16, sample_traces=2)
+        kw.update(env="small", episodes=16, sample_traces=2,
+                  overrides={"episodes_per_step": 16, "group_size": 4, "warm_start_episodes": 32, "warm_start_steps": 10})
         return real(out, **kw)
 
     real = demo.run_demo
     monkeypatch.setattr(demo, "run_demo", tiny_demo)
-    monkeypatch.setattr("orchestrace.learn.config.TrainConfig.__init__.__defaults__", None, raising=False)
     r = runner.invoke(app, ["demo", "--out", str(tmp_path / "d"), "--steps", "2", "--quiet"])
     assert r.exit_code == 0, r.output
     for f in ("summary.md", "results.json", "episodes.npz", "traces/learned.jsonl", "run/checkpoint.pt"):

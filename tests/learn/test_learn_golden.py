@@ -42,7 +42,7 @@ def test_training_trajectory_matches_golden(algo: str, tmp_path: Path) -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))[algo]
     got = _trajectory(algo, tmp_path)
     assert len(got) == len(golden)
-    for step, (g, w) in enumerate(zip(got, golden)):
+    for step, (g, w) in enumerate(zip(got, golden, strict=True)):
         assert set(g) == set(w), f"update {step + 1}: keys differ"
         for k, want in w.items():
             tol = TOL.get(k)

@@ -7,7 +7,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.learn.policy import OrchestrationPolicy, RunningNorm, expected_decisions, halting_distribution
+from orchestrace.learn.policy import (
+    OrchestrationPolicy,
+    RunningNorm,
+    expected_decisions,
+    halting_distribution,
+)
 from orchestrace.vocab import Decision
 
 HEADS = {Decision.O1: (0, 4), Decision.O2: (4, 10), Decision.O3: (10, 13), Decision.O4: (13, 17), Decision.O5: (17, 19)}
@@ -82,7 +87,7 @@ def test_halting_distribution_matches_reference(lams: list[float]) -> None:
     assert abs(float(p.sum()) - 1.0) < 1e-9
     checks = torch.arange(1, len(lams) + 1) * 3
     e = expected_decisions(torch.tensor(lams, dtype=torch.float64), checks, 3 * len(lams) + 2)
-    ref = sum(q * d for q, d in zip(_halting_reference(lams), [*checks.tolist(), 3 * len(lams) + 2]))
+    ref = sum(q * d for q, d in zip(_halting_reference(lams), [*checks.tolist(), 3 * len(lams) + 2], strict=True))
     assert abs(e - ref) < 1e-9
 
 

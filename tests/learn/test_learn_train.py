@@ -65,6 +65,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path: Path, tiny_
     assert all(torch.isfinite(v).all() for v in ck["policy"].values() if v.is_floating_point())
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol:UserWarning")
 def test_corrupted_and_mismatched_checkpoints_fail_clearly(tmp_path: Path, tiny_config) -> None:
     run = tmp_path / "r"
     train(tiny_config(steps=2), run, progress=False)

@@ -41,7 +41,7 @@ def _config_options() -> list[inspect.Parameter]:
     for f in dataclasses.fields(TrainConfig):
         typ = hints[f.name]
         params.append(inspect.Parameter(
-            f.name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[typ],  # noqa: UP007 (typer needs typing.Optional)
+            f.name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[typ],  # noqa: UP045 (runtime Optional for typer)
             default=typer.Option(None, f"--{f.name.replace('_', '-')}", show_default=False,
                                  help=f"{f.metadata['help']} [default: {f.default}]"),
         ))
@@ -108,7 +108,7 @@ def eval_cmd(
     episodes: int = typer.Option(500, "--episodes", "-n", help="Held-out episodes per policy."),
     seeds: str = typer.Option("held-out", "--seeds", help="Seed set: held-out (never used in training)."),
     seed_offset: int = typer.Option(0, "--seed-offset", help="Start this far into the held-out seed range."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write results.json, episodes.npz and traces/ here."),  # noqa: UP007
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write results.json, episodes.npz and traces/ here."),  # noqa: UP045
     traces: int = typer.Option(20, "--traces", help="Episodes traced per key policy (wasted work, E2–E4)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -136,7 +136,7 @@ def eval_cmd(
 @app.command("demo")
 def demo_cmd(
     out: Path = typer.Option(Path("orchestrace-demo"), "--out", "-o", help="Results folder."),
-    steps: Optional[int] = typer.Option(None, "--steps", help="Training updates (default: TrainConfig's)."),  # noqa: UP007
+    steps: int | None = typer.Option(None, "--steps", help="Training updates (default: TrainConfig's)."),  # noqa: UP045
     episodes: int = typer.Option(500, "--episodes", "-n", help="Held-out evaluation episodes per policy (≥ 500 for the evidence)."),
     algo: str = typer.Option("grpo", "--algo", help="reinforce | grpo | ppo."),
     seed: int = typer.Option(0, "--seed", help="Training seed."),

@@ -15,7 +15,7 @@ from . import _flow
 from ._baselines import c3_advantages, coma_advantage
 from ._games import EXACT_MAX, leave_one_out, owen, shapley
 from ._trace_value import DESCRIPTION, TraceValue
-from ._units import UnitIndex, parse_unit, unit_index
+from ._units import UnitIndex, memo, parse_unit, unit_index
 from ._value import Evaluator
 
 if TYPE_CHECKING:
@@ -254,8 +254,17 @@ def _run(
         r = np.bincount(an.event, weights=an.value, minlength=g.n)
         V = _flow.values_array(g, kw.get("values"))
         lam = kw.get("lam")
-        G, A = _flow.graph_returns(g, r, gamma=float(kw.get("gamma", 0.95)), gamma_s=float(kw.get("gamma_s", 1.0)),
-                                   lam=None if lam is None else float(lam), values=V)
+        gamma, gamma_s = float(kw.get("gamma", 0.95)), float(kw.get("gamma_s", 1.0))
+        lam_f = None if lam is None else float(lam)
+
+        def returns() -> tuple[np.ndarray, np.ndarray | None]:
+            return _flow.graph_returns(g, r, gamma=gamma, gamma_s=gamma_s, lam=lam_f, values=V)
+
+        if V is None:  # the same signals on the same graph: reuse the returns across units
+            key = ("returns", an.event.tobytes(), an.value.tobytes(), gamma, gamma_s, lam_f)
+            G, A = memo(g, key, returns)
+        else:
+            G, A = returns()
         if A is not None and V is None:
             notes.append("no critic values: GAE with V ≡ 0 (λ = 1 gives the discounted return)")
         how = kw.get("reduce", "max")

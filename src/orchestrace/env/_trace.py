@@ -29,11 +29,8 @@ from .config import AGG_METHODS, COMM_MODES, SUBTASK_TYPES, EnvConfig
 __all__ = ["DECISION_KINDS", "action_labels", "build_trace"]
 
 DECISION_KINDS = (Decision.SPAWN, Decision.DELEGATE, Decision.COMMUNICATE, Decision.AGGREGATE, Decision.STOP)
-#: Payload kind of an O5 decision whose action is ``continue``. The validator (and
-#: ``TraceGraph.stop``) treat *every* decision of kind ``stop`` as a stop, so a "continue"
-#: at the O5 head is written with kind ``spawn`` (continuing commits to another round of
-#: spawning) and ``attrs["head"] == "O5"``; read the head from ``attrs["head"]``.
-CONTINUE_KIND = Decision.SPAWN
+#: An O5 decision that chose to go on is written ``kind="stop", action="continue"``
+#: (:data:`orchestrace.trace.CONTINUE`): an O5 decision, not the trace's stop.
 _TOOLS = ("web.search", "reasoner.solve", "code.exec")
 _ORCH = "orchestrator"
 
@@ -117,8 +114,6 @@ def build_trace(
     for step, rec in enumerate(log):
         kind = DECISION_KINDS[rec["phase"]]
         label = labels[rec["action"]]
-        if kind is Decision.STOP and label != "stop":
-            kind = CONTINUE_KIND
         did = nid()
         ev.append(Event(
             id=did, t=rec["t"], t_end=rec["t"] + dt, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",

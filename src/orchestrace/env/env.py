@@ -94,7 +94,9 @@ class OrchestrationEnv(gym.Env):
         if workers is not None:
             from .workers import BackendAdapter
 
-            self.world.backend = BackendAdapter(workers, cfg)
+            # a backend that answers the world's per-attempt override directly (e.g. the LLM
+            # backend, which batches a fan-out's attempts concurrently) plugs in as is
+            self.world.backend = workers if hasattr(workers, "override") else BackendAdapter(workers, cfg)
         self.labels = action_labels(cfg)
         self.observation_space = spaces.Dict({
             "obs": spaces.Box(-np.inf, np.inf, (cfg.obs_dim,), np.float32),

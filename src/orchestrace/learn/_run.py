@@ -24,10 +24,17 @@ import numpy as np
 import torch
 
 from ..errors import CheckpointError, ConfigError, TrainingError
-from ._common import MetricLogger, get_rng_state, progress_bar, seed_everything, select_device, set_rng_state
+from ._common import (
+    MetricLogger,
+    get_rng_state,
+    progress_bar,
+    seed_everything,
+    select_device,
+    set_rng_state,
+)
 from .checkpoint import build_policy, load_checkpoint, save_checkpoint
 from .config import TrainConfig
-from .envs import make_batch_env, env_heads
+from .envs import env_heads, make_batch_env
 from .policy import OrchestrationPolicy, expected_decisions
 from .rollout import Rollout
 

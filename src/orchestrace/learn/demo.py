@@ -118,8 +118,11 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
 
 def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default", algo: str = "grpo", steps: int | None = None,
              episodes: int = 500, seed: int = 0, sample_traces: int = 20, progress: bool = True,
-             log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Train, evaluate on held-out seeds and write the results folder; returns the report."""
+             overrides: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Train, evaluate on held-out seeds and write the results folder; returns the report.
+
+    ``overrides`` changes other :class:`~orchestrace.learn.TrainConfig` fields.
+    """
     from . import train
     from .config import TrainConfig
     from .evaluate import evaluate
@@ -130,7 +133,7 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default", algo
     run_dir = out / "run"
     if (run_dir / "config.json").exists():  # the demo's own previous run: start afresh
         shutil.rmtree(run_dir)
-    cfg = TrainConfig(env=env, algo=algo, seed=seed, **({"steps": steps} if steps else {}))
+    cfg = TrainConfig(env=env, algo=algo, seed=seed, **({"steps": steps} if steps else {}), **(overrides or {}))
     log(f"[1/3] training {cfg.algo} on {cfg.env_id} ({cfg.steps} updates × {cfg.episodes_per_step} episodes) → {run_dir}")
     res = train(cfg, run_dir, progress=progress)
     t_train = time.perf_counter() - t0

@@ -225,8 +225,8 @@ def evaluate(policy: Any, *, env: str = "default", episodes: int = 500, seed_off
     """
     from ._common import progress_bar, require_learn
     from .checkpoint import load_policy
-    from .envs import env_config_for
     from .config import resolve_env_id
+    from .envs import env_config_for
 
     require_learn()
     from ..env.baselines import evaluate as run_batch

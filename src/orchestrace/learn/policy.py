@@ -165,7 +165,7 @@ class OrchestrationPolicy(nn.Module):
         h = self.encoder(self.norm(obs))  # (B, H)
         b = obs.shape[0]
         logits = torch.zeros(b, self.n_actions, dtype=h.dtype, device=h.device)
-        for (a, e), layer in zip(self.ranges[:4], self.heads):
+        for (a, e), layer in zip(self.ranges[:4], self.heads, strict=True):
             logits[:, a:e] = layer(h)
         z = self.stop_gate(h).squeeze(-1)  # (B,)
         s5 = self.ranges[4][0]
@@ -200,7 +200,7 @@ class OrchestrationPolicy(nn.Module):
     def spec(self) -> dict[str, object]:
         """The architecture (saved beside the weights; a mismatch is a CheckpointError on load)."""
         return {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
-                "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges)}}
+                "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
 
     @classmethod
     def from_spec(cls, spec: dict) -> OrchestrationPolicy:

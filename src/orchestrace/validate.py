@@ -86,7 +86,7 @@ from ._structural import ERROR, WARNING, Collector, Decoded, Locator, decode_byt
 from .errors import TraceDecodeError
 from .io import read_bytes
 from .trace import SCHEMA_VERSION, Trace
-from .vocab import CAUSAL_EDGE_TYPES, Decision, EdgeType, EventType, Severity
+from .vocab import CAUSAL_EDGE_TYPES, EdgeType, EventType, Severity
 
 __all__ = ["KNOWN_SCHEMA_VERSIONS", "validate"]
 

@@ -69,7 +69,7 @@ def plain_problems(tr: ot.Trace) -> set[tuple[str, str]]:
                 and e.to != ev[spawn[e.agent][1]].agent:
             out.add(("return.wrong-target", f"$.events[{i}].to"))
     out |= {("agent.before-spawn", f"$.events[{i}].t") for i in earliest.values()}
-    stops = sorted((e.t, i) for i, e in enumerate(ev) if e.decision is not None and e.decision.kind is ot.Decision.STOP)
+    stops = sorted((e.t, i) for i, e in enumerate(ev) if e.decision is not None and e.decision.is_stop)
     out |= {("stop.multiple", f"$.events[{i}]") for _, i in stops[1:]}
     stop_ids = {i for _, i in stops}
     for j, d in enumerate(tr.edges):

@@ -65,6 +65,7 @@ class Run:
         self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers).to(self.device)
         self.optim = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=1e-5)
         self.start_update = 0
+        self.best = -float("inf")
         self.t0 = time.perf_counter()
         self.logger: MetricLogger | None = None
 
@@ -89,6 +90,7 @@ class Run:
                 raise CheckpointError(f"{out / 'checkpoint.pt'}: optimiser or RNG state is unusable ({exc})") from None
             run.start_update = int(data["update"])
             keep = int(data["log_rows"])
+            run.best = float(json.loads(data.get("extra", "{}")).get("best", -float("inf")))
         (out / "config.json").write_text(cfg.to_json() + "\n", encoding="utf-8")
         run.logger = MetricLogger(out, keep=keep)
         if not resume and cfg.warm_start != "none":
@@ -101,6 +103,30 @@ class Run:
         return run
 
     # ------------------------------------------------------------------ optimisation
+    def set_lr(self, update: int) -> float:
+        """lr of this update: linear decay to 10 % over ``anneal_updates`` (constant when 0)."""
+        frac = 1.0 if not self.cfg.anneal_updates else max(0.1, 1.0 - update / self.cfg.anneal_updates)
+        for group in self.optim.param_groups:
+            group["lr"] = self.cfg.lr * frac
+        return self.cfg.lr * frac
+
+    def validate(self, update: int) -> dict[str, float]:
+        """Greedy policy on the validation seeds; keeps the best (by mean return) as ``best.pt``."""
+        from ..env.baselines import evaluate as run_batch
+        from .checkpoint import LearnedPolicy, save_policy
+        from .rollout import validation_seeds
+
+        res = run_batch(self.env_config, LearnedPolicy(self.policy, device=str(self.device)),
+                        validation_seeds(self.cfg.eval_episodes))
+        self.policy.train()
+        score = float(res["return"].mean())
+        if score > self.best:
+            self.best = score
+            save_policy(self.out / "best.pt", self.policy, env_id=self.cfg.env_id)
+        return {"val/return": score, "val/success": float(res["success"].mean()),
+                "val/tokens": float(res["tokens"].mean()), "val/decisions": float(res["decisions"].mean()),
+                "val/best_return": self.best}
+
     def step(self, loss: torch.Tensor, update: int) -> float:
         """One optimiser step on ``loss``; returns the gradient norm. NaN/inf → TrainingError."""
         if not torch.isfinite(loss):
@@ -123,7 +149,7 @@ class Run:
         assert self.logger is not None
         save_checkpoint(self.out, policy=self.policy, optim=self.optim, config_json=self.cfg.to_json(),
                         update=update, rng=get_rng_state(), log_rows=len(self.logger.rows),
-                        env_id=self.cfg.env_id)
+                        env_id=self.cfg.env_id, extra={"best": self.best})
 
     def end_update(self, update: int, scalars: dict[str, float]) -> dict[str, Any]:
         """Log the update's scalars; checkpoint every ``checkpoint_every`` updates and at the end."""
@@ -132,9 +158,12 @@ class Run:
         if bad:
             raise TrainingError(f"update {update}: {', '.join(bad)} not finite; training stopped "
                                 f"(last good checkpoint: {self.out / 'checkpoint.pt'})")
-        scalars["time/seconds"] = time.perf_counter() - self.t0
-        row = self.logger.log(update + 1, scalars)
         done = update + 1
+        if self.cfg.eval_every and done % self.cfg.eval_every == 0:  # multiples only: resume stays exact
+            scalars.update(self.validate(update))
+        scalars["charts/learning_rate"] = self.optim.param_groups[0]["lr"]
+        scalars["time/seconds"] = time.perf_counter() - self.t0
+        row = self.logger.log(done, scalars)
         if done % self.cfg.checkpoint_every == 0 or done == self.cfg.steps:
             self.checkpoint(done)
         return row

@@ -155,10 +155,14 @@ class LearnedPolicy:
 
 
 def load_policy(path: str | Path, *, device: str = "cpu", greedy: bool = True) -> LearnedPolicy:
-    """Load a policy from a run directory, ``policy.pt`` or ``checkpoint.pt``."""
+    """Load a policy from a run directory, ``best.pt``, ``policy.pt`` or ``checkpoint.pt``.
+
+    A run directory gives its validation-selected ``best.pt`` when there is one, else the
+    last ``policy.pt``.
+    """
     p = Path(path)
     if p.is_dir():
-        p = p / "policy.pt" if (p / "policy.pt").exists() else p / "checkpoint.pt"
+        p = next((p / f for f in ("best.pt", "policy.pt") if (p / f).exists()), p / "checkpoint.pt")
     data = _load(p)
     policy = build_policy(data, p)
     return LearnedPolicy(policy, env_id=str(data.get("env_id", "")), device=device, greedy=greedy)

@@ -85,6 +85,9 @@ class TrainConfig:
     clip: float = field(default=0.2, metadata={"help": "PPO: ratio clipping epsilon."})
     target_kl: float = field(default=0.0, metadata={"help": "PPO: stop the epochs early when approx-KL exceeds this (0 = never)."})
     reward_scale: float = field(default=1.0, metadata={"help": "Multiply env rewards by this before computing advantages."})
+    anneal_updates: int = field(default=0, metadata={"help": "Decay lr linearly to 10 % over this many updates (0 = constant lr); independent of steps so --resume stays exact."})
+    eval_every: int = field(default=25, metadata={"help": "Every N updates, score the greedy policy on validation seeds (disjoint from training and held-out seeds) and keep the best as best.pt (0 = never)."})
+    eval_episodes: int = field(default=256, metadata={"help": "Validation episodes per evaluation."})
     checkpoint_every: int = field(default=10, metadata={"help": "Save a checkpoint every N updates (and always at the end)."})
     num_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 keeps a shared machine usable and runs bit-exact)."})
     device: str = field(default="auto", metadata={"help": "auto | cpu | cuda (auto uses a GPU when present)."})
@@ -104,13 +107,14 @@ class TrainConfig:
         if self.device not in ("auto", "cpu", "cuda"):
             raise bad("device", "use auto, cpu or cuda")
         for name in ("steps", "episodes_per_step", "hidden", "layers", "ppo_epochs", "minibatches",
-                     "checkpoint_every", "num_threads", "group_size", "warm_start_episodes", "warm_start_steps"):
+                     "checkpoint_every", "num_threads", "group_size", "warm_start_episodes", "warm_start_steps",
+                     "eval_episodes"):
             if getattr(self, name) < 1:
                 raise bad(name, "it must be a positive integer")
         for name in ("lr", "max_grad_norm", "clip", "reward_scale"):
             if not getattr(self, name) > 0:
                 raise bad(name, "it must be > 0")
-        for name in ("entropy_coef", "value_coef", "target_kl", "stop_cost"):
+        for name in ("entropy_coef", "value_coef", "target_kl", "stop_cost", "anneal_updates", "eval_every"):
             if not getattr(self, name) >= 0:
                 raise bad(name, "it must be >= 0")
         for name in ("gamma", "gae_lambda"):

@@ -35,6 +35,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
     policy, device = run.policy, run.device
     with run.progress() as advance:
         for update in range(run.start_update, cfg.steps):
+            run.set_lr(update)
             # 1. a group of rollouts per task seed
             seeds = np.repeat(train_seeds(cfg.seed, update, cfg.n_groups), cfg.group_size)  # (E,)
             ro = collect(run.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,

@@ -35,6 +35,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
     policy, device = run.policy, run.device
     with run.progress() as advance:
         for update in range(run.start_update, cfg.steps):
+            run.set_lr(update)
             # 1. one episode per task seed
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)  # (E,)
             ro = collect(run.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,

@@ -34,6 +34,7 @@ import torch
 
 __all__ = [
     "HELD_OUT_BASE",
+    "VALIDATION_BASE",
     "Rollout",
     "collect",
     "continue_values",
@@ -43,9 +44,12 @@ __all__ = [
     "held_out_seeds",
     "stop_advantages",
     "train_seeds",
+    "validation_seeds",
 ]
 
-#: Training task seeds are drawn from [0, HELD_OUT_BASE); evaluation uses HELD_OUT_BASE + i.
+#: Training task seeds are drawn from [0, VALIDATION_BASE); validation (best-checkpoint
+#: selection) uses VALIDATION_BASE + i; held-out evaluation uses HELD_OUT_BASE + i.
+VALIDATION_BASE = 900_000_000
 HELD_OUT_BASE = 1_000_000_000
 
 _EP_KEYS = ("success", "tokens", "decisions", "return", "difficulty", "critical_steps", "wall_clock_s")
@@ -57,7 +61,16 @@ def train_seeds(seed: int, update: int, n: int) -> np.ndarray:
     >>> bool((train_seeds(0, 3, 4) == train_seeds(0, 3, 4)).all()), bool((train_seeds(0, 3, 4) < HELD_OUT_BASE).all())
     (True, True)
     """
-    return np.random.default_rng([int(seed), int(update), 7]).integers(0, HELD_OUT_BASE, n, dtype=np.int64)
+    return np.random.default_rng([int(seed), int(update), 7]).integers(0, VALIDATION_BASE, n, dtype=np.int64)
+
+
+def validation_seeds(n: int) -> np.ndarray:
+    """``n`` validation seeds (model selection only; disjoint from training and held-out seeds).
+
+    >>> validation_seeds(2).tolist()
+    [900000000, 900000001]
+    """
+    return np.arange(VALIDATION_BASE, VALIDATION_BASE + n, dtype=np.int64)
 
 
 def held_out_seeds(n: int, offset: int = 0) -> np.ndarray:

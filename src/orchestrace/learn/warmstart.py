@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .rollout import HELD_OUT_BASE
+from .rollout import VALIDATION_BASE
 
 __all__ = ["behaviour_clone", "teacher_dataset"]
 
@@ -50,7 +50,7 @@ def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int
                     lr: float, device: Any) -> dict[str, float]:
     """Clone O1–O4 from ``teacher`` into ``policy`` (in place); returns the final loss/accuracy."""
     rng = np.random.default_rng([seed, 99])
-    seeds = rng.integers(0, HELD_OUT_BASE, episodes, dtype=np.int64)
+    seeds = rng.integers(0, VALIDATION_BASE, episodes, dtype=np.int64)
     obs, mask, act = teacher_dataset(env_config, teacher, seeds)
     o = torch.as_tensor(obs, dtype=torch.float32, device=device)
     m = torch.as_tensor(mask, dtype=torch.bool, device=device)

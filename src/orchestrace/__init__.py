@@ -12,19 +12,29 @@ True
 
 from __future__ import annotations
 
-from . import errors, vocab
+from . import advantages, credit, errors, measures, rewards, vocab
 from ._problems import Problem, ValidationReport
 from .builder import TraceBuilder
 from .errors import OrchestraceError
+from .graph import TraceGraph
+from .importers import import_traces
 from .io import TraceWriter, dump, dumps, iter_traces, load, loads, to_reference
+from .measures import MetricsResult
+from .measures import compute as compute_metrics
+from .recorder import Recorder, record
 from .synth import synth
-from .trace import SCHEMA_VERSION, DecisionPayload, Edge, Event, Outcome, Signal, Trace
+from .trace import CONTINUE, SCHEMA_VERSION, DecisionPayload, Edge, Event, Outcome, Signal, Trace
 from .validate import validate
 from .vocab import CreditUnit, Decision, EdgeType, EventType, Measure, RewardFamily, Severity, Topology
+
+# Heavy optional stacks stay separate imports: ``orchestrace.env`` (gymnasium),
+# ``orchestrace.learn`` (torch), ``orchestrace.llm`` (httpx), ``orchestrace.report``,
+# ``orchestrace.exporters`` (pyarrow / OpenTelemetry for some formats).
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CONTINUE",
     "SCHEMA_VERSION",
     "CreditUnit",
     "Decision",
@@ -34,23 +44,33 @@ __all__ = [
     "Event",
     "EventType",
     "Measure",
+    "MetricsResult",
     "OrchestraceError",
     "Outcome",
     "Problem",
+    "Recorder",
     "RewardFamily",
     "Severity",
     "Signal",
     "Topology",
     "Trace",
     "TraceBuilder",
+    "TraceGraph",
     "TraceWriter",
     "ValidationReport",
+    "advantages",
+    "compute_metrics",
+    "credit",
     "dump",
     "dumps",
     "errors",
+    "import_traces",
     "iter_traces",
     "load",
     "loads",
+    "measures",
+    "record",
+    "rewards",
     "synth",
     "to_reference",
     "validate",

@@ -37,7 +37,11 @@ def test_train_resume_eval(tmp_path: Path) -> None:
     assert (out / "summary.md").read_text().startswith("# orchestrace demo")
     from orchestrace.io import iter_traces
 
-    assert len(list(iter_traces(out / "traces" / "learned.jsonl"))) == 2
+    traces = list(iter_traces(out / "traces" / "learned.jsonl"))
+    assert len(traces) == 2
+    decisions = [e.decision for e in traces[0].events if e.decision is not None]
+    assert decisions and all(d.logprob is not None and d.logprob <= 0 for d in decisions)
+    assert traces[0].stop_event is not None
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,8 @@ def _trajectory(algo: str, tmp: Path) -> list[dict[str, float]]:
 
     torch.set_num_threads(1)
     cfg = TrainConfig(env="small", algo=algo, steps=5, seed=123, episodes_per_step=16, group_size=4, hidden=32,
-                      warm_start_episodes=32, warm_start_steps=20, minibatches=2, ppo_epochs=2, checkpoint_every=100)
+                      warm_start_episodes=32, warm_start_steps=20, minibatches=2, ppo_epochs=2, checkpoint_every=100,
+                      anneal_updates=10, eval_every=0, stop_cost=0.004, normalize="none", lr=3e-3)
     train(cfg, tmp / algo, progress=False)
     rows = [json.loads(line) for line in (tmp / algo / "metrics.jsonl").read_text().splitlines()][1:]
     return [{k: r[k] for k in KEYS if r.get(k) is not None} for r in rows]

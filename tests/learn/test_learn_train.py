@@ -130,3 +130,28 @@ def test_stop_counterfactuals_are_exact_replays(tiny_config) -> None:
     cc = continue_values(cfg, pol, ro, stop, device="cpu")
     free = stopped & (ro.mask.numpy().sum(1) == 2)
     assert free.any() and np.isfinite(cc[free]).all() and np.isnan(cc[~free]).all()
+
+
+def test_stop_counterfactual_agrees_with_the_env_replay() -> None:
+    """cf_stop (batched "stop now" on a copy of the world) = env.replay(..., [StopAt(k)]) return − return so far."""
+    from orchestrace.env.replay import StopAt, replay
+    from orchestrace.learn.envs import env_heads, make_batch_env
+    from orchestrace.learn.policy import OrchestrationPolicy
+    from orchestrace.learn.rollout import collect
+
+    torch.manual_seed(1)
+    benv, cfg = make_batch_env("small", 8)
+    od, heads = env_heads("small")
+    pol = OrchestrationPolicy(od, heads, 16, 1)
+    ro = collect(benv, pol, np.arange(100, 108), device="cpu", stop_counterfactual=True)
+    act = ro.action.numpy()
+    checked = 0
+    for e in range(8):
+        rows = np.flatnonzero(ro.ep == e)
+        for i in rows[ro.is_stop[rows]]:
+            t = int(ro.t[i])
+            so_far = float(ro.reward[rows[:t]].sum())
+            cf = replay(cfg, int(ro.seeds[e]), act[rows].tolist(), [StopAt(t)], record_trace=False)
+            assert so_far + ro.cf_stop[i] == pytest.approx(cf.return_, abs=1e-9)
+            checked += 1
+    assert checked >= 8

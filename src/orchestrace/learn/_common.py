@@ -72,7 +72,7 @@ def get_rng_state() -> dict[str, Any]:
     import torch
 
     py = random.getstate()
-    npst = np.random.get_state()
+    npst: Any = np.random.get_state()
     state: dict[str, Any] = {
         "python": json.dumps([py[0], list(py[1]), py[2]]),
         "numpy": json.dumps([npst[0], npst[1].tolist(), int(npst[2]), int(npst[3]), float(npst[4])]),
@@ -114,10 +114,12 @@ class MetricLogger:
         with self.path.open("w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
-        self._tb = None
+        self._tb: Any = None
         if tensorboard:
             try:
-                import tensorboard  # noqa: F401
+                import importlib
+
+                importlib.import_module("tensorboard")
                 from torch.utils.tensorboard import SummaryWriter
 
                 self._tb = SummaryWriter(str(run_dir / "tb"))

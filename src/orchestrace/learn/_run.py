@@ -116,7 +116,8 @@ class Run:
         from .checkpoint import LearnedPolicy, save_policy
         from .rollout import validation_seeds
 
-        res = run_batch(self.env_config, LearnedPolicy(self.policy, device=str(self.device)),
+        learned: Any = LearnedPolicy(self.policy, device=str(self.device))
+        res = run_batch(self.env_config, learned,
                         validation_seeds(self.cfg.eval_episodes))
         self.policy.train()
         score = float(res["return"].mean())

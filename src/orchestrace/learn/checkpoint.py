@@ -151,7 +151,16 @@ class LearnedPolicy:
             return self.policy(o, m).stop_prob.cpu().numpy()
 
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
-        return int(self.act_batch(obs["obs"][None, :], obs["action_mask"][None, :].astype(bool))[0])
+        return self.act_with_logprob(obs)[0]
+
+    def act_with_logprob(self, obs: dict[str, np.ndarray]) -> tuple[int, float]:
+        """One action and its log-probability under the policy (for the trace's decision payload)."""
+        import torch
+
+        o = torch.as_tensor(np.asarray(obs["obs"], dtype=np.float32)[None, :], device=self.device)
+        m = torch.as_tensor(np.asarray(obs["action_mask"], dtype=bool)[None, :], device=self.device)
+        a, logp, _ = self.policy.act(o, m, greedy=self.greedy, generator=None if self.greedy else self._gen)
+        return int(a[0]), float(logp[0])
 
 
 def load_policy(path: str | Path, *, device: str = "cpu", greedy: bool = True) -> LearnedPolicy:

@@ -62,7 +62,7 @@ class TrainConfig:
 
     env: str = field(default="default", metadata={"help": "Environment: small | default | industrial, or a gymnasium id."})
     algo: str = field(default="grpo", metadata={"help": "Trainer: reinforce | grpo | ppo."})
-    steps: int = field(default=150, metadata={"help": "Number of policy updates."})
+    steps: int = field(default=400, metadata={"help": "Number of policy updates."})
     seed: int = field(default=0, metadata={"help": "Seed of torch, numpy, python and of the training task-seed stream."})
     episodes_per_step: int = field(default=128, metadata={"help": "Complete episodes collected per update (the batch size B of the batched env)."})
     group_size: int = field(default=8, metadata={"help": "GRPO: rollouts per task seed (a group); episodes_per_step must be a multiple."})
@@ -85,7 +85,7 @@ class TrainConfig:
     clip: float = field(default=0.2, metadata={"help": "PPO: ratio clipping epsilon."})
     target_kl: float = field(default=0.0, metadata={"help": "PPO: stop the epochs early when approx-KL exceeds this (0 = never)."})
     reward_scale: float = field(default=1.0, metadata={"help": "Multiply env rewards by this before computing advantages."})
-    anneal_updates: int = field(default=0, metadata={"help": "Decay lr linearly to 10 % over this many updates (0 = constant lr); independent of steps so --resume stays exact."})
+    anneal_updates: int = field(default=400, metadata={"help": "Decay lr linearly to 10 % over this many updates (0 = constant lr); independent of steps, so --resume stays exact."})
     eval_every: int = field(default=25, metadata={"help": "Every N updates, score the greedy policy on validation seeds (disjoint from training and held-out seeds) and keep the best as best.pt (0 = never)."})
     eval_episodes: int = field(default=256, metadata={"help": "Validation episodes per evaluation."})
     checkpoint_every: int = field(default=10, metadata={"help": "Save a checkpoint every N updates (and always at the end)."})

@@ -133,7 +133,8 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default", algo
     run_dir = out / "run"
     if (run_dir / "config.json").exists():  # the demo's own previous run: start afresh
         shutil.rmtree(run_dir)
-    cfg = TrainConfig(env=env, algo=algo, seed=seed, **({"steps": steps} if steps else {}), **(overrides or {}))
+    fields: dict[str, Any] = {"env": env, "algo": algo, "seed": seed, **({"steps": steps} if steps else {}), **(overrides or {})}
+    cfg = TrainConfig(**fields)
     log(f"[1/3] training {cfg.algo} on {cfg.env_id} ({cfg.steps} updates × {cfg.episodes_per_step} episodes) → {run_dir}")
     res = train(cfg, run_dir, progress=progress)
     t_train = time.perf_counter() - t0

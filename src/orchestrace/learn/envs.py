@@ -70,7 +70,7 @@ class BatchRunner:
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         from ..env.world import DONE
 
-        w = self.world
+        w: Any = self.world
         live = w.phase < DONE
         a = np.asarray(actions, dtype=np.int64)
         m = w.mask()

@@ -197,7 +197,12 @@ def _traces(env_config: Any, env_id: str, name: str, policy: Any, seeds: np.ndar
         obs, info = env.reset(seed=int(s))
         done = False
         while not done:
-            obs, _, done, _, info = env.step(policy.act(obs, info))
+            if hasattr(policy, "act_with_logprob"):  # record the behaviour log-prob in the decision event
+                a, logp = policy.act_with_logprob(obs)
+                env.set_behaviour_logprob(logp)
+            else:
+                a = policy.act(obs, info)
+            obs, _, done, _, info = env.step(a)
         out.append(info["trace"])
     return out
 
@@ -276,7 +281,8 @@ def evaluate(policy: Any, *, env: str = "default", episodes: int = 500, seed_off
         o = Path(out)
         o.mkdir(parents=True, exist_ok=True)
         (o / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-        np.savez_compressed(o / "episodes.npz", **{f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()})
+        arrays: dict[str, Any] = {f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()}
+        np.savez_compressed(o / "episodes.npz", **arrays)
     if log is not None:
         log(f"evaluated {len(pols)} policies × {episodes} held-out episodes")
     report["_raw"] = raw

@@ -91,6 +91,10 @@ class RunningNorm(nn.Module):
     ([1.0, 20.0], True)
     """
 
+    mean: torch.Tensor
+    var: torch.Tensor
+    count: torch.Tensor
+
     def __init__(self, dim: int, eps: float = 1e-5) -> None:
         super().__init__()
         self.eps = eps
@@ -154,6 +158,7 @@ class OrchestrationPolicy(nn.Module):
             head_of[a:b] = i
         self.register_buffer("head_of_action", head_of, persistent=False)
         for layer in self.heads:
+            assert isinstance(layer, nn.Linear)
             nn.init.orthogonal_(layer.weight, 0.01)
             nn.init.zeros_(layer.bias)
         nn.init.orthogonal_(self.stop_gate.weight, 0.01)

@@ -317,11 +317,13 @@ def erroneous_roots(x: Trace | TraceGraph) -> Value:
 
 
 def amplification(x: Trace | TraceGraph) -> Value:
-    """``e4/amplification`` = |T \\ R| / |R| — tainted events per erroneous root (0 without
-    errors; reference key ``error_amplification``)."""
+    """``e4/amplification`` = |F \\ R| / |R| — erroneous (flagged) descendants per erroneous
+    root (0 without errors; reference key ``error_amplification``). Only events the trace
+    itself flags count: a long sequential transcript is not "amplified" by one early error
+    just because everything after it depends on it (that reachability is ``e4/output_tainted``)."""
     e = _errors(_graph(x))
     r = int(e["roots"].sum())  # type: ignore[attr-defined]
-    return 0.0 if r == 0 else float((e["taint"] & ~e["roots"]).sum()) / r  # type: ignore[operator]
+    return 0.0 if r == 0 else float((e["flagged"] & ~e["roots"]).sum()) / r  # type: ignore[operator]
 
 
 def output_tainted(x: Trace | TraceGraph) -> Value:

@@ -301,7 +301,7 @@ def error_caught():
 def test_error_caught_by_verifier():
     check(error_caught(), {
         "e4/erroneous_events": 2.0, "e4/erroneous_roots": 1.0,   # c1 is the root, r1 inherits
-        "e4/amplification": 1.0,                                 # T \ R = {r1}
+        "e4/amplification": 1.0,                                 # F \ R = {r1}
         "e4/output_tainted": 0.0, "e4/caught_by_aggregation": 1.0,
         "e1/task_success": 1.0,
     })
@@ -328,11 +328,11 @@ def error_reaches_output():
 def test_error_reaches_output():
     res = check(error_reaches_output(), {
         "e4/erroneous_events": 3.0, "e4/erroneous_roots": 1.0,
-        "e4/amplification": 3.0,             # r1, agg, stop tainted by the one root c1
+        "e4/amplification": 2.0,             # flagged r1, agg descend from the one root c1 (stop is tainted, not flagged)
         "e4/output_tainted": 1.0, "e4/caught_by_aggregation": 0.0,
         "e1/task_success": 0.0,
     })
-    assert reference_metrics(res)["error_amplification"] == 3.0
+    assert reference_metrics(res)["error_amplification"] == 2.0
 
 
 # ---------------------------------------------------------------------------------- 10

@@ -187,7 +187,7 @@ def test_waste_errors_safety_and_steps_match_reference(tr):
             stack.extend(v for v in d.successors(u) if v not in catcher or v in flagged)
     roots = flagged - reached
     assert m["e4/erroneous_roots"] == len(roots)
-    assert m["e4/amplification"] == (len(taint - roots) / len(roots) if roots else 0.0)
+    assert m["e4/amplification"] == (len(flagged - roots) / len(roots) if roots else 0.0)
     assert m["e4/output_tainted"] == float(g.output in taint)
     # critical steps: plain per-stage counting
     root = g.agents[g.root_agent]

@@ -43,7 +43,7 @@ def _config_options() -> list[inspect.Parameter]:
         params.append(inspect.Parameter(
             f.name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[typ],  # noqa: UP045 (runtime Optional for typer)
             default=typer.Option(None, f"--{f.name.replace('_', '-')}", show_default=False,
-                                 help=f"{f.metadata['help']} [default: {f.default}]"),
+                                 help=f"{f.metadata['help']} (default: {f.default})"),
         ))
     return params
 

@@ -111,3 +111,24 @@ def test_bad_input_exit_codes(tmp_path, example):
     spec.write_text('[[reward]]\nfn = "parl"\nparams = { lamda1 = 0.1 }\n')
     r = run("reward", example, "--spec", spec)
     assert r.exit_code == 2 and "did you mean 'lambda1'" in r.stderr
+
+
+def test_truth_gives_an_outcome_to_a_run_that_has_none(tmp_path):
+    # an imported run records no outcome: credit refuses until the user states one
+    b = TraceBuilder("no-outcome")
+    d = b.decide("spawn", action="spawn:1", t=0, t_end=1)
+    s = b.spawn("w1", t=1, t_end=1, after=d, role="coder")
+    c = b.tool_call("w1", "x", t=1, t_end=3, after=s, tokens_in=30)
+    r = b.return_("w1", t=3, t_end=3, after=c)
+    b.aggregate(t=3, t_end=4, after=[r], tokens_out=10)
+    p = tmp_path / "no_outcome.json"
+    dump(b.build(), p)
+    refused = runner.invoke(app, ["credit", str(p), "--unit", "agent", "--method", "causal"])
+    assert refused.exit_code == 2 and "no reward signals" in refused.output
+    ok = runner.invoke(app, ["credit", str(p), "--unit", "agent", "--method", "causal", "--truth", "true", "--json"])
+    assert ok.exit_code == 0, ok.output
+    rows = [json.loads(line) for line in ok.stdout.splitlines() if line.startswith("{")]
+    assert sum(r["credit"] for r in rows) == pytest.approx(1.0)
+    failed = runner.invoke(app, ["credit", str(p), "--unit", "agent", "--method", "causal", "--truth", "false", "--json"])
+    rows = [json.loads(line) for line in failed.stdout.splitlines() if line.startswith("{")]
+    assert sum(r["credit"] for r in rows) == pytest.approx(0.0)

@@ -123,14 +123,14 @@ def credit(
     spec: Path = typer.Option(None, "--spec", help="TOML reward spec: its rewards are credited; its [credit] table gives defaults."),
     samples: int = typer.Option(None, "--samples", help="Permutations for sampled Shapley / Owen values."),
     seed: int = typer.Option(None, "--seed", help="Random seed for sampling (default 0)."),
-    truth: str = typer.Option(None, "--truth", help="Ground truth passed to the reward functions."),
+    truth: str = typer.Option(None, "--truth", help="Ground truth passed to the reward functions; without --spec, the team outcome (e.g. --truth true for a run that succeeded)."),
     limit: int = typer.Option(50, "--limit", help="Rows shown in the table (0 = all; --json prints all)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per unit: unit, credit (, stderr)."),
 ) -> None:
     """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
     from ..credit import assign
     from ..errors import ConfigError, TraceError, ValueFunctionError
-    from ..rewards import default_signals
+    from ..rewards import default_signals, shared_outcome
 
     rs = _spec(spec)
     cs = rs.credit if rs is not None else None
@@ -146,7 +146,12 @@ def credit(
     for tr in traces:
         where = f"{path} (trace {tr.trace_id!r})"
         try:
-            sigs = rs.evaluate(tr, truth=_truth(truth)) if rs is not None else default_signals(tr)
+            if rs is not None:
+                sigs = rs.evaluate(tr, truth=_truth(truth))
+            elif truth is not None:  # an imported run with no recorded outcome: the user's verdict
+                sigs = shared_outcome(tr, truth=_truth(truth))
+            else:
+                sigs = default_signals(tr)
             res = assign(tr, sigs, unit=chosen_unit, method=chosen, samples=samples, seed=seed, **params)
         except (ConfigError, ValueFunctionError) as exc:
             raise fail(f"{where}: {exc}", code=EXIT_USAGE) from None

@@ -43,7 +43,20 @@ def load_policy(path: str | Path, *, device: str = "cpu", greedy: bool = True) -
 
 
 def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True) -> Any:
-    """Train ``cfg.algo`` on ``cfg.env`` and write the run into ``out`` (see :mod:`.trainer`)."""
+    """Train ``cfg.algo`` on ``cfg.env`` and write the run into ``out``; returns a RunResult.
+
+    The algorithms live in :mod:`.reinforce`, :mod:`.grpo` and :mod:`.ppo`; ``resume``
+    continues the run in ``out`` bit-exactly (``cfg.steps`` is the new total).
+
+    >>> import tempfile, torch; torch.set_num_threads(1)
+    >>> cfg = TrainConfig(env="small", steps=2, episodes_per_step=8, group_size=4,
+    ...                   warm_start_episodes=16, warm_start_steps=5, eval_every=0)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     res = train(cfg, d, progress=False)
+    ...     pol = load_policy(d)
+    >>> res.updates, "charts/episodic_return" in res.last_row, pol.name
+    (2, True, 'learned')
+    """
     from ._common import require_learn
 
     require_learn()

@@ -133,7 +133,9 @@ def evidence(raw: dict[str, dict[str, np.ndarray]], learned: str = "learned") ->
        0 or above, and must use ≥ 25 % fewer tokens (or have higher success at ≤ its tokens);
     2. ``vs_oracle``: return within 5 % of the oracle's;
     3. ``adapts``: mean decisions on hard minus easy tasks, 95 % interval excludes 0;
-    4. ``vs_threshold``: return above the best confidence-threshold heuristic (paired interval > 0).
+    4. ``vs_threshold``: return above the best confidence-threshold heuristic (paired interval > 0);
+    5. ``vs_stop_ablation`` (informative): against the best ``learned+stop@r`` — the same O1–O4
+       heads with a fixed round budget — so the stop head's own contribution is visible.
     """
     L = raw[learned]
     ev: dict[str, Any] = {}
@@ -170,6 +172,16 @@ def evidence(raw: dict[str, dict[str, np.ndarray]], learned: str = "learned") ->
                               "return_baseline": float(th[best]["return"].mean()), "return_diff": dr,
                               "success_learned": float(L["success"].mean()), "success_baseline": float(th[best]["success"].mean()),
                               "met": bool(dr["lo"] > 0)}
+    ab = {k: v for k, v in raw.items() if k.startswith("learned+stop@")}
+    if ab:  # informative, not a target: the stop head against fixed budgets on the *same* O1–O4 heads
+        best = max(ab, key=lambda k: ab[k]["return"].mean())
+        A = ab[best]
+        ev["vs_stop_ablation"] = {
+            "baseline": best, "return_diff": _paired(L["return"], A["return"]),
+            "success_diff": _paired(L["success"], A["success"]),
+            "token_saving": float(1.0 - L["tokens"].mean() / A["tokens"].mean()),
+            "met": bool(_paired(L["return"], A["return"])["hi"] >= 0),
+        }
     return ev
 
 

@@ -5,9 +5,12 @@ Each update, read top to bottom:
 1. draw ``n_groups`` task seeds from the run's seed stream and play each ``group_size``
    times in the batched environment (one lock-step batch of ``episodes_per_step`` episodes);
 2. advantages at the orchestrator-decision unit: every decision of episode i in group g
-   gets A = (R_i − mean_g R)/(std_g R + ε) (GRPO outcome supervision); with
-   ``normalize="drmas"`` the statistics are per (task seed, decision head) — Dr. MAS's
-   agent-wise key with the decision head as the agent. O5 checks get the stop head's own
+   gets A = R_i − mean_g R (default ``normalize="none"``, Dr. GRPO-style), or
+   A = (R_i − mean_g R)/(std_g R + ε) (``"group"``, GRPO), or the same with statistics per
+   (task seed, decision head) (``"drmas"``, Dr. MAS's agent-wise key with the decision head
+   as the agent). The default omits the std: on this world, groups in which every rollout
+   succeeds differ only by token costs, and dividing by their tiny std turned that noise
+   into full-size advantages (measured: success fell from 0.80 to 0.13 in 100 updates). O5 checks get the stop head's own
    credit instead (:func:`~orchestrace.learn.rollout.stop_advantages`): stopping versus
    continuing valued by the environment's counterfactual "stop at decision k" where it
    offers one, else by the learned Q_stop / Q_cont heads;

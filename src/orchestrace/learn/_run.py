@@ -103,6 +103,20 @@ class Run:
         return run
 
     # ------------------------------------------------------------------ optimisation
+    def collect(self, seeds: Any) -> Any:
+        """Play one episode per task seed in the batched env; with counterfactual stop
+        credit, also replay "continue instead of stopping here" for every O5 stop."""
+        from .rollout import collect, continue_values
+
+        cfg, policy, device = self.cfg, self.policy, self.device
+        counterfactual = cfg.stop_credit == "counterfactual"
+        ro = collect(self.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,
+                     stop_counterfactual=counterfactual)
+        if counterfactual:
+            ro.cf_cont = continue_values(self.env_config, policy, ro, policy.ranges[4][0], device=device,
+                                         reward_scale=cfg.reward_scale)
+        return ro
+
     def set_lr(self, update: int) -> float:
         """lr of this update: linear decay to 10 % over ``anneal_updates`` (constant when 0)."""
         frac = 1.0 if not self.cfg.anneal_updates else max(0.1, 1.0 - update / self.cfg.anneal_updates)

@@ -27,7 +27,7 @@ import numpy as np
 from ._run import Run, RunResult, episode_scalars
 from .config import TrainConfig
 from .losses import decision_advantages, policy_value_loss
-from .rollout import collect, continue_values, train_seeds
+from .rollout import train_seeds
 
 __all__ = ["train"]
 
@@ -41,11 +41,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             run.set_lr(update)
             # 1. a group of rollouts per task seed
             seeds = np.repeat(train_seeds(cfg.seed, update, cfg.n_groups), cfg.group_size)  # (E,)
-            ro = collect(run.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,
-                         stop_counterfactual=cfg.stop_credit == "counterfactual")
-            if cfg.stop_credit == "counterfactual":  # replay: "continue instead of stopping here"
-                ro.cf_cont = continue_values(run.env_config, policy, ro, policy.ranges[4][0], device=device,
-                                             reward_scale=cfg.reward_scale)
+            ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
             policy.norm.update(ro.obs.to(device))
 
             # 2. group-relative advantages per decision (+ the stop head's own credit)

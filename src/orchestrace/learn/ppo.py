@@ -23,7 +23,7 @@ import torch
 from ._run import Run, RunResult, episode_scalars
 from .config import TrainConfig
 from .losses import decision_advantages, policy_value_loss
-from .rollout import collect, continue_values, gae, train_seeds
+from .rollout import gae, train_seeds
 
 __all__ = ["train"]
 
@@ -37,11 +37,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             run.set_lr(update)
             # 1. one episode per task seed
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)  # (E,)
-            ro = collect(run.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,
-                         stop_counterfactual=cfg.stop_credit == "counterfactual")
-            if cfg.stop_credit == "counterfactual":  # replay: "continue instead of stopping here"
-                ro.cf_cont = continue_values(run.env_config, policy, ro, policy.ranges[4][0], device=device,
-                                             reward_scale=cfg.reward_scale)
+            ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
             policy.norm.update(ro.obs.to(device))
             obs, mask = ro.obs.to(device), ro.mask.to(device)
             with torch.no_grad():  # behaviour log-probs and values under the updated normaliser

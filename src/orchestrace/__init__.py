@@ -25,7 +25,16 @@ from .recorder import Recorder, record
 from .synth import synth
 from .trace import CONTINUE, SCHEMA_VERSION, DecisionPayload, Edge, Event, Outcome, Signal, Trace
 from .validate import validate
-from .vocab import CreditUnit, Decision, EdgeType, EventType, Measure, RewardFamily, Severity, Topology
+from .vocab import (
+    CreditUnit,
+    Decision,
+    EdgeType,
+    EventType,
+    Measure,
+    RewardFamily,
+    Severity,
+    Topology,
+)
 
 # Heavy optional stacks stay separate imports: ``orchestrace.env`` (gymnasium),
 # ``orchestrace.learn`` (torch), ``orchestrace.llm`` (httpx), ``orchestrace.report``,

@@ -61,7 +61,7 @@ import numpy as np
 
 from ._problems import Problem
 from .errors import TraceInvalidError
-from .vocab import Decision, EdgeType, EventType, Severity
+from .vocab import EdgeType, EventType, Severity
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -669,7 +669,7 @@ class TraceGraph:
         frontier = roots
         d = 0
         while frontier:
-            nxt = []
+            nxt: list[int] = []
             for a in frontier:
                 if depth[a] < 0:
                     depth[a] = d

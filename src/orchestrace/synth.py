@@ -115,7 +115,7 @@ def synth(
             else:
                 ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.TOOL_RESULT, agent=names[i], role="worker",
                                 tool="search" if k % 4 == 1 else "code.run",
-                                trusted=False if untrusted[k] else True, tokens_in=int(tok[k]),
+                                trusted=not untrusted[k], tokens_in=int(tok[k]),
                                 error=erroneous or None))
                 edge_t = EdgeType.TOOL_DEPENDENCY if ev[idx - 1].type is EventType.TOOL_CALL else prev_edge
             ed.append(Edge(prev, eid, edge_t if edge_t is not EdgeType.SPAWN else EdgeType.SPAWN))

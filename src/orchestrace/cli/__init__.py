@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The command modules below are imported one per line, in registration order (which is the
+# order of ``orchestrace --help``); keep ruff's import sorter from merging and reordering them.
+# ruff: noqa: I001
+
 import sys
 
 from ._app import app

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -92,10 +93,10 @@ def import_cmd(
     else:
         if report:
             _print_report(res.report)
-        for p in problems:
-            colour = "red" if p.severity == "error" else "yellow"
-            err_console.print(f"[{colour}]{p.severity}[/] [bold]{escape(p.path)}[/] {escape(p.code)}: {escape(p.message)}"
-                              + (f" [dim](hint: {escape(p.hint)})[/]" if p.hint else ""), soft_wrap=True)
+        for pr in problems:
+            colour = "red" if pr.severity == "error" else "yellow"
+            err_console.print(f"[{colour}]{pr.severity}[/] [bold]{escape(pr.path)}[/] {escape(pr.code)}: {escape(pr.message)}"
+                              + (f" [dim](hint: {escape(pr.hint)})[/]" if pr.hint else ""), soft_wrap=True)
         n_ev = sum(len(t.events) for t in res.traces)
         verdict = "wrote" if res.traces else "nothing imported:"
         console.print(f"{verdict} {escape(str(out)) if res.traces else ''} {len(res.traces)} trace(s), {n_ev} events; "
@@ -154,7 +155,7 @@ def export_cmd(
     except TraceDecodeError as exc:
         raise fail(f"cannot read {path}", problems=exc.problems,
                    code=EXIT_USAGE if any(p.code.startswith("io.") for p in exc.problems) else EXIT_INVALID) from None
-    kw = {"method": method, "normalize": normalize.value}
+    kw: dict[str, Any] = {"method": method, "normalize": normalize.value}
     try:
         if fmt is ExportFormat.otlp:
             docs = [to_otlp(t) for t in traces]

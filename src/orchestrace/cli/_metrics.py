@@ -231,6 +231,7 @@ def _print_many(rows: list, names: list[str], *, explicit: bool, np) -> None:  #
     for name in names:
         vals = np.array([r.metrics[name] for _, r in rows if r.metrics[name] is not None], dtype=float)
         unknown = len(rows) - vals.size
+        stats: tuple[float | None, float | None, float | None]
         if vals.size:
             stats = (float(vals.mean()), float(np.median(vals)), float(np.percentile(vals, 95)))
         else:

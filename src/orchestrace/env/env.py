@@ -161,9 +161,11 @@ class OrchestrationEnv(gym.Env):
         if not (0 <= a < self.config.n_actions) or not self._mask[a]:
             legal = ", ".join(f"{i}={self.labels[i]}" for i in self.legal_actions())
             shown = self.labels[a] if 0 <= a < len(self.labels) else "out of range"
+            dec = self.decision
+            assert dec is not None  # the phase is not DONE (checked above)
             raise IllegalActionError(
-                f"action {a} ({shown}) is not legal at this {self.decision.code} "
-                f"({self.decision.value}) decision; legal actions: {legal}"
+                f"action {a} ({shown}) is not legal at this {dec.code} "
+                f"({dec.value}) decision; legal actions: {legal}"
             )
         if self.record_trace:
             self._alts.append(tuple(self.labels[i] for i in self.legal_actions()))

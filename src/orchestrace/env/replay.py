@@ -222,7 +222,7 @@ def _run(cfg: EnvConfig, seed: int, actions: Sequence[int], ivs: Sequence[Sequen
         summary = {"tokens": float(w.tokens[b]), "wall_clock_s": float(w.clock[b]), "critical_steps": float(w.crit[b]),
                    "safety_events": int(w.safety[b]), "return": float(w.ret[b]), "difficulty": float(w.dtask[b])}
         trace = None
-        if record and b == 0:
+        if record and b == 0 and w.log is not None:  # w.log is set whenever record is
             trace = build_trace(cfg, w.log, seed=int(seed), n=n, types=w.typ[0, :n], parents=w.par[0, :n],
                                 success=bool(w.success[0]), summary=summary, env_id=f"orchestrace/{cfg.name}",
                                 policy="replay", logprobs=[None] * len(w.log), alternatives=alts)

@@ -117,6 +117,29 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 class World:
     """``B`` episodes of the orchestration world in lock-step (see the module docstring)."""
 
+    # state arrays created in loops in ``__init__`` (declared here for type checkers)
+    cur: np.ndarray
+    rnd: np.ndarray
+    ndec: np.ndarray
+    rdec: np.ndarray
+    pf: np.ndarray
+    pk: np.ndarray
+    safety: np.ndarray
+    method: np.ndarray
+    clock: np.ndarray
+    tokens: np.ndarray
+    crit: np.ndarray
+    ret: np.ndarray
+    cnt: np.ndarray
+    acc: np.ndarray
+    rej: np.ndarray
+    top: np.ndarray
+    sec: np.ndarray
+    aacc: np.ndarray
+    arej: np.ndarray
+    #: the record of the current step (only while ``log`` is not None)
+    _rec: dict[str, Any]
+
     def __init__(self, config: EnvConfig, batch_size: int) -> None:
         self.cfg = c = config
         self.B = B = int(batch_size)

@@ -192,7 +192,7 @@ class Graph:
             raise ValueError(f"content must be one of {CONTENT_MODES}, got {content!r}")
         self.content = content
         self.events: dict[str, Event] = {}
-        self.edges: list[tuple[str, str, EdgeType]] = []
+        self.edges: list[tuple[str, str, EdgeType | str]] = []  # kinds checked by TraceBuilder.edge
         self.clamped = 0
         self._n = 0
 

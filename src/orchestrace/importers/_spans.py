@@ -165,7 +165,8 @@ def _otlp(doc: dict[str, Any], label: str, bad: list[str]) -> list[Span]:
 
 def _jaeger(doc: dict[str, Any], label: str, bad: list[str]) -> list[Span]:
     out = []
-    traces = doc.get("data") if isinstance(doc.get("data"), list) else [doc]
+    data = doc.get("data")
+    traces = data if isinstance(data, list) else [doc]
     for ti, tr in enumerate(traces):
         if not isinstance(tr, dict):
             bad.append(f"{label}:$.data[{ti}]: not an object")
@@ -184,7 +185,9 @@ def _jaeger(doc: dict[str, Any], label: str, bad: list[str]) -> list[Span]:
                     break
             proc = procs.get(s.get("processID")) or {}
             start = s["startTime"] / 1e6
-            dur = s.get("duration") if isinstance(s.get("duration"), (int, float)) else 0
+            dur = s.get("duration")
+            if not isinstance(dur, (int, float)):
+                dur = 0
             out.append(Span(
                 trace_id=str(s.get("traceID") or tr.get("traceID") or "trace"), span_id=str(s["spanID"]),
                 parent_id=parent, name=str(s.get("operationName") or ""), kind=_kind(tags.get("span.kind")),

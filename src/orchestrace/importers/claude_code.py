@@ -331,8 +331,8 @@ class _Session:
             ready = max((self.g.end(f) for f in agent.frontier), default=info.first_t)
             u = info.usage
             tin = u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0) + u.get("cache_read_input_tokens", 0)
-            attrs = {k: u[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                                       "output_tokens") if k in u}
+            attrs: dict[str, Any] = {k: u[k] for k in ("input_tokens", "cache_creation_input_tokens",
+                                                       "cache_read_input_tokens", "output_tokens") if k in u}
             if info.model:
                 attrs["model"] = info.model
             turn = self.g.add(EventType.MESSAGE, agent.id, min(ready, info.t_end), deps=deps, t_end=info.t_end,
@@ -351,7 +351,9 @@ class _Session:
     def _tool_use(self, agent: _Agent, b: dict[str, Any], r: _Rec, turn: str) -> None:
         tid = str(b.get("id") or f"{r.where}#tool")
         name = str(b.get("name") or "?")
-        inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+        inp = b.get("input")
+        if not isinstance(inp, dict):
+            inp = {}
         assert r.t is not None
         if turn in agent.frontier:
             agent.frontier.remove(turn)

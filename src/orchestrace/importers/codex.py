@@ -185,11 +185,11 @@ def _load(path: Path, report: ImportReport) -> _Rollout:
 
 
 class _Import:
-    def __init__(self, root: _Rollout, by_id: dict[str | None, _Rollout], content: ContentMode,
+    def __init__(self, root: _Rollout, by_id: dict[str, _Rollout], content: ContentMode,
                  report: ImportReport) -> None:
         self.root = root
         self.by_id = by_id
-        self.children = {}
+        self.children: dict[str | None, list[_Rollout]] = {}  # looked up by a possibly-None sid
         for r in by_id.values():
             if r.parent:
                 self.children.setdefault(r.parent, []).append(r)

@@ -123,9 +123,9 @@ def from_items(items: list[Any], label: str, *, content: ContentMode = "hash",
             continue
         head = heads.get(tid, {})
         meta = dict(tr.meta, source_format="openai-agents")
-        for k in ("group_id", "metadata"):
-            if head.get(k):
-                meta[k] = head[k]
+        for key in ("group_id", "metadata"):
+            if head.get(key):
+                meta[key] = head[key]
         tr = msgspec.structs.replace(tr, task_id=str(head.get("workflow_name") or tr.task_id), system="openai-agents",
                                      meta=meta)
         out.append(tr)
@@ -138,7 +138,9 @@ def _span(it: dict[str, Any], label: str) -> Span | None:
     if not sid or not tid or start is None:
         return None
     end = parse_ts(it.get("ended_at"))
-    d = it.get("span_data") if isinstance(it.get("span_data"), dict) else {}
+    d = it.get("span_data")
+    if not isinstance(d, dict):
+        d = {}
     typ = d.get("type")
     a: dict[str, Any] = {"openai_agents.span_type": typ}
     name = str(typ or "span")
@@ -150,7 +152,9 @@ def _span(it: dict[str, Any], label: str) -> Span | None:
                   "gen_ai.tool.call.arguments": d.get("input"), "gen_ai.tool.call.result": d.get("output")})
         name = f"execute_tool {d.get('name')}"
     elif typ in ("generation", "response"):
-        u = d.get("usage") if isinstance(d.get("usage"), dict) else {}
+        u = d.get("usage")
+        if not isinstance(u, dict):
+            u = {}
         a.update({"gen_ai.operation.name": "chat", "gen_ai.request.model": d.get("model"),
                   "gen_ai.usage.input_tokens": u.get("input_tokens", u.get("prompt_tokens")),
                   "gen_ai.usage.output_tokens": u.get("output_tokens", u.get("completion_tokens"))})

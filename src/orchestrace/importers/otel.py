@@ -135,12 +135,12 @@ def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> 
             report.error("import.wrong-format", f"{label}:$", f"expected {want}, found {got}",
                          "use `orchestrace import auto`, or the matching format" if shape else "check the file")
             continue
-        got, bad = parse_spans(doc, label)
+        parsed, bad = parse_spans(doc, label)
         for b in bad:
             path, _, msg = b.rpartition(": ")
             report.count("<span>", "unreadable")
             report.error("import.bad-span", path, msg, "the span was skipped")
-        spans.extend(got)
+        spans.extend(parsed)
     return spans
 
 
@@ -425,7 +425,7 @@ class _Mapper:
 
 def _int(a: dict[str, Any], keys: tuple[str, ...]) -> int | None:
     for k in keys:
-        v = a.get(k)
+        v: Any = a.get(k)
         if _is_num(v):
             return int(float(v))
     return None

@@ -1,0 +1,24 @@
+"""The examples in the docs are real: they parse, validate and measure."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orchestrace as ot
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_format_doc_example_is_a_valid_native_trace() -> None:
+    text = (DOCS / "format.md").read_text(encoding="utf-8")
+    block = re.search(r"```json\n(.*?)```", text, re.S)
+    assert block, "docs/format.md must hold a JSON example"
+    trace = ot.loads(block.group(1).encode())
+    report = ot.validate(trace)
+    assert report.valid and not report.problems, [str(p) for p in report.problems]
+    assert trace.stop_event is not None and trace.stop_event.id == "e7"
+    m = ot.compute_metrics(trace).metrics
+    assert m["e1/task_success"] == 1.0
+    assert m["waste/events"] == 0.0
+    assert m["safety/flows"] == 0.0

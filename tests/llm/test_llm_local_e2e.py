@@ -125,6 +125,34 @@ def test_env_episode_with_llm_backend(local_llm: LocalServer) -> None:
     group = max(by_launch.values(), key=len)
     assert len(group) >= 2 and max(g.t_start for g in group) < min(g.t_end for g in group)
     assert isinstance(info["success"], bool)
+    # the env trace is on the real clock: each sub-agent's span is its call's wall-clock interval
+    assert tr.meta["clock"] == "real"
+    t0 = tr.meta["t0_wall"]
+    spawns = {(e.attrs["subtask"], e.attrs["slot"]): e for e in tr.events if e.type is EventType.SPAWN}
+    ret_of = {e.agent: e for e in rets.values()}
+    spans = []
+    for rec in backend.records:
+        sp = spawns[(rec.subtask, rec.slot)]
+        ret = ret_of[sp.to]
+        assert sp.t <= sp.t_end
+        assert sp.t_end == pytest.approx(rec.result.t_start - t0, abs=0.005)
+        assert ret.t == pytest.approx(rec.result.t_end - t0, abs=0.005)
+        spans.append((sp.t_end, ret.t))
+    # ≥ 2 sub-agent spans overlap in the trace's (real) time
+    overlap = max(min(b1, b2) - max(a1, a2) for k, (a1, b1) in enumerate(spans) for (a2, b2) in spans[k + 1:])
+    assert overlap > 0 and _max_concurrent(spans) >= 2
+    # orchestrator decisions come after the returns of the fan-outs they follow
+    decs = sorted(e.t for e in tr.events if e.type is EventType.ORCHESTRATOR_DECISION)
+    for _, b in spans:
+        later = [d for d in decs if d >= b]
+        assert later, "a decision follows every fan-out"
+    print(f"real-time env trace: {len(spans)} LLM sub-agents, max concurrent {_max_concurrent(spans)}, "
+          f"largest pairwise overlap {overlap:.3f} s, span {tr.costs['wall_clock_s']:.3f} s")
+
+
+def _max_concurrent(spans: list[tuple[float, float]]) -> int:
+    """The largest number of ``[a, b)`` spans that contain one instant."""
+    return max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
 
 
 def test_local_server_lifecycle_and_model_file() -> None:

@@ -14,6 +14,28 @@ stop produces. Parent results shared by O3 reach the child through a ``message``
 (causal edges from the parents' supporting returns); untrusted tool results that reach a
 privileged tool call are linked by ``safety_flow`` edges, and an obeyed injection adds a
 ``safety_event``.
+
+Times
+-----
+By default every time is the world's simulated clock. When the log carries real wall-clock
+times (a real-time backend, see :mod:`orchestrace.env.world`: ``rt`` per step, ``rt``/
+``rt_end`` per attempt), the trace is laid out on the **real clock**, zero = the first
+step's ``rt`` (kept in ``meta["t0_wall"]``, with ``meta["clock"] = "real"``):
+
+* a measured attempt keeps its real interval ``[rt − t0 + lag, rt_end − t0 + lag]`` (so
+  concurrent attempts overlap exactly as they did); its spawn runs from its decision to its
+  start; its tool calls split that interval as in simulated mode; its return is at its end;
+* an attempt without real times (verifier votes, which stay simulated) starts
+  ``spawn_time_s`` after its decision and lasts its simulated latency;
+* decision ``s`` is at ``T_s = max(rt_s − t0 + lag, T_{s−1}, end of every return logged
+  before it)`` and is instantaneous (the policy's time is outside the step); then
+  ``lag ← T_s − (rt_s − t0)``. ``lag`` stays 0 unless a simulated attempt would otherwise
+  end after the next decision: it then shifts the rest of the episode later (measured
+  durations and overlaps are kept). An O4's aggregate is at its decision's time;
+* ``costs["wall_clock_s"]`` is the trace's real span (the reward still uses simulated time).
+
+An attempt whose call failed has ``attrs["cause"]`` (a short label such as ``timeout``,
+``http_500``, ``empty_completion``) on its return event, which has ``error=True``.
 """
 
 from __future__ import annotations
@@ -107,6 +129,9 @@ def build_trace(
         return f"e{counter}"
 
     atts: list[list[_Att]] = [[] for _ in range(n)]
+    real = bool(log) and "rt" in log[0]
+    t0_wall = float(log[0]["rt"]) if real else 0.0
+    lag = floor = t_dec = 0.0  # real-time layout state (see the module docstring)
     prev_dec: str | None = None
     last_agg: str | None = None
     agent_no = 0
@@ -115,8 +140,14 @@ def build_trace(
         kind = DECISION_KINDS[rec["phase"]]
         label = labels[rec["action"]]
         did = nid()
+        if real:
+            t_dec = max(rec["rt"] - t0_wall + lag, t_dec, floor)
+            lag = t_dec - (rec["rt"] - t0_wall)
+            t_d, t_d_end = t_dec, t_dec
+        else:
+            t_d, t_d_end = rec["t"], rec["t"] + dt
         ev.append(Event(
-            id=did, t=rec["t"], t_end=rec["t"] + dt, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",
+            id=did, t=t_d, t_end=t_d_end, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",
             tokens_out=dtok,
             decision=DecisionPayload(kind=kind, action=label, alternatives=alternatives[step],
                                      logprob=logprobs[step], policy=policy, step=step),
@@ -134,8 +165,17 @@ def build_trace(
             prof = cfg.profiles[a["profile"]]
             i = a["i"]
             t0, t1 = a["t"], a["t_end"]
+            t_sp = t0 - cfg.spawn_time_s
+            if real:
+                t_sp = t_dec
+                if "rt" in a:
+                    t0 = max(a["rt"] - t0_wall + lag, t_dec)
+                    t1 = max(a["rt_end"] - t0_wall + lag, t0)
+                else:
+                    t0, t1 = t_dec + cfg.spawn_time_s, t_dec + cfg.spawn_time_s + (t1 - t0)
+                floor = max(floor, t1)
             sp = nid()
-            ev.append(Event(id=sp, t=t0 - cfg.spawn_time_s, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
+            ev.append(Event(id=sp, t=t_sp, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
                             role="orchestrator", attrs={"profile": prof.name, "subtask": i, "slot": a["slot"]}))
             ed.append(Edge(did, sp, EdgeType.SPAWN))
             prev = sp
@@ -197,9 +237,11 @@ def build_trace(
             rid = nid()
             if a["kind"] == "solve":
                 wrong = a["answer"] != 0
+                cause = a.get("cause")
                 ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
-                                tokens_out=a["tokens_out"], error=wrong or None,
-                                attrs={"subtask": i, "answer": a["answer"], "confidence": round(a["conf"], 6)}))
+                                tokens_out=a["tokens_out"], error=(wrong or bool(cause)) or None,
+                                attrs={"subtask": i, "answer": a["answer"], "confidence": round(a["conf"], 6),
+                                       **({"cause": str(cause)} if cause else {})}))
                 atts[i].append(_Att(rid, a["answer"], a["conf"], "solve", False, tr, untrusted))
             else:
                 ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
@@ -214,7 +256,8 @@ def build_trace(
             ok = all(x == 0 for x in answers)
             aid = nid()
             merge_tok = int(cfg.merge_tokens * sum(1 for lst in atts for a in lst if a.kind == "solve")) if method == 3 else None
-            ev.append(Event(id=aid, t=rec["t_agg"], t_end=rec["t_agg"], type=EventType.AGGREGATE, agent=_ORCH,
+            t_agg = t_dec if real else rec["t_agg"]
+            ev.append(Event(id=aid, t=t_agg, t_end=t_agg, type=EventType.AGGREGATE, agent=_ORCH,
                             role="orchestrator", tokens_in=merge_tok, error=(not ok) or None,
                             outcome=Outcome(success=ok, score=sum(x == 0 for x in answers) / max(len(answers), 1)),
                             attrs={"method": AGG_METHODS[method], "answers": answers}))
@@ -226,7 +269,7 @@ def build_trace(
     outcome = Outcome(success=success, score=1.0 if success else 0.0, verifier="ground_truth")
     costs = {
         "tokens": float(summary["tokens"]),
-        "wall_clock_s": float(summary["wall_clock_s"]),
+        "wall_clock_s": max((e.t_end if e.t_end is not None else e.t) for e in ev) if real else float(summary["wall_clock_s"]),
         "tool_calls": float(sum(1 for e in ev if e.type is EventType.TOOL_CALL)),
         "messages": float(sum(1 for e in ev if e.type is EventType.MESSAGE)),
         "critical_steps": float(summary["critical_steps"]),
@@ -244,5 +287,6 @@ def build_trace(
         metrics={"task_success": 1.0 if success else 0.0},
         outcome=outcome,
         meta={"env_id": env_id, "seed": seed, "config": cfg.name, "policy": policy, "subtasks": n,
-              "difficulty": float(summary["difficulty"])},
+              "difficulty": float(summary["difficulty"]),
+              **({"clock": "real", "t0_wall": t0_wall} if real else {})},
     )

@@ -14,7 +14,12 @@ attempt's address (``seed``, ``slot``); ``rng`` is a 63-bit integer derived from
 so a backend that samples is reproducible. The result's ``success``/``answer`` feed the
 aggregation (equal wrong answers agree: a string answer is hashed into ``1..n_wrong``),
 ``confidence`` is the self-report, ``tokens_in``/``tokens_out``/``latency`` the cost,
-``untrusted``/``injected`` the trust labels of what the worker read.
+``untrusted``/``injected`` the trust labels of what the worker read. A real backend may also
+fill ``cause`` (why the attempt failed: a short label such as ``"timeout"``, never a message
+with a URL or a key) and ``t_start``/``t_end`` (its real interval on the clock of the backend's
+optional ``now()``); the trace then has the cause on the attempt's return event (``error=True``,
+``attrs["cause"]``) and, when the backend has ``now()``, real times (see
+:mod:`orchestrace.env.world`).
 
 :class:`SimulatedWorkers` is the plain, one-attempt-at-a-time reference of the vectorised
 simulator (same formulas, same addressed randomness): plugging it in gives the same episode
@@ -83,6 +88,9 @@ class WorkerResult:
     error: bool = False
     untrusted: bool = False
     injected: bool = False
+    cause: str | None = None
+    t_start: float | None = None
+    t_end: float | None = None
 
 
 @runtime_checkable
@@ -148,6 +156,23 @@ class BackendAdapter:
 
             raise ConfigError(f"workers={backend!r} has no run(subtask, profile, context, rng) method; see orchestrace.env.workers")
         self.backend, self.cfg = backend, config
+        self._last: list[WorkerResult] = []
+        if callable(getattr(backend, "now", None)):
+            self.now = backend.now  # the world's optional real-time extension
+
+    def timings(self, w: Any, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Real ``(t_start, t_end)`` of the last override's attempts, when every result has them."""
+        res = self._last
+        if len(res) != rr.size or any(r.t_start is None or r.t_end is None for r in res):
+            return None
+        return np.array([r.t_start for r in res], float), np.array([r.t_end for r in res], float)
+
+    def causes(self, w: Any, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> list[str | None] | None:
+        """The failure causes of the last override's attempts (None when no result has one)."""
+        res = self._last
+        if len(res) != rr.size or all(r.cause is None for r in res):
+            return None
+        return [r.cause for r in res]
 
     def _answer_id(self, r: WorkerResult) -> int:
         if r.success:
@@ -176,6 +201,7 @@ class BackendAdapter:
             results = asyncio.run(gather())
         else:
             results = [self.backend.run(*a) for a in calls]
+        self._last = list(results)
         ans, conf, tin, tout, lat = ans.copy(), conf.copy(), tin.copy(), tout.copy(), lat.copy()
         untrusted, injected = untrusted.copy(), injected.copy()
         for m, r in enumerate(results):

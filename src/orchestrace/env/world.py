@@ -58,6 +58,17 @@ O4 waits for every running attempt. Critical steps (Kimi PARL) add, per round,
 ``S_main`` (decisions) + the longest dependency chain of sub-agent steps (solver 3:
 tool_call/tool_result pairs ×``tool_steps`` + return; verifier 2).
 
+Real time (optional backend extension)
+--------------------------------------
+A backend whose workers run in real time may also expose ``now() -> float`` (its wall clock),
+``timings(world, rows, subtasks, slots) -> (t_start, t_end) | None`` (the wall-clock interval
+of each attempt it just answered, on the ``now()`` clock) and ``causes(world, rows, subtasks,
+slots) -> [str | None] | None`` (each attempt's failure cause, a short label). When present,
+the step log (``B = 1`` only) also keeps ``rt``/``rt_after`` per step and ``rt``/``rt_end``/
+``cause`` per attempt, and the trace is laid out on the real clock
+(:func:`orchestrace.env._trace.build_trace`). The world's own state, observation and reward
+stay on the simulated clock; without these methods nothing changes (byte for byte).
+
 Reward: per step ``r_t = −token_cost·Δtokens − time_cost·Δclock − safety_cost·Δsafety``, plus
 ``success_reward·success`` at the stop, so the episode return is
 ``success_reward·success − token_cost·tokens − time_cost·wall_clock − safety_cost·safety_events``.
@@ -370,6 +381,9 @@ class World:
         if self.log is not None and live[0]:
             self._rec = {"phase": int(self.phase[0]), "action": int(a[0]), "t": float(self.clock[0]),
                          "cur": int(self.cur[0]), "rnd": int(self.rnd[0]), "attempts": []}
+            now = getattr(self.backend, "now", None)
+            if now is not None:  # a real-time backend: the step's wall-clock window
+                self._rec["rt"] = float(now())
         ph = self.phase.copy()
         o = self.offsets
         # decision bookkeeping
@@ -428,6 +442,8 @@ class World:
         self.ret += rew
         if self.log is not None and live[0]:
             self._rec["t_after"] = float(self.clock[0])
+            if "rt" in self._rec:
+                self._rec["rt_after"] = float(self.backend.now())
             self.log.append(self._rec)
         return rew
 
@@ -507,9 +523,12 @@ class World:
         pinj = (hp & self.inj[rr[:, None], pc]).any(1)
         exposed = pinj & ((cc == 2) | ((cc == 1) & (u["leak"] < c.summary_leak)))
         unsafe = exposed & (ty == 2) & (u["follow"] < self.FOLLOW[kk])
+        real: dict[str, list[Any]] | None = None
         if self.backend is not None:
             ans, conf, tin, tout, lat, untrusted, injected = self.backend.override(
                 self, rr, ii, kk, cc, slot, ans, conf, tin, tout, lat, untrusted, injected)
+            if self.log is not None:
+                real = self._real_info(rr, ii, slot)
         tin = np.round(tin)
         tout = np.round(tout)
         end = start + lat
@@ -540,6 +559,23 @@ class World:
                 "injected": bool(injected[0]), "exposed": bool(exposed[0]), "unsafe": bool(unsafe[0]),
                 "parent_wrong": bool(par_wrong[0]), "over_context": bool(over[0]),
             })
+            if real is not None:
+                m0 = 0 if self.drop is None else int(np.flatnonzero(keep)[0])
+                self._rec["attempts"][-1].update({k: v[m0] for k, v in real.items()})
+
+    def _real_info(self, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> dict[str, list[Any]] | None:
+        """Per-attempt real-time extras the backend offers (``rt``, ``rt_end``, ``cause``), or None."""
+        out: dict[str, list[Any]] = {}
+        timings = getattr(self.backend, "timings", None)
+        tt = timings(self, rr, ii, slot) if timings is not None else None
+        if tt is not None:
+            out["rt"] = [float(x) for x in tt[0]]
+            out["rt_end"] = [float(x) for x in tt[1]]
+        causes = getattr(self.backend, "causes", None)
+        cs = causes(self, rr, ii, slot) if causes is not None else None
+        if cs is not None:
+            out["cause"] = [None if x is None else str(x) for x in cs]
+        return out or None
 
     def _verify(self, rr: np.ndarray, ii: np.ndarray, kk: np.ndarray, j: int) -> None:
         c = self.cfg

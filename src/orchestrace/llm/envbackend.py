@@ -23,6 +23,14 @@ LLM call:
 Verifier votes, untrusted tool output and injections stay simulated (the world does not
 route them through the backend). Every real call is kept in :attr:`LLMEnvBackend.records`.
 
+The backend also implements the world's optional real-time extension (see
+:mod:`orchestrace.env.world`): ``now()`` is ``time.time()``, the clock of
+:attr:`AttemptResult.t_start <orchestrace.llm.workers.AttemptResult>`; ``timings`` gives each
+answered attempt's real ``(t_start, t_end)`` and ``causes`` its failure cause (the result's
+``error`` label: ``timeout``, ``http_429``, ``empty_completion`` …, never a message, a URL or a
+key), so the environment's trace is laid out in real time and a failed call's return event
+has ``error=True`` and ``attrs["cause"]``.
+
 >>> from orchestrace.llm.envbackend import encode_answer
 >>> codes = {}
 >>> encode_answer("7", "7", codes, 3), encode_answer("5", "7", codes, 3), encode_answer("5", "7", codes, 3)
@@ -33,6 +41,7 @@ route them through the backend). Every real call is kept in :attr:`LLMEnvBackend
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +99,7 @@ class LLMEnvBackend:
         self._tasks: dict[int, Task] = {}
         self._codes: dict[tuple[int, int], dict[str, int]] = {}
         self._cache: dict[tuple[int, int, int], AttemptResult] = {}
+        self._answered: dict[tuple[int, int, int], AttemptResult] = {}  # the last override's attempts
 
     # -- task mapping ------------------------------------------------------------------------
     def task_of(self, world: Any, row: int) -> Task:
@@ -140,10 +150,12 @@ class LLMEnvBackend:
         if missing:
             self._launch(world, missing)
         W = int(world.W1) - 1
+        self._answered.clear()
         for m in range(len(rr)):
             row, i, s = int(rr[m]), int(ii[m]), int(slot[m])
             seed = int(world.seed[row])
             r = self._cache.pop((seed, i, s))
+            self._answered[(seed, i, s)] = r
             task = self.task_of(world, row)
             codes = self._codes.setdefault((seed, i), {})
             code = encode_answer(r.answer, task.subtask(f"s{i}").answer, codes, W)
@@ -155,6 +167,32 @@ class LLMEnvBackend:
             prof = self._profile_name(world, int(kk[m]))
             self.records.append(AttemptRecord(seed, i, s, prof, _COMM[int(cc[m])], code, r))
         return ans, conf, tin, tout, lat, untrusted, injected
+
+    # -- the world's optional real-time extension ----------------------------------------
+    def now(self) -> float:
+        """The backend's clock: wall-clock ``time.time()`` seconds (the clock of the attempts' times)."""
+        return time.time()
+
+    def _answered_of(self, world: Any, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> list[AttemptResult] | None:
+        out = []
+        for row, i, s in zip(rr.tolist(), ii.tolist(), slot.tolist(), strict=True):
+            r = self._answered.get((int(world.seed[row]), int(i), int(s)))
+            if r is None:
+                return None
+            out.append(r)
+        return out
+
+    def timings(self, world: Any, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Real ``(t_start, t_end)`` (``now()`` clock) of the attempts the last ``override`` answered."""
+        res = self._answered_of(world, rr, ii, slot)
+        if res is None:
+            return None
+        return np.array([r.t_start for r in res]), np.array([r.t_end for r in res])
+
+    def causes(self, world: Any, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> list[str | None] | None:
+        """The failure cause of each attempt the last ``override`` answered (None: it answered)."""
+        res = self._answered_of(world, rr, ii, slot)
+        return None if res is None else [r.error for r in res]
 
     def _profile_name(self, world: Any, k: int) -> str:
         cfg = self.config if self.config is not None else world.cfg

@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import advantages, credit, errors, measures, rewards, vocab
 from ._problems import Problem, ValidationReport
 from .builder import TraceBuilder
+from .dataset import read_dataset, write_dataset
 from .errors import OrchestraceError
 from .graph import TraceGraph
 from .importers import import_traces
@@ -78,10 +79,12 @@ __all__ = [
     "load",
     "loads",
     "measures",
+    "read_dataset",
     "record",
     "rewards",
     "synth",
     "to_reference",
     "validate",
     "vocab",
+    "write_dataset",
 ]

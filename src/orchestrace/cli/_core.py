@@ -41,6 +41,7 @@ class ConvertTo(str, Enum):
     native = "native"
     reference = "reference"
     jsonl = "jsonl"
+    parquet = "parquet"
 
 
 @contextlib.contextmanager
@@ -159,13 +160,16 @@ def _progress(total: int, *, enabled: bool) -> Iterator[Any]:
 # ----------------------------------------------------------------------------- loading helpers
 def _load_all(path: Path) -> list[Trace]:
     """All traces of a file; structural problems → exit 1, I/O problems → exit 2; warnings → notes."""
-    from ..errors import TraceDecodeError
+    from ..dataset import is_dataset, read_dataset
+    from ..errors import MissingExtraError, TraceDecodeError
     from ..io import iter_traces
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            traces = list(iter_traces(path))
+            traces = list(read_dataset(path) if is_dataset(path) else iter_traces(path))
+        except MissingExtraError as exc:
+            raise fail(escape(str(exc))) from None
         except TraceDecodeError as exc:
             io = any(p.code.startswith("io.") for p in exc.problems)
             raise fail(f"{escape(str(path))}: " + ("cannot read the file" if io else "not a valid trace"),
@@ -182,21 +186,27 @@ def _notes(caught: list[warnings.WarningMessage]) -> None:
 # ----------------------------------------------------------------------------- convert
 @app.command()
 def convert(
-    src: Path = typer.Argument(..., help="Input trace (native or reference JSON, or JSONL stream)."),
-    out: Path = typer.Option(..., "-o", "--out", help="Output file."),
-    to: ConvertTo | None = typer.Option(None, "--to", help="native | reference | jsonl (default: from the "
-                                        "output suffix, .jsonl → jsonl, else native)."),
+    src: Path = typer.Argument(..., help="Input trace (native or reference JSON, JSONL stream, or a "
+                               "columnar dataset folder)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output file (a folder for --to parquet)."),
+    to: ConvertTo | None = typer.Option(None, "--to", help="native | reference | jsonl | parquet (default: from "
+                                        "the output suffix, .jsonl → jsonl, else native)."),
 ) -> None:
-    """Convert between native JSON, the survey's reference JSON and the JSONL stream.
+    """Convert between native JSON, the survey's reference JSON, the JSONL stream and the columnar dataset.
 
     --to reference writes a file that passes the reference JSON Schema; native fields
-    without a reference slot are dropped and named in a note.
+    without a reference slot are dropped and named in a note. --to parquet writes a
+    dataset folder (traces/events/edges.parquet, needs orchestrace[parquet]) holding every
+    trace of the input.
     """
     from ..io import dumps, to_reference
 
     with _no_traceback():
         fmt = to.value if to is not None else ("jsonl" if out.suffix == ".jsonl" else "native")
         traces = _load_all(src)
+        if fmt == "parquet":
+            _write_parquet(traces, out)
+            return
         if len(traces) > 1 and fmt != "jsonl":
             raise fail(f"{escape(str(src))} holds {len(traces)} traces; a {fmt} JSON file holds one (use --to jsonl)",
                        code=EXIT_USAGE) from None
@@ -213,6 +223,25 @@ def convert(
             raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
         n_ev = sum(len(tr.events) for tr in traces)
         console.print(f"wrote {escape(str(out))} ({fmt}): {len(traces)} trace(s), {n_ev} events")
+
+
+def _write_parquet(traces: list[Trace], out: Path) -> None:
+    """``convert --to parquet``: write the traces as a dataset folder (exit 2 on I/O or a missing extra)."""
+    from ..dataset import write_dataset
+    from ..errors import MissingExtraError, TraceError
+
+    if out.exists() and not out.is_dir():
+        raise fail(f"{escape(str(out))} is a file; --to parquet writes a folder (traces/events/edges.parquet)")
+    try:
+        write_dataset(traces, out)
+    except MissingExtraError as exc:
+        raise fail(escape(str(exc))) from None
+    except TraceError as exc:
+        raise fail(escape(str(exc)), code=EXIT_INVALID) from None
+    except OSError as exc:
+        raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
+    n_ev = sum(len(tr.events) for tr in traces)
+    console.print(f"wrote {escape(str(out))} (parquet dataset): {len(traces)} trace(s), {n_ev} events")
 
 
 # ----------------------------------------------------------------------------- inspect

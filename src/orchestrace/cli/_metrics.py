@@ -33,14 +33,23 @@ _PROGRESS_MIN_FILES = 4
 
 
 def _expand(paths: list[str]) -> list[Path]:
-    """Files named by paths, folders (``*.json``/``*.jsonl`` below them) and globs."""
+    """Files named by paths, folders (``*.json``/``*.jsonl`` and columnar datasets below them) and globs.
+
+    A folder holding ``traces.parquet`` is a columnar dataset (:mod:`orchestrace.dataset`)
+    and is kept as one entry; :func:`_traces_of` reads it.
+    """
+    from ..dataset import is_dataset
+
     out: dict[Path, None] = {}
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if is_dataset(p):
+            out[p] = None
+        elif p.is_dir():
             found = sorted(q for q in p.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
+            found = sorted(found + [q.parent for q in p.rglob("traces.parquet") if is_dataset(q.parent)])
             if not found:
-                raise fail(f"{raw}: folder holds no .json or .jsonl files")
+                raise fail(f"{raw}: folder holds no .json or .jsonl files (nor a dataset folder)")
             out.update(dict.fromkeys(found))
         elif p.exists():
             out[p] = None
@@ -52,6 +61,21 @@ def _expand(paths: list[str]) -> list[Path]:
         else:
             raise fail(f"{raw}: no such file or folder", code=EXIT_USAGE)
     return list(out)
+
+
+def _traces_of(path: Path):  # noqa: ANN202
+    """Traces of a file (:func:`orchestrace.io.iter_traces`) or of a columnar dataset folder."""
+    from ..dataset import is_dataset, read_dataset
+    from ..errors import MissingExtraError, require
+    from ..io import iter_traces
+
+    if not is_dataset(path):
+        return iter_traces(path)
+    try:
+        require("pyarrow", extra="parquet")
+    except MissingExtraError as exc:
+        raise fail(escape(str(exc))) from None
+    return read_dataset(path)
 
 
 def _fmt(v: float | None, *, short: bool = False) -> str:
@@ -120,8 +144,8 @@ def metrics(
     import msgspec
     import numpy as np
 
+    from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
-    from ..io import iter_traces
     from ..measures import compute, select_measures
 
     try:
@@ -145,7 +169,7 @@ def metrics(
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    for tr in iter_traces(path):
+                    for tr in _traces_of(path):
                         try:
                             res = compute(tr, names, max_flows=max_flows)
                         except TraceError as exc:
@@ -166,7 +190,10 @@ def metrics(
             for w in caught:
                 err_console.print(f"[yellow]warning:[/] {escape(str(w.message))}", soft_wrap=True)
             if write and results:
-                if file_ok:
+                if is_dataset(path):
+                    err_console.print(f"[yellow]not written:[/] {escape(str(path))} (a columnar dataset is not "
+                                      "rewritten in place; use --json)")
+                elif file_ok:
                     try:
                         _write_back(path, traces, results)
                     except (OSError, TraceError) as exc:

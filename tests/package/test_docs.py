@@ -22,3 +22,15 @@ def test_format_doc_example_is_a_valid_native_trace() -> None:
     assert m["e1/task_success"] == 1.0
     assert m["waste/events"] == 0.0
     assert m["safety/flows"] == 0.0
+
+
+def test_readme_python_examples_run(tmp_path, monkeypatch) -> None:
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 2
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, object] = {}
+    for code in blocks:  # later blocks may use names from earlier ones, as a reader would
+        exec(compile(code, "README.md", "exec"), ns)
+    assert ot.load(tmp_path / "run-1.json").stop_event is not None
+    assert len(ot.load(tmp_path / "run.jsonl").events) == 7

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 
 import msgspec
-import pytest
 
 import orchestrace as ot
 from orchestrace.graph import TraceGraph
@@ -84,7 +83,8 @@ def test_small_trace_with_credit(chromium, artifacts, tmp_path):
 
 
 def test_imported_claude_code_transcript(chromium, artifacts, tmp_path, claude_fixture):
-    importers = pytest.importorskip("orchestrace.importers", reason="orchestrace.importers is not available yet")
+    from orchestrace import importers
+
     src = claude_fixture(CLAUDE_SESSION)
     result = importers.import_traces("claude-code", src)
     assert result.traces, result.report.errors

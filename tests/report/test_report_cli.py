@@ -123,7 +123,6 @@ def test_credit_needs_one_trace(tmp_path):
 
 
 def test_import_claude_code(tmp_path, claude_fixture):
-    pytest.importorskip("orchestrace.importers", reason="orchestrace.importers is not available yet")
     src = claude_fixture("subagent.jsonl")
     out = tmp_path / "cc.html"
     r = run(src, "-o", out, "--from", "claude-code")

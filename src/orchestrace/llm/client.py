@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import MissingExtraError, OrchestraceError
+from ..errors import OrchestraceError, require
 
 __all__ = [
     "CAUSES",
@@ -204,13 +204,7 @@ class ChatResult:
 
 
 def _httpx() -> Any:
-    try:
-        import httpx
-    except ImportError as exc:
-        raise MissingExtraError(
-            "httpx is needed for LLM workers; install it with: pip install 'orchestrace[llm]'"
-        ) from exc
-    return httpx
+    return require("httpx", extra="llm")
 
 
 class ChatClient:

@@ -107,15 +107,30 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 5))
+    # policies that land on the same point (e.g. always-continue = the largest budget) share a label
+    points: dict[tuple[float, float], list[str]] = {}
     for n, s in report["policies"].items():
-        x, y = s["tokens"]["mean"], s["success"]["mean"]
-        colour = "C3" if n == "learned" else ("C1" if n == "oracle" else ("C2" if n.startswith("learned+") else "C0"))
-        ax.scatter([x], [y], c=colour, s=60 if n == "learned" else 25, zorder=3)
-        ax.annotate(n, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        points.setdefault((round(s["tokens"]["mean"], 1), round(s["success"]["mean"], 4)), []).append(n)
+    kinds = {"learned": ("C3", "learned policy"), "oracle": ("C1", "oracle"),
+             "ablation": ("C2", "learned heads + fixed stop budget"), "baseline": ("C0", "baselines")}
+    shown: set[str] = set()
+    for (x, y), names in points.items():
+        n = names[0]
+        kind = "learned" if n == "learned" else "oracle" if n == "oracle" else (
+            "ablation" if n.startswith("learned+") else "baseline")
+        colour, label = kinds[kind]
+        s = report["policies"][n]
+        ax.errorbar([x], [y], xerr=[[x - s["tokens"]["lo"]], [s["tokens"]["hi"] - x]],
+                    yerr=[[y - s["success"]["lo"]], [s["success"]["hi"] - y]], fmt="o", color=colour,
+                    ms=8 if kind == "learned" else 5, elinewidth=0.8, alpha=0.9, zorder=3,
+                    label=None if label in shown else label)
+        shown.add(label)
+        ax.annotate(" = ".join(names), (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_xlabel("tokens per episode (mean)")
     ax.set_ylabel("success rate (E1)")
-    ax.set_title(f"success vs tokens, {report['episodes']} held-out episodes per policy")
+    ax.set_title(f"success vs tokens, {report['episodes']} held-out episodes per policy (95% CIs)")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

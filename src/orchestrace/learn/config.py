@@ -34,6 +34,10 @@ ENV_ALIASES = {
     "default": "orchestrace/Orchestrate-v0",
     "small": "orchestrace/Orchestrate-small-v0",
     "industrial": "orchestrace/Orchestrate-industrial-v0",
+    "default-v1": "orchestrace/Orchestrate-v1",
+    "v1": "orchestrace/Orchestrate-v1",
+    "small-v1": "orchestrace/Orchestrate-small-v1",
+    "industrial-v1": "orchestrace/Orchestrate-industrial-v1",
 }
 
 _NORMALISE = ("none", "batch", "group", "drmas")

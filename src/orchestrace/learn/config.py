@@ -42,7 +42,7 @@ ENV_ALIASES = {
 
 _NORMALISE = ("none", "batch", "group", "drmas")
 _STOP_CREDIT = ("counterfactual", "critic", "return")
-_TEACHERS = ("none", "adaptive", "fixed-budget", "threshold", "fixed-fanout", "greedy", "always-continue")
+_TEACHERS = ("none", "base", "adaptive", "fixed-budget", "threshold", "fixed-fanout", "greedy", "always-continue")
 
 
 def resolve_env_id(name: str) -> str:
@@ -65,6 +65,7 @@ class TrainConfig:
     """
 
     env: str = field(default="default", metadata={"help": "Environment: small | default | industrial, or a gymnasium id."})
+    env_set: tuple[str, ...] = field(default=(), metadata={"help": "World overrides FIELD=VALUE of EnvConfig (the CLI's repeatable --set), recorded with the run."})
     algo: str = field(default="grpo", metadata={"help": "Trainer: reinforce | grpo | ppo."})
     steps: int = field(default=400, metadata={"help": "Number of policy updates."})
     seed: int = field(default=0, metadata={"help": "Seed of torch, numpy, python and of the training task-seed stream."})
@@ -81,7 +82,7 @@ class TrainConfig:
     normalize: str = field(default="none", metadata={"help": "Advantage normalisation: none | batch | group (GRPO, key = task) | drmas (key = (task, decision head))."})
     stop_credit: str = field(default="counterfactual", metadata={"help": "Stop-head credit: counterfactual (env replay 'stop at decision k' when offered, else critic) | critic (learned Q_stop/Q_continue) | return (plain return-to-go)."})
     stop_cost: float = field(default=0.004, metadata={"help": "Extra cost per CONTINUE decision charged in the stop head's advantage only (ReasoNet/Puppeteer-style ponder cost; 0 = the env's costs only)."})
-    warm_start: str = field(default="adaptive", metadata={"help": "Behaviour-clone the O1–O4 heads (never O5) from this env heuristic before RL: none | adaptive | fixed-budget | threshold | fixed-fanout | greedy."})
+    warm_start: str = field(default="base", metadata={"help": "Behaviour-clone the O1–O4 heads (never O5) from this env heuristic before RL: none (from scratch) | base (the stop-free base heuristic every stop rule shares) | adaptive (a stop-aware heuristic: its O1–O4 were tuned with its stop rule) | fixed-budget | threshold | fixed-fanout | greedy."})
     warm_start_episodes: int = field(default=512, metadata={"help": "Teacher episodes for the warm start."})
     warm_start_steps: int = field(default=300, metadata={"help": "Gradient steps of the warm start (minibatches of 512 decisions)."})
     ppo_epochs: int = field(default=4, metadata={"help": "PPO: optimisation epochs per update."})
@@ -157,6 +158,12 @@ class TrainConfig:
         """The gymnasium id of :attr:`env`."""
         return resolve_env_id(self.env)
 
+    def env_config(self) -> Any:
+        """The :class:`~orchestrace.env.EnvConfig` this run trains on (id + ``env_set``)."""
+        from .envs import env_config_for
+
+        return env_config_for(self.env_id, self.env_set)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields."""
         return dataclasses.asdict(self)
@@ -184,6 +191,11 @@ class TrainConfig:
         clean: dict[str, Any] = {}
         for key, value in data.items():
             typ = hints[key]
+            if key == "env_set":
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise ConfigError(f"env_set={value!r} must be a list of FIELD=VALUE strings")
+                clean[key] = tuple(value)
+                continue
             try:
                 clean[key] = typ(value) if typ in (int, float, str) and not isinstance(value, bool) else value
             except (TypeError, ValueError):
@@ -199,7 +211,7 @@ def cli_fields() -> list[tuple[str, type, Any, str]]:
     """``(name, type, default, help)`` of every field, in declaration order (drives the CLI).
 
     >>> [n for n, *_ in cli_fields()][:3]
-    ['env', 'algo', 'steps']
+    ['env', 'env_set', 'algo']
     """
     hints = typing.get_type_hints(TrainConfig)
     return [(f.name, hints[f.name], f.default, f.metadata["help"]) for f in dataclasses.fields(TrainConfig)]

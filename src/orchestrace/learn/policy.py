@@ -23,6 +23,16 @@ The stop head's baseline is the gate's own value V_gate = λ·Q_stop + (1−λ)�
 stopping at decision k versus continuing (trained from replay counterfactuals where the
 environment offers them, else from returns; see :mod:`orchestrace.learn.rollout`).
 
+With the ``evidence`` observation (:mod:`orchestrace.env.layout`) the encoder is a set
+encoder that respects its structure (DeepSets; shapes per decision)::
+
+    attempts (N, A, Fa) ──► φ MLP ──► masked sum/A and max over A ──┐
+    subtasks (N, Fs)    ────────────────────────────────────────────┴► ψ MLP (N, E) ──► masked mean, min, max over N
+    header (H0) ──► RunningNorm ───────────────────────────────────────────────────────────┴► MLP ──► h (B, H)
+
+so the policy can weigh individual votes and confidences (and the weakest subtask) without
+hand-summarised statistics, whatever the order of attempts and subtasks.
+
 torch is imported by this module: import it lazily (``orchestrace.learn`` does).
 
 >>> import torch
@@ -47,6 +57,7 @@ from ..vocab import Decision
 
 __all__ = [
     "DECISION_ORDER",
+    "EvidenceEncoder",
     "OrchestrationPolicy",
     "PolicyOutput",
     "RunningNorm",
@@ -121,6 +132,49 @@ class RunningNorm(nn.Module):
         return ((x - mean) / std).clamp(-10.0, 10.0)
 
 
+class EvidenceEncoder(nn.Module):
+    """The set encoder of the ``evidence`` observation (see the module docstring).
+
+    ``layout`` is :meth:`orchestrace.env.layout.ObsLayout.to_dict`.
+
+    >>> enc = EvidenceEncoder({"dim": 2 + 2 * 3 + 2 * 2 * 4, "header": [0, 2], "subtask_shape": [2, 3],
+    ...                        "attempt_shape": [2, 2, 4]}, hidden=8, embed=4)
+    >>> enc(torch.zeros(5, 24), torch.zeros(5, 24)).shape
+    torch.Size([5, 8])
+    """
+
+    def __init__(self, layout: dict, hidden: int, embed: int = 32) -> None:
+        super().__init__()
+        self.h0 = int(layout["header"][1])
+        self.N, self.Fs = (int(x) for x in layout["subtask_shape"])
+        _, self.A, self.Fa = (int(x) for x in layout["attempt_shape"])
+        self.sub_start = self.h0
+        self.att_start = self.h0 + self.N * self.Fs
+        self.phi = nn.Sequential(nn.Linear(self.Fa, embed), nn.Tanh(), nn.Linear(embed, embed), nn.Tanh())
+        self.psi = nn.Sequential(nn.Linear(self.Fs + 2 * embed, embed), nn.Tanh())
+        self.out = nn.Sequential(nn.Linear(self.h0 + 3 * embed, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+
+    def forward(self, x_norm: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        b = x.shape[0]
+        sub = x[:, self.sub_start:self.att_start].reshape(b, self.N, self.Fs)  # (B, N, Fs)
+        att = x[:, self.att_start:].reshape(b, self.N, self.A, self.Fa)  # (B, N, A, Fa)
+        present = att[..., :1] > 0.5  # (B, N, A, 1)
+        e = self.phi(att) * present  # (B, N, A, E)
+        e_sum = e.sum(2) / self.A  # (B, N, E)
+        e_max = e.masked_fill(~present, -2.0).amax(2)
+        e_max = torch.where(present.any(2), e_max, torch.zeros_like(e_max))
+        valid = sub[..., :1] > 0.5  # (B, N, 1)
+        z = self.psi(torch.cat([sub, e_sum, e_max], -1))  # (B, N, E)
+        nv = valid.sum(1).clamp_min(1)
+        z_mean = (z * valid).sum(1) / nv
+        z_min = z.masked_fill(~valid, 2.0).amin(1)
+        z_max = z.masked_fill(~valid, -2.0).amax(1)
+        anyv = valid.any(1)
+        z_min = torch.where(anyv, z_min, torch.zeros_like(z_min))
+        z_max = torch.where(anyv, z_max, torch.zeros_like(z_max))
+        return self.out(torch.cat([x_norm[:, :self.h0], z_mean, z_min, z_max], -1))  # (B, H)
+
+
 class OrchestrationPolicy(nn.Module):
     """Shared MLP encoder + one masked head per sub-decision + explicit halting gate (O5).
 
@@ -129,7 +183,8 @@ class OrchestrationPolicy(nn.Module):
     actions, STOP then CONTINUE.
     """
 
-    def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2) -> None:
+    def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2,
+                 layout: dict | None = None) -> None:
         super().__init__()
         ranges = {Decision(k): (int(a), int(b)) for k, (a, b) in heads.items()}
         if set(ranges) != set(DECISION_ORDER):
@@ -142,12 +197,19 @@ class OrchestrationPolicy(nn.Module):
         self.n_actions = max(b for _, b in self.ranges)
         self.hidden, self.layers = int(hidden), int(layers)
         self.norm = RunningNorm(self.obs_dim)
-        mods: list[nn.Module] = []
+        self.layout = dict(layout) if layout is not None else None
         width = self.obs_dim
-        for _ in range(self.layers):
-            mods += [nn.Linear(width, self.hidden), nn.Tanh()]
+        if self.layout is not None:
+            if int(self.layout["dim"]) != self.obs_dim:
+                raise ValueError(f"layout dim {self.layout['dim']} != obs_dim {self.obs_dim}")
+            self.encoder: nn.Module = EvidenceEncoder(self.layout, self.hidden)
             width = self.hidden
-        self.encoder = nn.Sequential(*mods)
+        else:
+            mods: list[nn.Module] = []
+            for _ in range(self.layers):
+                mods += [nn.Linear(width, self.hidden), nn.Tanh()]
+                width = self.hidden
+            self.encoder = nn.Sequential(*mods)
         self.heads = nn.ModuleList([nn.Linear(width, b - a) for a, b in self.ranges[:4]])
         self.stop_gate = nn.Linear(width, 1)
         self.value_head = nn.Linear(width, 1)
@@ -167,7 +229,7 @@ class OrchestrationPolicy(nn.Module):
     # ------------------------------------------------------------------ forward
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> PolicyOutput:
         """Masked logits (B, A) and the value outputs for observations (B, D) and masks (B, A)."""
-        h = self.encoder(self.norm(obs))  # (B, H)
+        h = self.encoder(self.norm(obs), obs) if self.layout is not None else self.encoder(self.norm(obs))  # (B, H)
         b = obs.shape[0]
         logits = torch.zeros(b, self.n_actions, dtype=h.dtype, device=h.device)
         for (a, e), layer in zip(self.ranges[:4], self.heads, strict=True):
@@ -204,15 +266,18 @@ class OrchestrationPolicy(nn.Module):
 
     def spec(self) -> dict[str, object]:
         """The architecture (saved beside the weights; a mismatch is a CheckpointError on load)."""
-        return {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
-                "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
+        spec: dict[str, object] = {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
+                                   "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
+        if self.layout is not None:
+            spec["layout"] = self.layout
+        return spec
 
     @classmethod
     def from_spec(cls, spec: dict) -> OrchestrationPolicy:
         """Rebuild an (untrained) policy from :meth:`spec`."""
         codes = {d.code: d for d in DECISION_ORDER}
         heads = {codes[k]: (int(v[0]), int(v[1])) for k, v in dict(spec["heads"]).items()}
-        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]))
+        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]), layout=spec.get("layout"))
 
 
 def halting_distribution(lambdas: torch.Tensor) -> torch.Tensor:

@@ -15,7 +15,8 @@ indices written twice.
     statistics over subtasks (settled share, minimum margin, minimum confidence …), the
     focus subtask and the noisy difficulty hint; with ``show_price`` three more features
     (log₂ of the episode's token price / 2, remaining token budget, remaining rounds).
-  - ``evidence`` (v1's main mode): the due decision and episode globals in a *header*, then
+  - ``evidence`` (v1's main mode): the due decision, episode globals, the pending fan-out and
+    profile and the aggregation method in a *header* (its size does not depend on N), then
     one row per subtask (``subtask``: N × :data:`SUBTASK_FEATURES`) and one row per attempt
     slot (``attempt``: N × max_attempts × (:data:`ATTEMPT_FEATURES` + one-hot profile)),
     padded with zeros and masked by their ``valid`` / ``present`` flags. No summary statistic
@@ -138,7 +139,7 @@ class S(IntEnum):
 GLOBAL_FEATURES: tuple[str, ...] = ("round", "tokens", "clock", "n_subtasks", "progress", "decisions", "safety",
                                     "last_round", "log_price", "budget_left")
 #: One row per subtask in the ``evidence`` observation.
-SUBTASK_FEATURES: tuple[str, ...] = ("valid", "type_retrieve", "type_reason", "type_code", "has_parents",
+SUBTASK_FEATURES: tuple[str, ...] = ("valid", "focus", "type_retrieve", "type_reason", "type_code", "has_parents",
                                      "untrusted", "attempts", "this_round")
 #: One row per attempt slot (followed by the profile one-hot).
 ATTEMPT_FEATURES: tuple[str, ...] = ("present", "solver", "agrees", "confidence", "vote", "this_round")
@@ -169,10 +170,9 @@ class ObsLayout:
         return slice(5, 5 + len(GLOBAL_FEATURES))
 
     @property
-    def focus(self) -> slice:
-        """One-hot of the subtask being staffed (O1–O3), zero at O4/O5."""
-        g = self.globals.stop
-        return slice(g, g + self.subtask_shape[0])
+    def pending(self) -> int:
+        """Evidence header: index of the pending fan-out (then P profile entries, then 4 methods)."""
+        return self.globals.stop
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready description (saved with a policy, checked on load)."""
@@ -187,7 +187,7 @@ def obs_layout(cfg: EnvConfig) -> ObsLayout:
         dim = 34 + P + 4 + 2 + (3 if cfg.show_price else 0)
         return ObsLayout("summary", dim, P, slice(0, dim), slice(dim, dim), slice(dim, dim), (0, 0), (0, 0, 0),
                          cfg.show_price)
-    head = 5 + len(GLOBAL_FEATURES) + N + 1 + P + 4
+    head = 5 + len(GLOBAL_FEATURES) + 1 + P + 4  # independent of N: a policy reads any number of subtasks
     fs, fa = len(SUBTASK_FEATURES), len(ATTEMPT_FEATURES) + P
     sub = slice(head, head + N * fs)
     att = slice(sub.stop, sub.stop + N * A * fa)

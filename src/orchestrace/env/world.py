@@ -436,10 +436,7 @@ class World:
                       np.minimum(self.cur, self.n) / nv, self.ndec / (12.0 * c.max_rounds), np.minimum(self.safety, 3) / 3.0,
                       (self.rnd == c.max_rounds - 1).astype(np.float64), logp, left], 1)
         out[:, lay.globals] = g
-        staffing = ph <= O3
-        f0 = lay.focus.start
-        out[ar[staffing], f0 + np.minimum(self.cur, N - 1)[staffing]] = 1.0
-        k = lay.focus.stop
+        k = lay.pending
         out[:, k] = self.pf / c.max_fanout
         p3 = ph == O3
         out[ar[p3], k + 1 + self.pk[p3]] = 1.0
@@ -448,11 +445,13 @@ class World:
         valid = np.arange(N)[None, :] < self.n[:, None]
         sub = np.zeros((B, N, lay.subtask_shape[1]), np.float32)
         sub[..., 0] = valid
-        sub[..., 1:4] = (self.typ[..., None] == np.arange(3)) & valid[..., None]
-        sub[..., 4] = (self.par >= 0).any(2) & valid
-        sub[..., 5] = self.untr & valid
-        sub[..., 6] = self.natt / A
-        sub[..., 7] = (self.rnd_att == self.rnd[:, None]) & valid
+        staffing = ph <= O3  # the subtask being staffed (O1–O3); none at O4/O5
+        sub[ar[staffing], np.minimum(self.cur, N - 1)[staffing], 1] = 1.0
+        sub[..., 2:5] = (self.typ[..., None] == np.arange(3)) & valid[..., None]
+        sub[..., 5] = (self.par >= 0).any(2) & valid
+        sub[..., 6] = self.untr & valid
+        sub[..., 7] = self.natt / A
+        sub[..., 8] = (self.rnd_att == self.rnd[:, None]) & valid
         out[:, lay.subtask] = sub.reshape(B, -1)
         # attempt rows (N, A, Fa): relative to the current aggregate, never the answer's label
         present = self.att_ans >= 0

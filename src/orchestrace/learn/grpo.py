@@ -42,7 +42,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 1. a group of rollouts per task seed
             seeds = np.repeat(train_seeds(cfg.seed, update, cfg.n_groups), cfg.group_size)  # (E,)
             ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
-            policy.norm.update(ro.obs.to(device))
+            policy.update_norm(ro.obs.to(device))
 
             # 2. group-relative advantages per decision (+ the stop head's own credit)
             ep_return = np.bincount(ro.ep, ro.reward, minlength=ro.n_episodes)  # (E,)

@@ -31,7 +31,9 @@ encoder that respects its structure (DeepSets; shapes per decision)::
     header (H0) ──► RunningNorm ───────────────────────────────────────────────────────────┴► MLP ──► h (B, H)
 
 so the policy can weigh individual votes and confidences (and the weakest subtask) without
-hand-summarised statistics, whatever the order of attempts and subtasks.
+hand-summarised statistics, whatever the order of attempts and subtasks — and whatever their
+number N: the encoder reads N from the observation's width, so a policy trained on 2–4
+subtasks runs on a world of 4–7.
 
 torch is imported by this module: import it lazily (``orchestrace.learn`` does).
 
@@ -139,25 +141,34 @@ class EvidenceEncoder(nn.Module):
 
     >>> enc = EvidenceEncoder({"dim": 2 + 2 * 3 + 2 * 2 * 4, "header": [0, 2], "subtask_shape": [2, 3],
     ...                        "attempt_shape": [2, 2, 4]}, hidden=8, embed=4)
-    >>> enc(torch.zeros(5, 24), torch.zeros(5, 24)).shape
-    torch.Size([5, 8])
+    >>> enc(torch.zeros(5, 2), torch.zeros(5, 24)).shape, enc(torch.zeros(5, 2), torch.zeros(5, 2 + 3 * 11)).shape
+    (torch.Size([5, 8]), torch.Size([5, 8]))
     """
 
     def __init__(self, layout: dict, hidden: int, embed: int = 32) -> None:
         super().__init__()
         self.h0 = int(layout["header"][1])
-        self.N, self.Fs = (int(x) for x in layout["subtask_shape"])
+        _, self.Fs = (int(x) for x in layout["subtask_shape"])
         _, self.A, self.Fa = (int(x) for x in layout["attempt_shape"])
-        self.sub_start = self.h0
-        self.att_start = self.h0 + self.N * self.Fs
+        self.per_subtask = self.Fs + self.A * self.Fa
         self.phi = nn.Sequential(nn.Linear(self.Fa, embed), nn.Tanh(), nn.Linear(embed, embed), nn.Tanh())
         self.psi = nn.Sequential(nn.Linear(self.Fs + 2 * embed, embed), nn.Tanh())
         self.out = nn.Sequential(nn.Linear(self.h0 + 3 * embed, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
 
-    def forward(self, x_norm: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        b = x.shape[0]
-        sub = x[:, self.sub_start:self.att_start].reshape(b, self.N, self.Fs)  # (B, N, Fs)
-        att = x[:, self.att_start:].reshape(b, self.N, self.A, self.Fa)  # (B, N, A, Fa)
+    def n_subtasks(self, width: int) -> int:
+        """N of an observation ``width`` wide (ValueError when no N fits)."""
+        n, rest = divmod(width - self.h0, self.per_subtask)
+        if rest or n < 1:
+            raise ValueError(f"an observation {width} wide does not fit this policy's evidence layout "
+                             f"(header {self.h0} + N × {self.per_subtask}); was it trained with another max_attempts "
+                             "or number of profiles?")
+        return n
+
+    def forward(self, header_norm: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        b, n = x.shape[0], self.n_subtasks(x.shape[1])
+        att_start = self.h0 + n * self.Fs
+        sub = x[:, self.h0:att_start].reshape(b, n, self.Fs)  # (B, N, Fs)
+        att = x[:, att_start:].reshape(b, n, self.A, self.Fa)  # (B, N, A, Fa)
         present = att[..., :1] > 0.5  # (B, N, A, 1)
         e = self.phi(att) * present  # (B, N, A, E)
         e_sum = e.sum(2) / self.A  # (B, N, E)
@@ -172,7 +183,7 @@ class EvidenceEncoder(nn.Module):
         anyv = valid.any(1)
         z_min = torch.where(anyv, z_min, torch.zeros_like(z_min))
         z_max = torch.where(anyv, z_max, torch.zeros_like(z_max))
-        return self.out(torch.cat([x_norm[:, :self.h0], z_mean, z_min, z_max], -1))  # (B, H)
+        return self.out(torch.cat([header_norm, z_mean, z_min, z_max], -1))  # (B, H)
 
 
 class OrchestrationPolicy(nn.Module):
@@ -196,15 +207,17 @@ class OrchestrationPolicy(nn.Module):
         self.ranges = [ranges[d] for d in DECISION_ORDER]
         self.n_actions = max(b for _, b in self.ranges)
         self.hidden, self.layers = int(hidden), int(layers)
-        self.norm = RunningNorm(self.obs_dim)
         self.layout = dict(layout) if layout is not None else None
         width = self.obs_dim
         if self.layout is not None:
             if int(self.layout["dim"]) != self.obs_dim:
                 raise ValueError(f"layout dim {self.layout['dim']} != obs_dim {self.obs_dim}")
+            self.n_header = int(self.layout["header"][1])
+            self.norm = RunningNorm(self.n_header)  # the set blocks are already in [−1, 1]
             self.encoder: nn.Module = EvidenceEncoder(self.layout, self.hidden)
             width = self.hidden
         else:
+            self.norm = RunningNorm(self.obs_dim)
             mods: list[nn.Module] = []
             for _ in range(self.layers):
                 mods += [nn.Linear(width, self.hidden), nn.Tanh()]
@@ -226,10 +239,18 @@ class OrchestrationPolicy(nn.Module):
         nn.init.orthogonal_(self.stop_gate.weight, 0.01)
         nn.init.zeros_(self.stop_gate.bias)
 
+    def update_norm(self, obs: torch.Tensor) -> None:
+        """Merge a batch of observations (B, D) into the running normaliser (the header only
+        with the evidence observation)."""
+        self.norm.update(obs[:, :self.n_header] if self.layout is not None else obs)
+
     # ------------------------------------------------------------------ forward
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> PolicyOutput:
         """Masked logits (B, A) and the value outputs for observations (B, D) and masks (B, A)."""
-        h = self.encoder(self.norm(obs), obs) if self.layout is not None else self.encoder(self.norm(obs))  # (B, H)
+        if self.layout is not None:
+            h = self.encoder(self.norm(obs[:, :self.n_header]), obs)  # (B, H)
+        else:
+            h = self.encoder(self.norm(obs))  # (B, H)
         b = obs.shape[0]
         logits = torch.zeros(b, self.n_actions, dtype=h.dtype, device=h.device)
         for (a, e), layer in zip(self.ranges[:4], self.heads, strict=True):

@@ -38,7 +38,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 1. one episode per task seed
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)  # (E,)
             ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
-            policy.norm.update(ro.obs.to(device))
+            policy.update_norm(ro.obs.to(device))
             obs, mask = ro.obs.to(device), ro.mask.to(device)
             with torch.no_grad():  # behaviour log-probs and values under the updated normaliser
                 out0 = policy(obs, mask)

@@ -39,7 +39,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 1. one episode per task seed
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)  # (E,)
             ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
-            policy.norm.update(ro.obs.to(device))
+            policy.update_norm(ro.obs.to(device))
 
             # 2. A_t = G_t − V(s_t), per decision (+ the stop head's own credit)
             returns = discounted_returns(ro.reward, ro.ep, cfg.gamma)  # (N,)

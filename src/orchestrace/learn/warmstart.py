@@ -56,7 +56,7 @@ def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int
     o = torch.as_tensor(obs, dtype=torch.float32, device=device)
     m = torch.as_tensor(mask, dtype=torch.bool, device=device)
     a = torch.as_tensor(act, dtype=torch.long, device=device)
-    policy.norm.update(o)
+    policy.update_norm(o)
     opt = torch.optim.Adam([p for n, p in policy.named_parameters()
                             if not n.startswith(("stop_gate", "value_head", "stop_values"))], lr=lr)
     gen = torch.Generator().manual_seed(int(seed))

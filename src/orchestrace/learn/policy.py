@@ -28,6 +28,7 @@ encoder that respects its structure (DeepSets; shapes per decision)::
 
     attempts (N, A, Fa) ──► φ MLP ──► masked sum/A and max over A ──┐
     subtasks (N, Fs)    ────────────────────────────────────────────┴► ψ MLP (N, E) ──► masked mean, min, max over N
+                                                                                         + the focus row (O1–O3)
     header (H0) ──► RunningNorm ───────────────────────────────────────────────────────────┴► MLP ──► h (B, H)
 
 so the policy can weigh individual votes and confidences (and the weakest subtask) without
@@ -153,7 +154,8 @@ class EvidenceEncoder(nn.Module):
         self.per_subtask = self.Fs + self.A * self.Fa
         self.phi = nn.Sequential(nn.Linear(self.Fa, embed), nn.Tanh(), nn.Linear(embed, embed), nn.Tanh())
         self.psi = nn.Sequential(nn.Linear(self.Fs + 2 * embed, embed), nn.Tanh())
-        self.out = nn.Sequential(nn.Linear(self.h0 + 3 * embed, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+        self.out = nn.Sequential(nn.Linear(self.h0 + 4 * embed + self.Fs, hidden), nn.Tanh(),
+                                 nn.Linear(hidden, hidden), nn.Tanh())
 
     def n_subtasks(self, width: int) -> int:
         """N of an observation ``width`` wide (ValueError when no N fits)."""
@@ -183,7 +185,10 @@ class EvidenceEncoder(nn.Module):
         anyv = valid.any(1)
         z_min = torch.where(anyv, z_min, torch.zeros_like(z_min))
         z_max = torch.where(anyv, z_max, torch.zeros_like(z_max))
-        return self.out(torch.cat([header_norm, z_mean, z_min, z_max], -1))  # (B, H)
+        focus = sub[..., 1:2]  # (B, N, 1): the subtask being staffed (SUBTASK_FEATURES[1])
+        z_focus = (z * focus).sum(1)  # (B, E)
+        s_focus = (sub * focus).sum(1)  # (B, Fs)
+        return self.out(torch.cat([header_norm, z_mean, z_min, z_max, z_focus, s_focus], -1))  # (B, H)
 
 
 class OrchestrationPolicy(nn.Module):

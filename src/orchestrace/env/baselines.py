@@ -290,6 +290,7 @@ def make_baseline(name: str, config: EnvConfig | None = None, **params: Any) -> 
         "oracle": OraclePolicy,
         "adaptive": AdaptivePolicy,
     }
+    _check_params(name, params)
     if name not in table:
         import difflib
 
@@ -300,6 +301,30 @@ def make_baseline(name: str, config: EnvConfig | None = None, **params: Any) -> 
         return table[name](cfg, **params)
     except TypeError as exc:
         raise ConfigError(f"bad parameters for baseline {name!r}: {exc}") from None
+
+
+#: Parameters a baseline accepts on the command line: (type, lowest, highest).
+_PARAMS: dict[str, tuple[type, float, float]] = {
+    "rounds": (int, 1, 1e9), "decisions": (int, 1, 1e12), "tokens": (float, 0.0, float("inf")),
+    "threshold": (float, 0.0, 1.0), "fanout": (int, 1, 1e9), "capable": (float, 0.0, 1.0), "seed": (int, 0, 2**63 - 1),
+    "easy_below": (float, 0.0, 1.0), "conf_easy": (float, 0.0, 1.0), "conf_hard": (float, 0.0, 1.0),
+}
+
+
+def _check_params(name: str, params: dict[str, Any]) -> None:
+    """Type- and range-check baseline parameters (they often come from ``--param k=v``)."""
+    for k, v in params.items():
+        spec = _PARAMS.get(k)
+        if spec is None:
+            if k == "heads":
+                continue
+            continue  # unknown names are reported by the constructor (TypeError → ConfigError below)
+        typ, lo, hi = spec
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (typ is float or float(v).is_integer())
+        if not ok or not lo <= float(v) <= hi:
+            kind = "an integer" if typ is int else "a number"
+            raise ConfigError(f"baseline {name!r}: {k}={v!r} is invalid; use {kind} in [{lo:g}, {hi:g}]")
+        params[k] = typ(v)
 
 
 def evaluate(config: EnvConfig, policy: Policy, seeds: Iterable[int], *, chunk: int = 1024) -> dict[str, np.ndarray]:

@@ -80,12 +80,15 @@ class OrchestrationEnv(gym.Env):
         env_id: str = "orchestrace/Orchestrate-v0",
         policy_name: str | None = None,
         illegal_action: str = "raise",
+        env_set: tuple[str, ...] | list[str] = (),
     ) -> None:
         if illegal_action not in ("raise", "resample"):
             from ..errors import ConfigError
 
             raise ConfigError(f"illegal_action={illegal_action!r} is invalid; use 'raise' or 'resample'")
         self.illegal_action = illegal_action
+        #: the ``--set`` overrides this config carries (recorded in every trace's ``meta``)
+        self.env_set = tuple(env_set)
         self.config = cfg = config if config is not None else EnvConfig.default()
         self.world = World(cfg, 1)
         self.record_trace = record_trace
@@ -208,5 +211,6 @@ class OrchestrationEnv(gym.Env):
         return build_trace(
             self.config, w.log, seed=self._seed, n=n, types=w.typ[0, :n], parents=w.par[0, :n],
             success=bool(w.success[0]), summary=self.summary(), env_id=self.env_id, policy=self.policy_name,
-            logprobs=self._logprobs, alternatives=self._alts,
+            logprobs=self._logprobs, alternatives=self._alts, env_set=self.env_set,
+            price=float(w.price[0]) if self.config.price_max > self.config.price_min else None,
         )

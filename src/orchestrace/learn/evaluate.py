@@ -67,6 +67,8 @@ TUNING_BASE = VALIDATION_BASE + 50_000_000
 CLAIM_RULES: dict[str, str] = {
     "beats_best_rule_same_heads": "paired return difference vs the validation-chosen best stop rule on the "
                                   "learned heads: 95 % CI above 0",
+    "beats_best_threshold_same_heads": "paired return difference vs the validation-chosen confidence threshold on the "
+                                       "learned heads: 95 % CI above 0",
     "near_clairvoyant_same_heads": "mean return gap to the clairvoyant stop on the learned heads ≤ 2.5 % of its return",
     "beats_adaptive": "paired return difference vs the adaptive heuristic (its own heads and stop): 95 % CI above 0",
     "fewer_tokens_at_equal_success": "vs the validation-chosen most successful fixed budget on the base heads: "
@@ -262,6 +264,9 @@ def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, st
     best = f"learned+{chosen['learned']['best_rule']}"
     d = _paired(L["return"], raw[best]["return"])
     out["beats_best_rule_same_heads"] = {"baseline": best, "return_diff": d, "met": bool(d["lo"] > 0)}
+    th_l = f"learned+{chosen['learned']['threshold']}"
+    d = _paired(L["return"], raw[th_l]["return"])
+    out["beats_best_threshold_same_heads"] = {"baseline": th_l, "return_diff": d, "met": bool(d["lo"] > 0)}
     g = _gap(L["return"], raw["learned+clairvoyant"]["return"])
     out["near_clairvoyant_same_heads"] = {"baseline": "learned+clairvoyant", "gap": g, "met": bool(g["mean"] <= 0.025)}
     if "adaptive" in raw:
@@ -455,7 +460,7 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
 
 
 # ----------------------------------------------------------------------------- many runs, shifted worlds
-_CLAIM_NUMBER = {"beats_best_rule_same_heads": "return_diff", "near_clairvoyant_same_heads": "gap",
+_CLAIM_NUMBER = {"beats_best_rule_same_heads": "return_diff", "beats_best_threshold_same_heads": "return_diff", "near_clairvoyant_same_heads": "gap",
                  "beats_adaptive": "return_diff", "fewer_tokens_at_equal_success": "token_saving",
                  "adapts_to_difficulty": "hard_minus_easy", "vs_all_heads_oracle": "gap",
                  "threshold_gap_base_heads": "gap"}

@@ -42,7 +42,7 @@ class FakeClockWorkers:
 
 
 def _run(cfg: EnvConfig, workers: Any, policy: str, seed: int) -> Any:
-    env = OrchestrationEnv(cfg, workers=workers)
+    env = OrchestrationEnv(cfg, workers=workers, record_trace=True)
     pol = make_baseline(policy, cfg).bind(env)
     obs, info = env.reset(seed=seed)
     done = False

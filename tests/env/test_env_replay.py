@@ -27,7 +27,7 @@ CFG = EnvConfig.default()
 
 
 def _run(seed, name="threshold"):
-    env = OrchestrationEnv(CFG)
+    env = OrchestrationEnv(CFG, record_trace=True)
     pol = make_baseline(name, CFG, **({"seed": seed} if name == "random" else {}))
     obs, info = env.reset(seed=seed)
     acts, done = [], False

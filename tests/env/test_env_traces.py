@@ -10,7 +10,7 @@ from orchestrace.validate import validate
 
 
 def _play(cfg, name, seed, **kw):
-    env = OrchestrationEnv(cfg, policy_name=name)
+    env = OrchestrationEnv(cfg, policy_name=name, record_trace=True)
     pol = make_baseline(name, cfg, **kw).bind(env)
     obs, info = env.reset(seed=seed)
     done = False

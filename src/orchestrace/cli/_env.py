@@ -117,7 +117,7 @@ def env_run(
 
     from ..io import dumps
 
-    env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name, env_set=set_)
+    env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name, env_set=set_, record_trace=True)
     backend = None
     if workers not in ("sim", "llm"):
         raise fail(f"--workers {workers!r} must be sim or llm")

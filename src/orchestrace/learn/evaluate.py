@@ -306,7 +306,7 @@ def _play(cfg: Any, policy: Any, seeds: np.ndarray) -> dict[str, np.ndarray]:
 def _traces(env_config: Any, env_id: str, name: str, policy: Any, seeds: np.ndarray) -> list[Any]:
     from ..env import OrchestrationEnv
 
-    env = OrchestrationEnv(env_config, env_id=env_id, policy_name=name)
+    env = OrchestrationEnv(env_config, env_id=env_id, policy_name=name, record_trace=True)
     if hasattr(policy, "bind"):
         policy.bind(env)
     out = []

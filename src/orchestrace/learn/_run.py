@@ -122,7 +122,7 @@ class Run:
         ro = collect(self.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,
                      stop_counterfactual=counterfactual)
         if counterfactual:
-            ro.cf_cont = continue_values(self.env_config, policy, ro, policy.ranges[4][0], device=device,
+            ro.cf_cont = continue_values(self.env_config, policy, ro, policy.stop_index, device=device,
                                          reward_scale=cfg.reward_scale)
         return ro
 

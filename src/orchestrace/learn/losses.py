@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..env.layout import Phase
 from .config import TrainConfig
 from .policy import PolicyOutput
 from .rollout import Rollout, discounted_returns, group_normalise, stop_advantages
@@ -104,7 +105,7 @@ def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group
     adv = np.asarray(adv, dtype=np.float64).copy()
 
     targets: dict[str, np.ndarray] = {"returns": returns}
-    stop_rows = np.flatnonzero(head == 4)
+    stop_rows = np.flatnonzero(head == Phase.O5)
     q_stop_t = np.full(len(raw), np.nan)
     q_cont_t = np.full(len(raw), np.nan)
     if len(stop_rows):

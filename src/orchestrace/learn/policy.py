@@ -244,6 +244,11 @@ class OrchestrationPolicy(nn.Module):
         nn.init.orthogonal_(self.stop_gate.weight, 0.01)
         nn.init.zeros_(self.stop_gate.bias)
 
+    @property
+    def stop_index(self) -> int:
+        """Flat index of the STOP action (CONTINUE is the next one)."""
+        return self.ranges[DECISION_ORDER.index(Decision.O5)][0]
+
     def update_norm(self, obs: torch.Tensor) -> None:
         """Merge a batch of observations (B, D) into the running normaliser (the header only
         with the evidence observation)."""
@@ -261,7 +266,7 @@ class OrchestrationPolicy(nn.Module):
         for (a, e), layer in zip(self.ranges[:4], self.heads, strict=True):
             logits[:, a:e] = layer(h)
         z = self.stop_gate(h).squeeze(-1)  # (B,)
-        s5 = self.ranges[4][0]
+        s5 = self.stop_index
         logits[:, s5] = nn.functional.logsigmoid(z)  # log λ      (STOP)
         logits[:, s5 + 1] = nn.functional.logsigmoid(-z)  # log(1 − λ) (CONTINUE)
         logits = logits.masked_fill(~mask.bool(), _MASKED)

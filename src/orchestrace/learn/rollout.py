@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..env.layout import DECISION
+
 __all__ = [
     "HELD_OUT_BASE",
     "VALIDATION_BASE",
@@ -150,7 +152,7 @@ def collect(benv: Any, policy: Any, seeds: np.ndarray, *, device: Any, reward_sc
         rows["q_stop"].append(out.q_stop[sel].cpu())
         rows["q_cont"].append(out.q_cont[sel].cpu())
         rows["lam"].append(out.stop_prob[sel].cpu())
-        rows["head"].append(np.argmax(obs_np[idx, :5], axis=1))
+        rows["head"].append(np.argmax(obs_np[idx, DECISION], axis=1))
         rows["reward"].append(rew[idx])
         rows["ep"].append(idx)
         rows["t"].append(steps_t[idx].copy())

@@ -78,6 +78,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=None, help="training updates (default: the demo recipe's)")
     ap.add_argument("--episodes", type=int, default=500)
     ap.add_argument("--validation", type=int, default=256)
+    ap.add_argument("--shift-episodes", type=int, default=200, help="test episodes per run in each shifted world")
+    ap.add_argument("--shift-validation", type=int, default=128)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--no-shifts", action="store_true")
@@ -106,7 +108,10 @@ def main() -> None:
     shifts = {} if a.no_shifts else {n: o for n, o in SUITES["shift"].items() if n != "nominal"}
     eval_jobs = [(f"{v}/nominal", runs[v], (), True, a.episodes, a.validation, a.out) for v in variants]
     main_v = variants[0]
-    eval_jobs += [(f"{main_v}/{n}", runs[main_v], o, False, a.episodes, a.validation, a.out) for n, o in shifts.items()]
+    if a.quick:
+        a.shift_episodes, a.shift_validation = a.episodes, a.validation
+    eval_jobs += [(f"{main_v}/{n}", runs[main_v], o, False, a.shift_episodes, a.shift_validation, a.out)
+                  for n, o in shifts.items()]
     print(f"evaluating {len(eval_jobs)} (variant, world) pairs", flush=True)
     aggs: dict[str, dict[str, Any]] = {}
     eval_s: dict[str, float] = {}

@@ -30,7 +30,8 @@ from typing import Any
 __all__ = ["DEMO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo"]
 
 #: The main job's training recipe (TrainConfig fields; the rest are TrainConfig's defaults).
-DEMO_CONFIG: dict[str, Any] = {"lr": 1e-3, "stop_cost": 0.0, "entropy_coef": 0.001, "steps": 100}
+DEMO_CONFIG: dict[str, Any] = {"lr": 1e-3, "stop_cost": 0.0, "entropy_coef": 0.001, "steps": 60, "warm_start_steps": 1000,
+                               "stop_update": "regret", "eval_every": 20}
 
 
 def _fmt(ci: dict[str, float], digits: int = 3, scale: float = 1.0) -> str:

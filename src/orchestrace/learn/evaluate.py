@@ -58,7 +58,7 @@ __all__ = [
 
 EASY_BELOW, HARD_FROM = 0.3, 0.7
 _TRACE_MEASURES = ("waste", "e2", "e3", "e4")
-THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 #: Tuning seeds: a block of the validation range that training's checkpoint selection
 #: (the first ``eval_episodes`` validation seeds) does not use.
 TUNING_BASE = VALIDATION_BASE + 50_000_000

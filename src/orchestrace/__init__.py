@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from . import advantages, credit, errors, measures, rewards, vocab
 from ._problems import Problem, ValidationReport
+from ._synth import synth
+from ._validate import validate
 from .builder import TraceBuilder
 from .dataset import read_dataset, write_dataset
 from .errors import OrchestraceError
@@ -23,9 +25,7 @@ from .io import TraceWriter, dump, dumps, iter_traces, load, loads, to_reference
 from .measures import MetricsResult
 from .measures import compute as compute_metrics
 from .recorder import Recorder, record
-from .synth import synth
 from .trace import CONTINUE, SCHEMA_VERSION, DecisionPayload, Edge, Event, Outcome, Signal, Trace
-from .validate import validate
 from .vocab import (
     CreditUnit,
     Decision,

@@ -9,7 +9,7 @@ kept so that the semantic layer can still check them.
 Paths are JSON paths into the document (``$.events[12].to``). In a JSONL stream they are
 prefixed by the 1-based line: ``line 13: $.event.to``.
 
-Used by :mod:`orchestrace.io` (which raises on errors) and :mod:`orchestrace.validate`
+Used by :mod:`orchestrace.io` (which raises on errors) and :mod:`orchestrace._validate`
 (which reports them).
 """
 

@@ -433,7 +433,7 @@ class TraceGraph:
     def topo_order(self) -> np.ndarray:
         """A topological order of the dependency DAG (int32 vertex indices, level by level).
 
-        >>> from orchestrace.synth import synth
+        >>> from orchestrace import synth
         >>> g = TraceGraph.from_trace(synth(events=60, agents=3, seed=0))
         >>> pos = np.empty(g.n, int); pos[g.topo_order()] = np.arange(g.n)
         >>> bool((pos[g.dep_src] < pos[g.dep_dst]).all())

@@ -16,7 +16,7 @@ to another agent, return, aggregate; *work* ``W`` = tool_call, tool_result, and 
 (a ``message`` whose ``to`` is empty or the sender itself: :attr:`TraceGraph.turn`);
 human_intervention and safety_event are neither and are left out of E3 shares.
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> r = compute(synth(events=300, agents=4, seed=2))
 >>> r.metrics["spawn/agents"], r.metrics["e2/speedup"] >= 1, r.metrics["e1/score"]
 (4.0, True, 0.0)
@@ -690,7 +690,7 @@ def compute(
     """Evaluate the selected measures (default: all) on one graph built once.
 
     With ``validate`` (default) a :class:`~orchestrace.Trace` is first checked with
-    :func:`orchestrace.validate.validate`; an invalid trace raises
+    :func:`orchestrace.validate`; an invalid trace raises
     :class:`~orchestrace.errors.TraceInvalidError` carrying the validator's problems. A
     dependency cycle raises it too, naming the cycle.
     """
@@ -707,7 +707,7 @@ def compute(
 
 def _check(trace: Trace) -> None:
     try:
-        from .validate import validate as run_validator
+        from ._validate import validate as run_validator
     except ImportError:  # validator not installed in this build: the graph checks ids, edges, cycles
         return
     report = run_validator(trace)

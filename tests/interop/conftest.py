@@ -24,7 +24,7 @@ def fx() -> Path:
 
 
 def assert_valid(trace) -> None:  # type: ignore[no-untyped-def]
-    from orchestrace.validate import validate
+    from orchestrace import validate
 
     rep = validate(trace)
     assert rep.valid, [str(p) for p in rep.errors]

@@ -34,3 +34,16 @@ def test_readme_python_examples_run(tmp_path, monkeypatch) -> None:
         exec(compile(code, "README.md", "exec"), ns)
     assert ot.load(tmp_path / "run-1.json").stop_event is not None
     assert len(ot.load(tmp_path / "run.jsonl").events) == 7
+
+
+def test_format_doc_points_at_the_problem_code_table() -> None:
+    import subprocess
+    import sys
+
+    text = (DOCS / "format.md").read_text(encoding="utf-8")
+    cmd = re.search(r'`python -c "(import orchestrace[^"]*)"`', text)
+    assert cmd, "docs/format.md must say how to print the problem-code table"
+    code = cmd.group(1).replace("help(v)", "print(v.__doc__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    for c in ("schema.enum", "edge.cycle", "stop.multiple"):
+        assert f"``{c}``" in out, c

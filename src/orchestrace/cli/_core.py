@@ -88,7 +88,7 @@ def validate(
     has an error, 2 when a file cannot be read (or no file matches).
     """
     from .._problems import Problem, ValidationReport
-    from ..validate import validate as check
+    from .._validate import validate as check
     from ..vocab import Severity
 
     with _no_traceback():
@@ -266,7 +266,7 @@ def inspect(
 def summarize(tr: Trace) -> dict[str, Any]:
     """A JSON-ready summary of one trace (what ``orchestrace inspect`` shows).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> s = summarize(synth(events=60, agents=3, seed=0))
     >>> s["events"], s["agents"], s["stop"] is not None
     (60, 4, True)
@@ -425,9 +425,9 @@ def synth(
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same trace)."),
 ) -> None:
     """Write a realistic synthetic trace (orchestrator, K workers, tools, messages, stop)."""
+    from .._synth import synth as make
     from ..errors import ConfigError
     from ..io import dump
-    from ..synth import synth as make
 
     with _no_traceback():
         try:

@@ -108,7 +108,7 @@ def import_cmd(
 
 def _validate(tr):  # type: ignore[no-untyped-def]
     try:
-        from ..validate import validate
+        from .._validate import validate
     except ImportError:  # the validator is optional in partial checkouts
         return []
     rep = validate(tr)

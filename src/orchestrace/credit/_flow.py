@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._units import memo
 from ..errors import ConfigError
 from ..vocab import CreditUnit, EventType
-from ._units import memo
 
 if TYPE_CHECKING:
+    from .._units import UnitIndex
     from ..graph import TraceGraph
     from ..trace import Signal
-    from ._units import UnitIndex
 
 __all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "event_weights", "graph_returns"]
 

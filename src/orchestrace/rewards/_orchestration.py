@@ -115,7 +115,7 @@ def parl(
 
     With ``step`` and ``total_steps``, ``λ1`` and ``λ2`` are annealed to 0 by ``schedule``.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> s = parl(synth(events=60, agents=4, seed=4), lambda1=0.1, lambda2=0.1, max_agents=8)
     >>> s[0].unit.value, round(s[0].value, 6)        # 0.1·4/8 + 0.1·1 + 1
     ('orchestrator', 1.15)
@@ -168,7 +168,7 @@ def puppeteer(
     ``F_t`` = the decision's tokens × ``token_scale`` (default: thousands of tokens);
     ``φ`` = ``max_steps`` (default: the number of decisions); ``r`` = the outcome.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> [round(s.value, 4) for s in puppeteer(synth(events=60, agents=3, seed=4), lam=0.1, gamma=1.0)]
     [0.9861, 0.9962]
     """
@@ -195,7 +195,7 @@ def split_correctness(trace: Trace, *, truth: Any = None) -> list[Signal]:
     """R7 split correctness: share of sub-agents whose ``return`` reaches the final output
     and is not flagged ``error`` (0 without sub-agents).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> split_correctness(synth(events=200, agents=10, seed=6))[0].value
     0.9
     """
@@ -269,7 +269,7 @@ def hybrid(
 ) -> list[Signal]:
     """R8 hybrid local-global: each ``local`` signal → ``α·local + (1−α)·Σ global``.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> [round(s.value, 3) for s in hybrid(synth(events=60, agents=3, seed=4), alpha=0.5)]
     [1.0, 1.0, 1.0]
     """

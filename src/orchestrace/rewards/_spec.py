@@ -133,7 +133,7 @@ class RewardSpec:
     def evaluate(self, trace: Trace, *, truth: Any = None) -> list[Signal]:
         """Signals of ``trace`` under this spec (merged per unit).
 
-        >>> from orchestrace.synth import synth
+        >>> from orchestrace import synth
         >>> spec = loads_spec('[[reward]]\\nfn = "shared_outcome"\\nweight = 0.5\\n')
         >>> [s.value for s in spec.evaluate(synth(events=60, agents=3, seed=4))]
         [0.5]
@@ -228,8 +228,8 @@ def _check_type(val: Any, default: Any, at: str) -> None:
 
 
 def _credit(c: Any, at: str) -> CreditSpec:
-    from ..credit._assign import _KW, parse_method
-    from ..credit._units import parse_unit
+    from .._methods import METHOD_OPTIONS, parse_method
+    from .._units import parse_unit
 
     if not isinstance(c, dict):
         raise ConfigError(f"{at}: must be a table with unit, method, samples, seed, params")
@@ -255,7 +255,7 @@ def _credit(c: Any, at: str) -> CreditSpec:
     if not isinstance(params, dict):
         raise ConfigError(f"{at}.params: must be a table, e.g. params = {{ gamma = 0.9 }}")
     if method is not None:
-        allowed = _KW[parse_method(method)]
+        allowed = METHOD_OPTIONS[parse_method(method)]
         for key in params:
             if key not in allowed:
                 raise ConfigError(f"{at}.params.{key}: {method} credit has no option {key!r}{suggest(key, allowed)} "

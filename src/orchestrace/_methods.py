@@ -7,7 +7,7 @@ and ``orchestrace.credit.parse_method``; :data:`METHOD_OPTIONS` is what a reward
 
 from __future__ import annotations
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .vocab import _StrEnum
 
 __all__ = ["METHOD_OPTIONS", "PLACEMENTS", "CreditMethod", "parse_method"]
@@ -58,9 +58,6 @@ def parse_method(method: CreditMethod | str) -> CreditMethod:
     try:
         return CreditMethod(key)
     except ValueError:
-        import difflib
-
         names = [m.value for m in CreditMethod]
-        close = difflib.get_close_matches(key, names, n=1)
-        tip = f"; did you mean {close[0]!r}?" if close else ""
+        tip = did_you_mean(key, names, prefix="; ")
         raise ConfigError(f"unknown credit method {method!r}{tip} (choose from {', '.join(names)})") from None

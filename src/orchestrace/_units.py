@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .graph import EVENT_TYPES
 from .vocab import CreditUnit, EventType
 
@@ -81,11 +81,8 @@ def parse_unit(unit: CreditUnit | str) -> CreditUnit:
     try:
         return CreditUnit(str(unit).strip().lower().replace("-", "_"))
     except ValueError:
-        import difflib
-
         names = [u.value for u in CreditUnit]
-        close = difflib.get_close_matches(str(unit), names, n=1)
-        tip = f"; did you mean {close[0]!r}?" if close else ""
+        tip = did_you_mean(str(unit), names, prefix="; ")
         raise ConfigError(f"unknown credit unit {unit!r}{tip} (choose from {', '.join(names)})") from None
 
 

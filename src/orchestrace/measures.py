@@ -26,14 +26,13 @@ human_intervention and safety_event are neither and are left out of E3 shares.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Iterable
 
 import msgspec
 import numpy as np
 
-from .errors import ConfigError, TraceInvalidError
+from .errors import ConfigError, TraceInvalidError, did_you_mean
 from .graph import TraceGraph
 from .trace import Trace
 from .vocab import EdgeType, EventType, Measure
@@ -666,8 +665,7 @@ def select_measures(select: Iterable[str] | None = None) -> list[str]:
         fam = s.rstrip("*").rstrip("/")
         hits = [k for k in MEASURES if k == s or k.split("/")[0] == fam]
         if not hits:
-            close = difflib.get_close_matches(s, list(MEASURES) + sorted({k.split("/")[0] for k in MEASURES}), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            hint = did_you_mean(s, list(MEASURES) + sorted({k.split("/")[0] for k in MEASURES}), prefix="; ", n=3)
             raise ConfigError(f"unknown measure {s!r}{hint} (families: e1 e2 e3 e4 waste safety spawn cost)")
         out.update(dict.fromkeys(hits))
     return list(out)

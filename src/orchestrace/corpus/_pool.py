@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from .._problems import Problem
-from ..errors import OrchestraceError
+from ..errors import CorpusError, did_you_mean
 from ..vocab import CreditUnit, RewardFamily, Severity, Topology
 
 __all__ = [
@@ -52,14 +52,6 @@ NA = "NA"
 
 #: Codes meaning "the file could not be read at all" (the CLI exits 2 for these).
 IO_CODES = frozenset({"corpus.not-found", "corpus.not-a-file", "corpus.unreadable", "corpus.too-large"})
-
-
-class CorpusError(OrchestraceError, ValueError):
-    """A pool file could not be read or has errors; ``problems`` lists every problem found."""
-
-    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
-        super().__init__(message)
-        self.problems: list[Problem] = list(problems)
 
 
 class _StrEnum(str, Enum):
@@ -295,10 +287,7 @@ def _close(value: str, choices: Sequence[str], enum: type[Enum] | None = None) -
     lowered = {c.lower(): c for c in choices}
     if value.strip().lower() in lowered:
         return f"did you mean {lowered[value.strip().lower()]!r}?"
-    match = difflib.get_close_matches(value.strip(), list(choices), n=1, cutoff=0.6)
-    if match:
-        return f"did you mean {match[0]!r}?"
-    return "allowed: " + ", ".join(choices)
+    return did_you_mean(value.strip(), choices) or "allowed: " + ", ".join(choices)
 
 
 def _check_url(value: str) -> str | None:
@@ -412,7 +401,7 @@ def _parse(
     for col in expected:
         if col not in seen:
             near = difflib.get_close_matches(col, extra, n=1, cutoff=0.6)
-            hint = (f"did you mean to name column {near[0]!r} {col!r}?" if near
+            hint = (f"rename column {near[0]!r} to {col!r}" if near
                     else "is the header line missing? the first line must name the columns"
                     if no_header else f"add a {col!r} column to the header")
             problems.append(_problem("corpus.missing-column", f"{name}:row {hline}:{col}",
@@ -420,10 +409,9 @@ def _parse(
     for i, h in enumerate(header, 1):
         if h in expected:
             continue
-        near = difflib.get_close_matches(h, expected, n=1, cutoff=0.6)
         problems.append(_problem("corpus.unknown-column", f"{name}:row {hline}:column {i}",
                                  f"column {h!r} is not part of the format; it is ignored",
-                                 f"did you mean {near[0]!r}?" if near else "", warn=True))
+                                 did_you_mean(h, expected), warn=True))
     if len(records) == 1 and not csv_problems:
         problems.append(_problem("corpus.empty", name, "the file has a header but no rows",
                                  "add one row per record"))

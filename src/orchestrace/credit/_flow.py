@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._units import memo
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..vocab import CreditUnit, EventType
 
 if TYPE_CHECKING:
@@ -120,10 +120,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
 
 
 def _unknown(j: int, sig: Signal, what: str, known: Sequence[str]) -> ConfigError:
-    import difflib
-
-    close = difflib.get_close_matches(sig.id, list(known)[:5000], n=1)
-    tip = f"; did you mean {close[0]!r}?" if close else ""
+    tip = did_you_mean(sig.id, list(known)[:5000], prefix="; ")
     return ConfigError(
         f"signals[{j}] ({CreditUnit(sig.unit).value} {sig.id!r}{', ' + sig.name if sig.name else ''}) names a {what} "
         f"this trace lacks{tip}"

@@ -55,14 +55,11 @@ from ._families import (
     shared_outcome,
     tool_use,
 )
+from ._hybrid import BUILTINS, hybrid, marti, marti_margin, marti_quality
 from ._orchestration import (
     aggregation_quality,
     anneal,
     critical_steps_cost,
-    hybrid,
-    marti,
-    marti_margin,
-    marti_quality,
     parallel_speedup,
     parl,
     parl_reward,
@@ -70,7 +67,7 @@ from ._orchestration import (
     puppeteer_returns,
     split_correctness,
 )
-from ._spec import BUILTINS, CreditSpec, RewardSpec, Term, load_spec, loads_spec
+from ._spec import CreditSpec, RewardSpec, Term, load_spec, loads_spec
 
 __all__ = [
     "BUILTINS",

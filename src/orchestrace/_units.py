@@ -29,10 +29,10 @@ unit of this kind, e.g. a ``tool_result`` for ``unit="turn"``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -118,17 +118,9 @@ class UnitIndex:
             raise ConfigError(f"no {self.unit.value} unit {unit_id!r} in this trace (units: {shown})") from None
 
 
-def memo(g: TraceGraph, key: object, fn: Callable[[], Any]) -> Any:
-    """Derived data cached on the graph (pure functions of the graph, so results never change)."""
-    cache = g.__dict__.setdefault("_credit_cache", {})
-    if key not in cache:
-        cache[key] = fn()
-    return cache[key]
-
-
 def role_codes(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """Per-event role codes (−1 = none), role names, per-agent role codes."""
-    return memo(g, "roles", lambda: _compute_roles(g))  # type: ignore[no-any-return]
+    return g.derived(("units", "roles"), lambda: _compute_roles(g))
 
 
 def _compute_roles(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
@@ -173,7 +165,7 @@ def unit_index(trace_or_graph: object, unit: CreditUnit | str) -> UnitIndex:
 
     g = trace_or_graph if isinstance(trace_or_graph, TraceGraph) else TraceGraph.from_trace(trace_or_graph)  # type: ignore[arg-type]
     u = parse_unit(unit)
-    return memo(g, ("units", u), lambda: _unit_index(g, u))  # type: ignore[no-any-return]
+    return g.derived(("units", u), lambda: _unit_index(g, u))
 
 
 def _unit_index(g: TraceGraph, u: CreditUnit) -> UnitIndex:

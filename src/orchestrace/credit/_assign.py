@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._methods import METHOD_OPTIONS, PLACEMENTS, CreditMethod, parse_method
-from .._units import UnitIndex, memo, parse_unit, unit_index
+from .._units import UnitIndex, parse_unit, unit_index
 from ..errors import ConfigError
 from ..vocab import CreditUnit
 from . import _flow
@@ -212,7 +212,7 @@ def _run(
 
         if V is None:  # the same signals on the same graph: reuse the returns across units
             key = ("returns", an.event.tobytes(), an.value.tobytes(), gamma, gamma_s, lam_f)
-            G, A = memo(g, key, returns)
+            G, A = g.derived(("credit", key), returns)
         else:
             G, A = returns()
         if A is not None and V is None:

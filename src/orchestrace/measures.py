@@ -732,10 +732,8 @@ def compute(
 
 
 def _check(trace: Trace) -> None:
-    try:
-        from ._validate import validate as run_validator
-    except ImportError:  # validator not installed in this build: the graph checks ids, edges, cycles
-        return
+    from ._validate import validate as run_validator
+
     report = run_validator(trace)
     if not report.valid:
         errors = [p for p in report.problems if str(p.severity) == "error"]

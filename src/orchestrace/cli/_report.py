@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, escape, fail
 
 __all__ = ["report"]
 

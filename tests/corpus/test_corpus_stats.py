@@ -1,4 +1,4 @@
-"""The survey's published numbers, reproduced from the shared copy of the pool."""
+"""The survey's published numbers, reproduced from the copy of the pool in tests/data/reference."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_stopping_finds_mentions():
     assert stats([p]).stopping.terms == {"k": ["halting", "stop", "termination"]}
 
 
-def test_shared_copy_has_no_errors(reference):
+def test_reference_copy_has_no_errors(reference):
     for name in ("papers.csv", "excluded.csv"):
         assert [str(p) for p in check(reference / name) if p.severity == "error"] == []
 

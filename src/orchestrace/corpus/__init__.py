@@ -71,6 +71,7 @@ Problem codes (stable): ``corpus.not-found``, ``corpus.not-a-file``, ``corpus.un
 
 from __future__ import annotations
 
+from ..errors import CorpusError
 from ._markdown import to_markdown
 from ._pool import (
     EXCLUDED_COLUMNS,
@@ -79,7 +80,6 @@ from ._pool import (
     PAPER_COLUMNS,
     Category,
     CoreStatus,
-    CorpusError,
     CorpusStats,
     CrossTab,
     ExcludedRecord,

@@ -19,31 +19,6 @@ from .._problems import Problem
 from ..errors import CorpusError, did_you_mean
 from ..vocab import CreditUnit, RewardFamily, Severity, Topology
 
-__all__ = [
-    "EXCLUDED_COLUMNS",
-    "IO_CODES",
-    "MAX_BYTES",
-    "PAPER_COLUMNS",
-    "Category",
-    "CoreStatus",
-    "CorpusError",
-    "CorpusStats",
-    "CrossTab",
-    "ExcludedRecord",
-    "Paper",
-    "RLStatus",
-    "Scenario",
-    "ScreeningStage",
-    "StoppingCoverage",
-    "Verified",
-    "check",
-    "check_text",
-    "load_excluded",
-    "load_papers",
-    "stats",
-    "to_json",
-]
-
 #: Files larger than this are refused with ``corpus.too-large`` (the real pool is ~30 kB).
 MAX_BYTES = 50 * 1024 * 1024
 

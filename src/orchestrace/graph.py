@@ -17,8 +17,8 @@ Dependency edges
 Durations
     ``t_end`` comes from the trace. A missing end is filled by the rule *"time to the same
     agent's next event start; the last event of an agent has zero duration"*; when the rule
-    is used, a sentence saying so is appended to :attr:`TraceGraph.assumptions`. Negative
-    durations are clipped to 0.
+    is used, a sentence saying so is in :attr:`TraceGraph.assumptions` (a tuple fixed when
+    the graph is built). Negative durations are clipped to 0.
 
 Levels
     ``level[v]`` = number of edges on the longest dependency path from a source to ``v``;
@@ -51,11 +51,11 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -88,6 +88,7 @@ _EV = {et: np.int8(i) for i, et in enumerate(EVENT_TYPES)}
 _ED = {et: np.int8(i) for i, et in enumerate(EDGE_TYPES)}
 _DEP_CODES = np.array([et in DEPENDENCY_EDGE_TYPES for et in EDGE_TYPES])
 _I32 = np.int32
+_V = TypeVar("_V")
 _EMPTY = np.zeros(0, dtype=_I32)
 
 MISSING_END_RULE = (
@@ -207,14 +208,17 @@ class TraceGraph:
 
     Lazily derived (cached): ``level``, ``topo_order()``, ``critical_path()``, ``output``,
     ``stop``, ``root_agent``, token/error/trust/privilege columns, ``timelines()``,
-    ``spawn_tree()``, ``concurrency()``.
+    ``spawn_tree()``, ``concurrency()``. Layers above (measures, credit) cache what they
+    derive from the graph through :meth:`derived`; nothing else is written to a graph.
     """
 
     def __init__(self, trace: Trace) -> None:
         """Use :meth:`from_trace`."""
         self.trace = trace
         self.trace_id = trace.trace_id
-        self.assumptions: list[str] = []
+        #: What the graph assumed where the trace was silent (e.g. filled end times).
+        self.assumptions: tuple[str, ...] = ()
+        self._derived: dict[Hashable, Any] = {}
         ev = trace.events
         n = self.n = len(ev)
         self.ids: list[str] = list(map(attrgetter("id"), ev))
@@ -273,6 +277,25 @@ class TraceGraph:
     def __repr__(self) -> str:
         return f"TraceGraph({self.trace_id!r}, n={self.n}, m={self.m}, agents={len(self.agents)})"
 
+    def derived(self, key: Hashable, compute: Callable[[], _V]) -> _V:
+        """``compute()``, cached on this graph under ``key``.
+
+        The explicit cache for values that other layers derive from the graph (the unit
+        index of credit, the error taint of measures, …). ``compute`` must be a pure function
+        of the graph, so a cached value is the value: callers never see a difference, only
+        the time saved. Keys are namespaced by their layer (``("credit", "roles")``).
+
+        >>> from orchestrace import synth
+        >>> g = TraceGraph.from_trace(synth(events=40, agents=2, seed=0))
+        >>> g.derived(("doc", "events"), lambda: g.n), g.derived(("doc", "events"), lambda: -1)
+        (40, 40)
+        """
+        try:
+            return self._derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
+
     # ------------------------------------------------------------------ durations
     def _fill_missing_ends(self, t_end: np.ndarray) -> np.ndarray:
         n = self.n
@@ -285,8 +308,8 @@ class TraceGraph:
         nxt[:-1][same[:-1]] = t_s[1:][same[:-1]]
         fill = np.empty(n)
         fill[order] = nxt
-        self.assumptions.append(
-            f"{int(miss.sum())} of {n} events have no end time; duration filled as {MISSING_END_RULE}"
+        self.assumptions = (
+            f"{int(miss.sum())} of {n} events have no end time; duration filled as {MISSING_END_RULE}",
         )
         return np.where(miss, fill, t_end)
 
@@ -433,7 +456,7 @@ class TraceGraph:
     def topo_order(self) -> np.ndarray:
         """A topological order of the dependency DAG (int32 vertex indices, level by level).
 
-        >>> from orchestrace.synth import synth
+        >>> from orchestrace import synth
         >>> g = TraceGraph.from_trace(synth(events=60, agents=3, seed=0))
         >>> pos = np.empty(g.n, int); pos[g.topo_order()] = np.arange(g.n)
         >>> bool((pos[g.dep_src] < pos[g.dep_dst]).all())

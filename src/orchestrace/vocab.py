@@ -70,7 +70,7 @@ class EdgeType(_StrEnum):
     SAFETY_FLOW = "safety_flow"
 
 
-#: Edge types that must form a DAG (DESIGN.md §2).
+#: Edge types that must form a DAG (the validator reports a cycle among them as ``edge.cycle``).
 CAUSAL_EDGE_TYPES: frozenset[EdgeType] = frozenset(
     {EdgeType.CAUSAL, EdgeType.SPAWN, EdgeType.RETURN, EdgeType.AGGREGATE, EdgeType.TOOL_DEPENDENCY}
 )

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interop_helpers import assert_valid
 
 from orchestrace import synth
 from orchestrace.credit import assign

@@ -8,9 +8,9 @@ import importlib.util
 import pytest
 from llm_fakes import scripted
 
+from orchestrace import validate
 from orchestrace.llm.envbackend import LLMEnvBackend
 from orchestrace.llm.workers import LLMWorkers
-from orchestrace.validate import validate
 from orchestrace.vocab import EventType
 
 

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from orchestrace import validate
 from orchestrace.llm.episode import Plan, run_episode
 from orchestrace.llm.local import LocalServer, find_smollm2_gguf
 from orchestrace.llm.tasks import make_task
 from orchestrace.llm.workers import LLMWorkers
-from orchestrace.validate import validate
 from orchestrace.vocab import EventType
 
 

@@ -28,9 +28,9 @@ import numpy as np
 from ._flow import ancestors_of
 
 if TYPE_CHECKING:
+    from .._units import UnitIndex
     from ..graph import TraceGraph
     from ._flow import Anchors
-    from ._units import UnitIndex
 
 __all__ = ["TraceValue"]
 

@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from ..trace import Event, Trace
 from ..vocab import EventType
 
-__all__ = ["Turn", "advantages_of", "credit_reward", "dpo_pairs", "to_rllm", "to_trl", "to_verl", "turns_of",
+__all__ = ["RLLM_TERMINATION", "Turn", "advantages_of", "credit_reward", "dpo_pairs", "to_rllm", "to_trl", "to_verl", "turns_of",
            "verl_rows"]
 
 _TURN_TYPES = frozenset({EventType.ORCHESTRATOR_DECISION, EventType.MESSAGE, EventType.TOOL_CALL, EventType.RETURN,
@@ -151,14 +151,28 @@ def _all_turns(traces: Iterable[Trace], advantages: Mapping[str, Mapping[str, fl
 
 
 # ----------------------------------------------------------------------------- rLLM
+#: rLLM's ``TerminationReason`` values (``rllm/workflows/workflow.py``); a trace that ends in a
+#: stop decision ended normally (``env_done``), one without is ``unknown``.
+RLLM_TERMINATION = ("max_prompt_length_exceeded", "max_response_length_exceeded", "env_done", "max_turns_exceeded",
+                    "timeout", "unknown", "error")
+
+
 def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
             method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
     """rLLM episodes: one per trace, one trajectory per agent, one step per turn.
 
-    ``Episode{id, task, is_correct, termination_reason, metrics, info,
-    trajectories[Trajectory{name, reward, info{agent_id, role}, steps[Step{chat_completions,
-    model_response, action, observation, reward, advantage, done, mc_return, info}]}]}``;
-    ``Step.advantage`` is precomputed, so rLLM's trainer uses it as is.
+    The dicts have exactly the keys of rLLM's ``Episode.to_dict()`` / ``Trajectory.to_dict()``
+    / ``Step.to_dict()`` (``rllm/agents/agent.py``), so ``Episode.from_dict`` reads them::
+
+        Episode{id "<task_id>:<rollout>", task, termination_reason, is_correct, metrics, info,
+          trajectories[Trajectory{uid, name, task, reward, info{agent_id, role},
+            steps[Step{prompt_ids, response_ids, logprobs, chat_completions, observation,
+                       thought, action, model_response, model_output, info, reward, done,
+                       mc_return, advantage, weight_version}]}]}
+
+    ``Step.advantage`` is precomputed (rLLM's trainer uses a step's advantage as is);
+    ``prompt_ids`` / ``response_ids`` / ``logprobs`` are empty (traces keep text, not token
+    ids: rLLM tokenises ``chat_completions``). The trace id is in ``Episode.info.trace_id``.
     """
     traces = list(traces)
     turns = _all_turns(traces, advantages, method, normalize)
@@ -166,6 +180,7 @@ def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, fl
     for tu in turns:
         by_trace.setdefault(tu.trace_id, []).append(tu)
     episodes = []
+    rollout: dict[str, int] = {}
     for tr in traces:
         trajs: dict[str, list[Turn]] = {}
         for tu in by_trace.get(tr.trace_id, []):
@@ -174,28 +189,37 @@ def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, fl
         for agent, steps in trajs.items():
             rets = np.cumsum([s.reward for s in steps][::-1])[::-1]  # undiscounted return-to-go
             out_trajs.append({
+                "uid": f"{tr.trace_id}/{agent}",
                 "name": steps[0].role or agent,
-                "reward": float(sum(s.reward for s in steps)),
-                "info": {"agent_id": agent, "role": steps[0].role},
+                "task": tr.task_id,
                 "steps": [{
+                    "prompt_ids": [], "response_ids": [], "logprobs": [],
                     "chat_completions": [*s.prompt, {"role": "assistant", "content": s.completion}],
                     "observation": s.prompt[-1]["content"] if s.prompt else "",
-                    "model_response": s.completion,
+                    "thought": "",
                     "action": s.completion,
-                    "reward": s.reward,
-                    "advantage": s.advantage,
-                    "done": s.last,
-                    "mc_return": float(rets[k]),
+                    "model_response": s.completion,
+                    "model_output": None,
                     "info": {"event_id": s.event_id, "turn": s.index, "t": s.t, "tokens_out": s.tokens_out,
                              "has_text": s.has_text},
+                    "reward": s.reward,
+                    "done": s.last,
+                    "mc_return": float(rets[k]),
+                    "advantage": s.advantage,
+                    "weight_version": None,
                 } for k, s in enumerate(steps)],
+                "reward": float(sum(s.reward for s in steps)),
+                "info": {"agent_id": agent, "role": steps[0].role},
             })
         success = tr.outcome.success if tr.outcome is not None else None
+        k = rollout[tr.task_id] = rollout.get(tr.task_id, -1) + 1
         episodes.append({
-            "id": tr.trace_id, "task": tr.task_id, "is_correct": success,
-            "termination_reason": "stop" if tr.stop_event is not None else "end_of_trace",
-            "metrics": dict(tr.metrics), "info": {"system": tr.system, "rewards": dict(tr.rewards)},
+            "id": f"{tr.task_id}:{k}", "task": tr.task_id,
+            "termination_reason": "env_done" if tr.stop_event is not None else "unknown",
+            "is_correct": bool(success),
             "trajectories": out_trajs,
+            "metrics": dict(tr.metrics),
+            "info": {"trace_id": tr.trace_id, "system": tr.system, "success": success, "rewards": dict(tr.rewards)},
         })
     return episodes
 

@@ -17,7 +17,7 @@ import math
 from trainer_helpers import cli
 
 from orchestrace.exporters import advantages_of
-from orchestrace.exporters.training import RLLM_TERMINATION, to_rllm
+from orchestrace.exporters.training import RLLM_TERMINATION
 
 # key → (required by from_dict, accepted types)
 STEP = {

@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    rows = [json.loads(line) for line in open(a.data, encoding="utf-8")]
+    with open(a.data, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
     ds = datasets.load_dataset("json", data_files=a.data, split="train")
     model, tok = load_model(a.model)
     common = dict(output_dir=tempfile.mkdtemp(), max_steps=a.steps, per_device_train_batch_size=2, learning_rate=1e-5,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from orchestrace import validate
 from orchestrace.env import EnvConfig, OrchestrationEnv, SimulatedWorkers, make_baseline
 from orchestrace.env.workers import WorkerResult
-from orchestrace.validate import validate
 from orchestrace.vocab import EventType
 
 

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrace import validate
 from orchestrace.env import (
     ChangeDelegation,
     DropMessage,
@@ -21,7 +22,6 @@ from orchestrace.env import (
     stop_values,
 )
 from orchestrace.io import dumps
-from orchestrace.validate import validate
 
 CFG = EnvConfig.default()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from orchestrace import validate
 from orchestrace.env import BASELINES, EnvConfig, OrchestrationEnv, make_baseline
 from orchestrace.measures import compute
-from orchestrace.validate import validate
 
 
 def _play(cfg, name, seed, **kw):

@@ -7,9 +7,7 @@ corrupted / mismatched or training diverged; 2 usage, config or I/O error.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-import typing
 from pathlib import Path
 from typing import Any, Optional
 
@@ -34,18 +32,16 @@ def _fail_from(exc: BaseException) -> typer.Exit:
 
 
 def _config_options() -> list[inspect.Parameter]:
-    from ..learn.config import TrainConfig
+    from ..learn.config import cli_fields
 
-    hints = typing.get_type_hints(TrainConfig)
     params = []
-    for f in dataclasses.fields(TrainConfig):
-        if f.name == "env_set":
+    for name, typ, default, help_ in cli_fields():
+        if name == "env_set":
             continue  # the repeatable --set option below
-        typ = hints[f.name]
         params.append(inspect.Parameter(
-            f.name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[typ],  # noqa: UP045 (runtime Optional for typer)
-            default=typer.Option(None, f"--{f.name.replace('_', '-')}", show_default=False,
-                                 help=f"{f.metadata['help']} (default: {f.default})"),
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[typ],  # noqa: UP045 (runtime Optional for typer)
+            default=typer.Option(None, f"--{name.replace('_', '-')}", show_default=False,
+                                 help=f"{help_} (default: {default})"),
         ))
     return params
 

@@ -97,10 +97,9 @@ def config_for(env_id: str) -> EnvConfig:
     from ..errors import ConfigError
 
     if env_id not in ENV_IDS:
-        import difflib
+        from ..errors import did_you_mean
 
-        close = difflib.get_close_matches(env_id, list(ENV_IDS), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(env_id, list(ENV_IDS), prefix="; ")
         raise ConfigError(f"unknown environment id {env_id!r}{hint} (known: {', '.join(ENV_IDS)})")
     return getattr(EnvConfig, ENV_IDS[env_id])()
 

@@ -292,10 +292,9 @@ def make_baseline(name: str, config: EnvConfig | None = None, **params: Any) -> 
     }
     _check_params(name, params)
     if name not in table:
-        import difflib
+        from ..errors import did_you_mean
 
-        close = difflib.get_close_matches(name, list(table), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, list(table), prefix="; ")
         raise ConfigError(f"unknown baseline {name!r}{hint} (known: {', '.join(table)})")
     try:
         return table[name](cfg, **params)

@@ -314,7 +314,7 @@ def parse_overrides(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """
     import typing
 
-    import difflib
+    from ..errors import did_you_mean
 
     hints = typing.get_type_hints(EnvConfig)
     names = [f.name for f in dataclasses.fields(EnvConfig)]
@@ -325,8 +325,8 @@ def parse_overrides(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         if not sep or not key:
             raise ConfigError(f"--set {item!r} must look like FIELD=VALUE (e.g. token_cost=4.8e-5)")
         if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; fields: {', '.join(n for n in names if n != 'profiles')}"
+            hint = (did_you_mean(key, names, prefix="; ")
+                    or f"; fields: {', '.join(n for n in names if n != 'profiles')}")
             raise ConfigError(f"--set {item}: EnvConfig has no field {key!r}{hint}")
         typ = hints[key]
         try:

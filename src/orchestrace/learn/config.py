@@ -182,13 +182,12 @@ class TrainConfig:
         >>> TrainConfig.from_dict({"algo": "ppo", "steps": 3}).steps
         3
         """
-        import difflib
+        from ..errors import did_you_mean
 
         names = {f.name for f in dataclasses.fields(cls)}
         for key in data:
             if key not in names:
-                close = difflib.get_close_matches(key, names, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(key, sorted(names), prefix="; ")
                 raise ConfigError(f"unknown TrainConfig field {key!r}{hint}")
         hints = typing.get_type_hints(cls)
         clean: dict[str, Any] = {}

@@ -452,7 +452,8 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
         o = Path(out)
         o.mkdir(parents=True, exist_ok=True)
         (o / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-        np.savez_compressed(o / "episodes.npz", **{f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()})
+        arrays: dict[str, Any] = {f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()}
+        np.savez_compressed(o / "episodes.npz", **arrays)
     if log is not None:
         log(f"evaluated {len(jobs)} policy × seed-set jobs ({episodes} test, {validation} validation episodes)")
     report["_raw"] = raw

@@ -30,7 +30,7 @@ import torch
 from ..env.layout import Phase
 from .config import TrainConfig
 from .policy import PolicyOutput
-from .rollout import Rollout, discounted_returns, group_normalise, stop_advantages
+from .rollout import Rollout, discounted_returns, stop_advantages
 
 __all__ = ["decision_advantages", "normalise", "policy_value_loss"]
 
@@ -45,8 +45,8 @@ def _codes(keys: np.ndarray) -> np.ndarray:
 def normalise(values: np.ndarray, keys: np.ndarray, *, singleton: str = "zero") -> np.ndarray:
     """(x − mean_key)/(std_key + ε) per key (rows of ``keys``).
 
-    Calls :func:`orchestrace.advantages.group_normalize` (the team's implementation) when it
-    is installed, else the plain reference :func:`~orchestrace.learn.rollout.group_normalise`.
+    Calls :func:`orchestrace.advantages.group_normalize`; the plain
+    :func:`~orchestrace.learn.rollout.group_normalise` is the reference it is tested against.
     ``singleton="identity"`` (Dr. MAS) leaves a group of one at its raw value, ``"zero"``
     (GRPO) gives it 0.
 
@@ -55,14 +55,8 @@ def normalise(values: np.ndarray, keys: np.ndarray, *, singleton: str = "zero") 
     """
     codes = _codes(keys)
     values = np.asarray(values, dtype=np.float64)
-    try:
-        from ..advantages import group_normalize
-    except ImportError:
-        out = group_normalise(values, codes)
-        if singleton == "identity":
-            single = np.bincount(codes)[codes] == 1
-            out[single] = values[single]
-        return out
+    from ..advantages import group_normalize
+
     return np.asarray(group_normalize(values, codes, singleton=singleton), dtype=np.float64)
 
 

@@ -26,7 +26,7 @@ module             contents
 
 from __future__ import annotations
 
-from ._assign import CreditMethod, CreditResult, assign, parse_method
+from ._assign import CreditMethod, CreditResult, assign, group_baselines, parse_method
 from ._baselines import c3_advantages, coma_advantage
 from ._flow import graph_returns
 from ._games import GameResult, hoeffding_epsilon, hoeffding_samples, leave_one_out, owen, shapley
@@ -47,6 +47,7 @@ __all__ = [
     "c3_advantages",
     "coma_advantage",
     "graph_returns",
+    "group_baselines",
     "hoeffding_epsilon",
     "hoeffding_samples",
     "leave_one_out",

@@ -223,16 +223,22 @@ def sharers(g: TraceGraph, ui: UnitIndex, anchor: int, value: float, w: np.ndarr
 
     A value ≥ 0 is shared by the anchor's ancestors-or-self, ∝ work ``w``. A negative value
     (a run below its baseline) is shared by the **causes** of the failure when the trace
-    flags them: the origins of the errors that reached the anchor (:func:`error_origins`),
-    or, if none of those is a unit event, every unit event on those error paths. Without
-    flagged causes it is shared like a positive value (``blamed`` False).
+    flags them: the origins of the errors that reached the anchor (:func:`error_origins`);
+    an origin that is no unit event (a failed ``tool_result`` for the ``turn`` unit) passes
+    its blame to the unit events of the same agent it directly depends on (the call); if
+    that finds none, every unit event on the error paths shares. Without flagged causes it
+    is shared like a positive value (``blamed`` False).
     """
     player = ui.event_unit >= 0
     idx = np.zeros(0, np.int64)
     blamed = False
     if value < 0:
         origins, chain = error_origins(g, anchor)
-        for cand in (origins & player, chain & player):
+        cause = origins & player
+        for o in np.flatnonzero(origins & ~player).tolist():  # e.g. a failed tool_result: blame its call
+            pred = g.pred_idx[g.pred_ptr[o]:g.pred_ptr[o + 1]]
+            cause[pred[player[pred] & (g.agent[pred] == g.agent[o])]] = True
+        for cand in (cause, chain & player):
             if cand.any():
                 idx, blamed = np.flatnonzero(cand), True
                 break

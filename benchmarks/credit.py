@@ -123,9 +123,9 @@ def main() -> None:
     ratios.append(f"permutation n={m2}, equal orders ({2 * p2}): shap / orchestrace = {t_sp2 / t_o2:.0f}×")
 
     # 3. all 8 units, cheap methods, 1M events vs load ---------------------------------------
+    from orchestrace import synth
     from orchestrace.graph import TraceGraph
     from orchestrace.io import dump, load
-    from orchestrace.synth import synth
 
     events = 100_000 if quick else 1_000_000
     with tempfile.TemporaryDirectory() as tmp:

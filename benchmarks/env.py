@@ -46,7 +46,7 @@ def batch_env(batch: int, steps: int) -> float:
 
 def industrial(seed: int) -> tuple[float, int, int, int]:
     cfg = EnvConfig.industrial()
-    env = OrchestrationEnv(cfg, env_id="orchestrace/Orchestrate-industrial-v0")
+    env = OrchestrationEnv(cfg, env_id="orchestrace/Orchestrate-industrial-v0", record_trace=True)
     pol = make_baseline("fixed-budget", cfg, rounds=3)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)

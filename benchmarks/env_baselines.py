@@ -27,7 +27,7 @@ POLICIES = [
 
 def run(name: str, kw: dict, seeds: range) -> dict[str, np.ndarray]:
     cfg = EnvConfig.default()
-    env = OrchestrationEnv(cfg, policy_name=name)
+    env = OrchestrationEnv(cfg, policy_name=name, record_trace=True)
     pol = make_baseline(name, cfg, **kw).bind(env)
     rows = []
     for s in seeds:

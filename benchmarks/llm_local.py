@@ -92,7 +92,7 @@ def main() -> int:
                     toks = []
                     for k in range(n_env):
                         for use_llm in (True, False):
-                            env = OrchestrationEnv(cfg)
+                            env = OrchestrationEnv(cfg, record_trace=True)
                             be = make_llm_workers(srv.base_url or "", srv.model, suite=suite, config=cfg) if use_llm else None
                             if be is not None:
                                 env.world.backend = be

@@ -7,7 +7,7 @@ networkx's critical path alone, on synth traces of 200k and 1M events (1,000 sub
 Timed per size (medians over repeats):
   load       orchestrace.load(path) of the native JSON file
   measures   compute(trace, validate=False): TraceGraph build + all 47 measures + safety flows
-  validate   orchestrace.validate.validate(trace) (informational; the CLI runs it first)
+  validate   orchestrace.validate(trace) (informational; the CLI runs it first)
   networkx   DiGraph build from the dependency edges (node duration on the in-edge) +
              dag_longest_path — the critical path alone
 Targets: networkx / measures ≥ 20; load / measures > 1 at 1M events.
@@ -58,7 +58,7 @@ def main() -> None:
     from orchestrace.measures import compute
 
     try:
-        from orchestrace.validate import validate
+        from orchestrace import validate
     except ImportError:  # pragma: no cover
         validate = None
 

@@ -9,13 +9,12 @@ kept so that the semantic layer can still check them.
 Paths are JSON paths into the document (``$.events[12].to``). In a JSONL stream they are
 prefixed by the 1-based line: ``line 13: $.event.to``.
 
-Used by :mod:`orchestrace.io` (which raises on errors) and :mod:`orchestrace.validate`
+Used by :mod:`orchestrace.io` (which raises on errors) and :mod:`orchestrace._validate`
 (which reports them).
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections import Counter
@@ -27,6 +26,7 @@ import msgspec
 import numpy as np
 
 from ._problems import Problem
+from .errors import did_you_mean
 from .trace import SCHEMA_VERSION, Edge, Event, Outcome, Signal, Trace
 from .vocab import CreditUnit, Decision, EdgeType, EventType, RewardFamily, Severity, Topology
 
@@ -103,18 +103,6 @@ def short(value: Any, limit: int = 60) -> str:
     """``repr`` of a value, cut to ``limit`` characters (a 100 MB string stays readable)."""
     s = repr(value) if not isinstance(value, str) or len(value) < 10 * limit else repr(value[: limit + 1])
     return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def did_you_mean(value: object, choices: Sequence[str]) -> str:
-    """``"did you mean 'tool_call'?"`` for a near miss, else ``""``.
-
-    >>> did_you_mean("tool_cal", [e.value for e in EventType])
-    "did you mean 'tool_call'?"
-    """
-    if not isinstance(value, str) or len(value) > 200:
-        return ""
-    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else ""
 
 
 # ----------------------------------------------------------------------------- locations

@@ -66,7 +66,7 @@ renames at the end, so a crash never leaves a half-written dataset that looks co
 Example query (DuckDB): ``SELECT type, sum(tokens_out) FROM 'ds/events.parquet' GROUP BY 1``.
 
 >>> import tempfile
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> folder = tempfile.mkdtemp()
 >>> traces = [synth(events=50, agents=3, seed=s) for s in range(3)]
 >>> write_dataset(traces, folder)
@@ -518,7 +518,7 @@ def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024)
     load when they have the documented columns (types are cast, e.g. ``large_string``).
 
     >>> import tempfile
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> folder = tempfile.mkdtemp()
     >>> _ = write_dataset([synth(events=40, agents=2, seed=1)], folder)
     >>> [(tr.trace_id, len(tr.events)) for tr in read_dataset(folder)] == [(synth(events=40, agents=2, seed=1).trace_id, 40)]

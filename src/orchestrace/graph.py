@@ -21,8 +21,8 @@ Durations (no double counting)
     whichever is first; an event followed by neither has zero duration*. A ``spawn`` is
     therefore the act of spawning (it ends when the child starts), not the child's life,
     and an orchestrator waiting for a sub-agent is not busy. When the rule is used, a
-    sentence saying so is appended to :attr:`TraceGraph.assumptions`. Negative durations
-    are clipped to 0.
+    sentence saying so is in :attr:`TraceGraph.assumptions` (a tuple fixed when the graph
+    is built). Negative durations are clipped to 0.
 
 Critical path
     The longest dependency path, each event weighted by its duration **clipped at the
@@ -62,11 +62,11 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -106,6 +106,7 @@ _EV = {et: np.int8(i) for et, i in EVENT_CODE.items()}
 _ED = {et: np.int8(i) for et, i in EDGE_CODE.items()}
 _DEP_CODES = DEPENDENCY_CODES
 _I32 = np.int32
+_V = TypeVar("_V")
 _EMPTY = np.zeros(0, dtype=_I32)
 
 #: How a missing ``t_end`` is filled (see the module docstring).
@@ -228,14 +229,17 @@ class TraceGraph:
 
     Lazily derived (cached): ``level``, ``topo_order()``, ``critical_path()``, ``output``,
     ``stop``, ``root_agent``, token/error/trust/privilege columns, ``timelines()``,
-    ``spawn_tree()``, ``concurrency()``.
+    ``spawn_tree()``, ``concurrency()``. Layers above (measures, credit) cache what they
+    derive from the graph through :meth:`derived`; nothing else is written to a graph.
     """
 
     def __init__(self, trace: Trace) -> None:
         """Use :meth:`from_trace`."""
         self.trace = trace
         self.trace_id = trace.trace_id
-        self.assumptions: list[str] = []
+        #: What the graph assumed where the trace was silent (e.g. filled end times).
+        self.assumptions: tuple[str, ...] = ()
+        self._derived: dict[Hashable, Any] = {}
         ev = trace.events
         n = self.n = len(ev)
         self.ids: list[str] = list(map(attrgetter("id"), ev))
@@ -291,6 +295,25 @@ class TraceGraph:
     def __repr__(self) -> str:
         return f"TraceGraph({self.trace_id!r}, n={self.n}, m={self.m}, agents={len(self.agents)})"
 
+    def derived(self, key: Hashable, compute: Callable[[], _V]) -> _V:
+        """``compute()``, cached on this graph under ``key``.
+
+        The explicit cache for values that other layers derive from the graph (the unit
+        index of credit, the error taint of measures, …). ``compute`` must be a pure function
+        of the graph, so a cached value is the value: callers never see a difference, only
+        the time saved. Keys are namespaced by their layer (``("credit", "roles")``).
+
+        >>> from orchestrace import synth
+        >>> g = TraceGraph.from_trace(synth(events=40, agents=2, seed=0))
+        >>> g.derived(("doc", "events"), lambda: g.n), g.derived(("doc", "events"), lambda: -1)
+        (40, 40)
+        """
+        try:
+            return self._derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._derived[key] = compute()
+            return value
+
     # ------------------------------------------------------------------ durations
     def _fill_missing_ends(self, t_end: np.ndarray) -> np.ndarray:
         """:data:`MISSING_END_RULE`: min(the agent's next start, the earliest dependant's start), ≥ t."""
@@ -307,8 +330,8 @@ class TraceGraph:
         if self.dep_src.size:
             np.minimum.at(fill, self.dep_src, self.t[self.dep_dst])  # … or the earliest dependant's start
         fill = np.where(np.isfinite(fill), np.maximum(fill, self.t), self.t)  # followed by neither: 0 s
-        self.assumptions.append(
-            f"{int(miss.sum())} of {n} events have no end time; each lasts {MISSING_END_RULE}"
+        self.assumptions = (
+            f"{int(miss.sum())} of {n} events have no end time; each lasts {MISSING_END_RULE}",
         )
         return np.where(miss, fill, t_end)
 
@@ -450,7 +473,7 @@ class TraceGraph:
     def topo_order(self) -> np.ndarray:
         """A topological order of the dependency DAG (int32 vertex indices, level by level).
 
-        >>> from orchestrace.synth import synth
+        >>> from orchestrace import synth
         >>> g = TraceGraph.from_trace(synth(events=60, agents=3, seed=0))
         >>> pos = np.empty(g.n, int); pos[g.topo_order()] = np.arange(g.n)
         >>> bool((pos[g.dep_src] < pos[g.dep_dst]).all())

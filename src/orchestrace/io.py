@@ -39,7 +39,12 @@ import msgspec
 
 from ._problems import Problem
 from ._structural import Collector, _End, _Header, decode_bytes
-from .errors import TraceDecodeError
+from .errors import (
+    ReferenceLossWarning,
+    TraceDecodeError,
+    TraceFormatWarning,
+    TruncatedStreamWarning,
+)
 from .trace import Edge, Event, Outcome, Signal, Trace
 from .vocab import Severity, Topology
 
@@ -145,14 +150,6 @@ def _decode(data: bytes | str, source: str) -> list[Trace]:
     return [d.trace for d in decoded]
 
 
-class TruncatedStreamWarning(UserWarning):
-    """A JSONL stream ended in an incomplete record or without its ``end`` record."""
-
-
-class TraceFormatWarning(UserWarning):
-    """A trace loaded, but something in it was adjusted (e.g. an extra property moved to attrs)."""
-
-
 def _problem(code: str, path: str, message: str, hint: str = "", severity: Severity = Severity.ERROR) -> Problem:
     return Problem(code=code, severity=severity, path=path, message=message, hint=hint)
 
@@ -246,10 +243,6 @@ def to_reference(trace: Trace, *, warn: bool = True) -> dict[str, Any]:
     if metrics:
         out["metrics"] = metrics
     return out
-
-
-class ReferenceLossWarning(UserWarning):
-    """Converting to the reference format dropped fields that have no slot there."""
 
 
 # ----------------------------------------------------------------------------- streaming

@@ -24,7 +24,7 @@ derived from the events are always reported as well, as ``cost/derived/…``, an
 two disagree an assumption says so. Every other measure (E2's critical path and work, waste)
 is computed from the events.
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> r = compute(synth(events=300, agents=4, seed=2))
 >>> r.metrics["spawn/agents"], r.metrics["e2/speedup"] >= 1, r.metrics["e1/score"]
 (4.0, True, 0.0)
@@ -34,14 +34,15 @@ is computed from the events.
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import msgspec
 import numpy as np
 
-from .errors import ConfigError, TraceInvalidError
+from .errors import ConfigError, TraceInvalidError, did_you_mean
 from .graph import TraceGraph
 from .trace import Trace
 from .vocab import EdgeType, EventType, Measure
@@ -99,17 +100,41 @@ def _graph(x: Trace | TraceGraph) -> TraceGraph:
     return x if isinstance(x, TraceGraph) else TraceGraph.from_trace(x)
 
 
-def _memo(g: TraceGraph, key: str, fn: Callable[[], object]) -> object:
-    cache = g.__dict__.setdefault("_measure_cache", {})
-    if key not in cache:
-        cache[key] = fn()
-    return cache[key]
+#: The assumptions noted by the measures of the running :func:`compute` call (None outside
+#: one: a measure called on its own computes its value and drops its notes).
+_NOTES: ContextVar[list[str] | None] = ContextVar("orchestrace_measure_notes", default=None)
+
+
+@contextmanager
+def _noting() -> Iterator[list[str]]:
+    """Collect the notes made inside the block (nested blocks see only their own)."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
 
 
 def _note(g: TraceGraph, text: str) -> None:
-    """Record an assumption on the graph (once)."""
-    if text not in g.assumptions:
-        g.assumptions.append(text)
+    """Record an assumption for the running :func:`compute` call (once)."""
+    notes = _NOTES.get()
+    if notes is not None and text not in notes:
+        notes.append(text)
+
+
+def _memo(g: TraceGraph, key: str, fn: Callable[[], object]) -> object:
+    """``fn()`` cached on the graph (:meth:`TraceGraph.derived`) with the notes it made,
+    which are noted again on every use, so a cached value carries its assumptions."""
+    def run() -> tuple[object, tuple[str, ...]]:
+        with _noting() as notes:
+            value = fn()
+        return value, tuple(notes)
+
+    value, notes = g.derived(("measures", key), run)
+    for text in notes:
+        _note(g, text)
+    return value
 
 
 def _ratio(a: float, b: float) -> Value:
@@ -726,8 +751,7 @@ def select_measures(select: Iterable[str] | None = None) -> list[str]:
         fam = s.rstrip("*").rstrip("/")
         hits = [k for k in MEASURES if k == s or k.split("/")[0] == fam]
         if not hits:
-            close = difflib.get_close_matches(s, list(MEASURES) + sorted({k.split("/")[0] for k in MEASURES}), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            hint = did_you_mean(s, list(MEASURES) + sorted({k.split("/")[0] for k in MEASURES}), prefix="; ", n=3)
             raise ConfigError(f"unknown measure {s!r}{hint} (families: e1 e2 e3 e4 waste safety spawn cost)")
         out.update(dict.fromkeys(hits))
     return list(out)
@@ -750,7 +774,7 @@ def compute(
     """Evaluate the selected measures (default: all) on one graph built once.
 
     With ``validate`` (default) a :class:`~orchestrace.Trace` is first checked with
-    :func:`orchestrace.validate.validate`; an invalid trace raises
+    :func:`orchestrace.validate`; an invalid trace raises
     :class:`~orchestrace.errors.TraceInvalidError` carrying the validator's problems. A
     dependency cycle raises it too, naming the cycle.
     """
@@ -758,18 +782,18 @@ def compute(
         _check(trace)
     names = select_measures(select)
     g = _graph(trace)
-    metrics = {name: _clean(MEASURES[name](g)) for name in names}
-    flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
-    if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
-        _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
-    return MetricsResult(trace_id=g.trace_id, metrics=metrics, assumptions=list(g.assumptions), flows=flows)
+    with _noting() as notes:
+        metrics = {name: _clean(MEASURES[name](g)) for name in names}
+        flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
+        if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
+            _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
+    assumptions = [*g.assumptions, *(n for n in notes if n not in g.assumptions)]
+    return MetricsResult(trace_id=g.trace_id, metrics=metrics, assumptions=assumptions, flows=flows)
 
 
 def _check(trace: Trace) -> None:
-    try:
-        from .validate import validate as run_validator
-    except ImportError:  # validator not installed in this build: the graph checks ids, edges, cycles
-        return
+    from ._validate import validate as run_validator
+
     report = run_validator(trace)
     if not report.valid:
         errors = [p for p in report.problems if str(p.severity) == "error"]

@@ -1,4 +1,4 @@
-"""Fixtures for the paper-pool tests: the shared reference copy and a tiny inline pool."""
+"""Fixtures for the paper-pool tests: the survey's pool in tests/data/reference and a tiny inline pool."""
 
 from __future__ import annotations
 
@@ -30,27 +30,20 @@ _MINI = [
 ]
 
 
-def find_reference() -> Path | None:
-    """The survey's shared reference folder (``<workspace>/shared/reference``), or None.
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 
-    ``ORCHESTRACE_REFERENCE`` overrides; otherwise every parent of this file is tried, so
-    the tests work from /work/main and from a worktree nested deeper.
-    """
+
+def find_reference() -> Path:
+    """The survey's pool: ``tests/data/reference``, or ``$ORCHESTRACE_REFERENCE`` when set."""
     env = os.environ.get("ORCHESTRACE_REFERENCE")
-    candidates = [Path(env)] if env else []
-    candidates += [p / "shared" / "reference" for p in Path(__file__).resolve().parents]
-    for c in candidates:
-        if (c / "papers.csv").is_file() and (c / "excluded.csv").is_file():
-            return c
-    return None
+    return Path(env) if env else REFERENCE
 
 
 @pytest.fixture(scope="session")
 def reference() -> Path:
     ref = find_reference()
-    if ref is None:
-        pytest.skip("shared/reference/papers.csv not found above the repo "
-                    "(set ORCHESTRACE_REFERENCE to its folder to run the published-numbers tests)")
+    for name in ("papers.csv", "excluded.csv"):
+        assert (ref / name).is_file(), f"{ref / name} is missing (see tests/data/README.md)"
     return ref
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import orchestrace.corpus as corpus
-from orchestrace.corpus import PAPER_COLUMNS, CorpusError, check, check_text, load_papers
+from orchestrace.corpus import PAPER_COLUMNS, CorpusError, _pool, check, check_text, load_papers
 
 COL = {c: i for i, c in enumerate(PAPER_COLUMNS)}
 
@@ -173,7 +172,7 @@ def test_missing_path(tmp_path):
 
 
 def test_huge_file_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(corpus, "MAX_BYTES", 1000)
+    monkeypatch.setattr(_pool, "MAX_BYTES", 1000)  # read where _read looks it up
     path = tmp_path / "papers.csv"
     path.write_bytes(b"x" * 1001)
     probs = check(path)

@@ -20,7 +20,7 @@ def run(*args: str):
     return result
 
 
-def test_check_shared_copy_ok(reference):
+def test_check_reference_copy_ok(reference):
     r = run("check", reference / "papers.csv")
     assert r.exit_code == 0 and "ok" in r.output and "0 error(s)" in r.output
     assert run("check", reference / "excluded.csv").exit_code == 0

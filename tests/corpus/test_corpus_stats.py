@@ -1,4 +1,4 @@
-"""The survey's published numbers, reproduced from the shared copy of the pool."""
+"""The survey's published numbers, reproduced from the copy of the pool in tests/data/reference."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 
 import orchestrace.corpus as corpus
-from orchestrace.corpus import check, load_excluded, load_papers, stats, to_json, to_markdown
+from orchestrace.corpus import _pool, check, load_excluded, load_papers, stats, to_json, to_markdown
 from orchestrace.vocab import CreditUnit, RewardFamily, Topology
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "corpus.md"
@@ -52,7 +52,7 @@ def test_stopping_rule_is_whole_word(reference):
     assert "magrpo" not in s.stopping.keys
     for key, terms in s.stopping.terms.items():
         assert key in s.stopping.keys and terms
-    assert s.stopping.pattern == corpus.STOP_PATTERN
+    assert s.stopping.pattern == _pool.STOP_PATTERN
 
 
 def test_stopping_finds_mentions():
@@ -65,7 +65,7 @@ def test_stopping_finds_mentions():
     assert stats([p]).stopping.terms == {"k": ["halting", "stop", "termination"]}
 
 
-def test_shared_copy_has_no_errors(reference):
+def test_reference_copy_has_no_errors(reference):
     for name in ("papers.csv", "excluded.csv"):
         assert [str(p) for p in check(reference / name) if p.severity == "error"] == []
 
@@ -90,20 +90,20 @@ def test_docs_page_is_up_to_date(reference):
 
 
 def test_taxonomy_columns_use_vocab_enums():
-    by_name = {c.name: c for c in corpus._PAPER_SCHEMA}
+    by_name = {c.name: c for c in _pool._PAPER_SCHEMA}
     assert by_name["reward_type"].enum is RewardFamily
     assert by_name["credit_granularity"].enum is CreditUnit
     assert by_name["orchestration_form"].enum is Topology
-    allowed = corpus._choices(by_name["reward_type"])
+    allowed = _pool._choices(by_name["reward_type"])
     assert set(allowed) == {m.value for m in RewardFamily} | {"verifier", "NA"}
 
 
 def test_module_docstring_documents_every_column_and_value():
     doc = corpus.__doc__ or ""
-    for col in corpus._PAPER_SCHEMA + corpus._EXCLUDED_SCHEMA:
+    for col in _pool._PAPER_SCHEMA + _pool._EXCLUDED_SCHEMA:
         assert f"``{col.name}``" in doc, col.name
         if col.enum is not None:
-            for value in corpus._choices(col):
+            for value in _pool._choices(col):
                 assert re.search(rf"\b{re.escape(value)}\b", doc), (col.name, value)
 
 

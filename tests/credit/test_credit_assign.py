@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from orchestrace import Outcome, Signal, TraceBuilder
+from orchestrace import Outcome, Signal, TraceBuilder, synth
 from orchestrace.credit import (
     TURN_TYPES,
     assign,
@@ -18,7 +18,6 @@ from orchestrace.credit import (
 )
 from orchestrace.errors import ConfigError
 from orchestrace.graph import TraceGraph
-from orchestrace.synth import synth
 from orchestrace.vocab import CreditUnit, EventType
 
 

@@ -13,7 +13,6 @@ from orchestrace import TraceBuilder, dump, synth
 from orchestrace.cli import app
 
 runner = CliRunner()
-SCHEMA_DIR = Path("/work/shared/reference/paper-trace-schema")
 LOCAL = Path(__file__).resolve().parents[1] / "data" / "reference"
 SPEC = Path(__file__).resolve().parents[2] / "examples" / "reward_spec.toml"
 UNITS = ["token", "tool_call", "message", "turn", "agent", "role", "orchestrator", "team"]
@@ -22,7 +21,7 @@ METHODS = ["broadcast", "discounted", "causal", "leave-one-out", "shapley", "owe
 
 @pytest.fixture
 def example(tmp_path) -> Path:
-    src = LOCAL / "example_trace.json" if (LOCAL / "example_trace.json").exists() else SCHEMA_DIR / "example_trace.json"
+    src = LOCAL / "example_trace.json"
     dst = tmp_path / "example_trace.json"
     shutil.copy(src, dst)
     return dst

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from orchestrace import synth
 from orchestrace.credit import assign, batched, leave_one_out, shapley
 from orchestrace.credit._value import Evaluator
 from orchestrace.errors import ValueFunctionError
-from orchestrace.synth import synth
 
 
 def test_scalar_v_that_raises_names_the_coalition():

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import orchestrace as ot
+from orchestrace import synth
 from orchestrace.cli import app
 from orchestrace.dataset import TABLES, is_dataset, read_dataset, write_dataset
 from orchestrace.errors import TraceDecodeError, TraceError
-from orchestrace.synth import synth
 from orchestrace.trace import DecisionPayload, Edge, Event, Outcome, Signal, Trace
 from orchestrace.vocab import CreditUnit, Decision, EdgeType, EventType, Topology
 

@@ -25,12 +25,30 @@ def _play(env, policy, seed):
     return rewards, info
 
 
-def test_check_env_passes():
+@pytest.mark.parametrize("env_id", ["orchestrace/Orchestrate-small-v0", "orchestrace/Orchestrate-v0",
+                                    "orchestrace/Orchestrate-small-v1", "orchestrace/Orchestrate-v1",
+                                    "orchestrace/Orchestrate-industrial-v0"])
+def test_gymnasium_check_env_passes_in_the_default_mode(env_id: str) -> None:
     from gymnasium.utils.env_checker import check_env
 
+    env = gym.make(env_id).unwrapped  # the default mode: no option changed
+    assert isinstance(env.action_space, gym.spaces.Discrete)
+    assert isinstance(env.observation_space["action_mask"], gym.spaces.MultiBinary)
+    box = env.observation_space["obs"]
+    assert np.isfinite(box.low).all() and np.isfinite(box.high).all()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        check_env(OrchestrationEnv(EnvConfig.small(), illegal_action="resample"))
+        warnings.simplefilter("ignore", UserWarning)  # the once-per-env "illegal action resampled" notice
+        check_env(env, skip_render_check=True)
+
+
+def test_default_info_carries_no_trace_and_obs_stay_in_bounds() -> None:
+    env = OrchestrationEnv(EnvConfig.small_v1())
+    obs, info = env.reset(seed=3)
+    done = False
+    while not done:
+        assert env.observation_space.contains(obs)
+        obs, _, done, _, info = env.step(env.action_space.sample(mask=obs["action_mask"]))
+    assert "trace" not in info and "return" in info
 
 
 def test_registered_ids_make_envs():
@@ -44,7 +62,7 @@ def test_registered_ids_make_envs():
 
 
 def test_heads_contiguous_and_mask_inside_due_head():
-    env = OrchestrationEnv(EnvConfig.small())
+    env = OrchestrationEnv(EnvConfig.small(), record_trace=True)
     heads = env.heads
     order = [Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5]
     assert [heads[k][0] for k in order][0] == 0
@@ -68,19 +86,24 @@ def test_heads_contiguous_and_mask_inside_due_head():
             obs, _, done, _, info = env.step(pol.act(obs, info))
 
 
-def test_action_space_sample_is_legal():
+def test_action_space_sample_with_the_mask_is_legal_and_illegal_actions_are_resampled_with_a_warning():
     env = OrchestrationEnv(EnvConfig.small())
     obs, _ = env.reset(seed=1)
     for _ in range(20):
-        assert obs["action_mask"][env.action_space.sample()]
-        obs, _, done, _, _ = env.step(env.action_space.sample())
+        a = env.action_space.sample(mask=obs["action_mask"])
+        assert obs["action_mask"][a]
+        obs, _, done, _, _ = env.step(a)
         if done:
             obs, _ = env.reset(seed=2)
+    obs, _ = env.reset(seed=3)
+    with pytest.warns(UserWarning, match="not legal"):
+        _, _, _, _, info = env.step(0)  # spawn:0 is illegal in round 0
+    assert info["illegal_action"] == 0
 
 
 def test_rewards_sum_to_return_and_info_keys():
     cfg = EnvConfig.small()
-    env = OrchestrationEnv(cfg)
+    env = OrchestrationEnv(cfg, record_trace=True)
     for name in ("random", "threshold", "fixed-budget"):
         rewards, info = _play(env, make_baseline(name, cfg), 3)
         assert abs(sum(rewards) - info["return"]) < 1e-9
@@ -93,7 +116,7 @@ def test_rewards_sum_to_return_and_info_keys():
 
 
 def test_illegal_action_names_the_legal_ones():
-    env = OrchestrationEnv(EnvConfig.small())
+    env = OrchestrationEnv(EnvConfig.small(), illegal_action="raise")
     env.reset(seed=0)
     with pytest.raises(IllegalActionError, match=r"legal actions: 1=spawn:1, 2=spawn:2, 3=spawn:3"):
         env.step(0)  # spawn:0 is illegal in round 0
@@ -146,7 +169,7 @@ def test_import_orchestrace_does_not_import_gymnasium():
 
 
 def test_logprob_recorded_in_trace():
-    env = OrchestrationEnv(EnvConfig.small(), policy_name="learned")
+    env = OrchestrationEnv(EnvConfig.small(), policy_name="learned", record_trace=True)
     obs, info = env.reset(seed=0)
     done, k = False, 0
     pol = make_baseline("fixed-budget", env.config, rounds=1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
+from orchestrace import validate
 from orchestrace.cli import app
 from orchestrace.io import iter_traces
-from orchestrace.validate import validate
 
 runner = CliRunner()
 

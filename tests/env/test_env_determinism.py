@@ -21,10 +21,10 @@ def _episode(env, policy, seed):
 def test_same_seed_byte_identical_traces():
     cfg = EnvConfig.default()
     for name in ("random", "threshold"):
-        a = _episode(OrchestrationEnv(cfg), make_baseline(name, cfg), 11)[1]["trace"]
-        b = _episode(OrchestrationEnv(cfg), make_baseline(name, cfg), 11)[1]["trace"]
+        a = _episode(OrchestrationEnv(cfg, record_trace=True), make_baseline(name, cfg), 11)[1]["trace"]
+        b = _episode(OrchestrationEnv(cfg, record_trace=True), make_baseline(name, cfg), 11)[1]["trace"]
         assert dumps(a) == dumps(b)
-    c = _episode(OrchestrationEnv(cfg), make_baseline("random", cfg), 12)[1]["trace"]
+    c = _episode(OrchestrationEnv(cfg, record_trace=True), make_baseline("random", cfg), 12)[1]["trace"]
     assert dumps(c) != dumps(a)
 
 
@@ -82,8 +82,8 @@ def test_scalar_reference_workers_give_the_same_episode():
     cfg = EnvConfig.default()
     for seed in range(6):
         pol = make_baseline("random", cfg, seed=seed)
-        acts, info = _episode(OrchestrationEnv(cfg), pol, seed)
-        env = OrchestrationEnv(cfg, workers=SimulatedWorkers(cfg))
+        acts, info = _episode(OrchestrationEnv(cfg, record_trace=True), pol, seed)
+        env = OrchestrationEnv(cfg, workers=SimulatedWorkers(cfg), record_trace=True)
         obs, _ = env.reset(seed=seed)
         for a in acts:
             obs, _, done, _, info2 = env.step(a)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from orchestrace import validate
 from orchestrace.env import EnvConfig, OrchestrationEnv, SimulatedWorkers, make_baseline
 from orchestrace.env.workers import WorkerResult
-from orchestrace.validate import validate
 from orchestrace.vocab import EventType
 
 
@@ -42,7 +42,7 @@ class FakeClockWorkers:
 
 
 def _run(cfg: EnvConfig, workers: Any, policy: str, seed: int) -> Any:
-    env = OrchestrationEnv(cfg, workers=workers)
+    env = OrchestrationEnv(cfg, workers=workers, record_trace=True)
     pol = make_baseline(policy, cfg).bind(env)
     obs, info = env.reset(seed=seed)
     done = False

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrace import validate
 from orchestrace.env import (
     ChangeDelegation,
     DropMessage,
@@ -21,13 +22,12 @@ from orchestrace.env import (
     stop_values,
 )
 from orchestrace.io import dumps
-from orchestrace.validate import validate
 
 CFG = EnvConfig.default()
 
 
 def _run(seed, name="threshold"):
-    env = OrchestrationEnv(CFG)
+    env = OrchestrationEnv(CFG, record_trace=True)
     pol = make_baseline(name, CFG, **({"seed": seed} if name == "random" else {}))
     obs, info = env.reset(seed=seed)
     acts, done = [], False

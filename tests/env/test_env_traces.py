@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from orchestrace import validate
 from orchestrace.env import BASELINES, EnvConfig, OrchestrationEnv, make_baseline
 from orchestrace.measures import compute
-from orchestrace.validate import validate
 
 
 def _play(cfg, name, seed, **kw):
-    env = OrchestrationEnv(cfg, policy_name=name)
+    env = OrchestrationEnv(cfg, policy_name=name, record_trace=True)
     pol = make_baseline(name, cfg, **kw).bind(env)
     obs, info = env.reset(seed=seed)
     done = False

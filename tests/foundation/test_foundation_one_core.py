@@ -32,7 +32,7 @@ def test_one_dependency_edge_set() -> None:
 
 
 def test_the_validator_docstring_lists_exactly_the_code_table() -> None:
-    doc = importlib.import_module("orchestrace.validate").__doc__ or ""  # the module, not the function
+    doc = importlib.import_module("orchestrace._validate").__doc__ or ""  # the module, not the function
     rows = re.findall(r"^``([a-z0-9.-]+)``\s+(error|warning)\b", doc, re.M)
     assert {c: s for c, s in rows} == {c: s.value for c, (s, _) in PROBLEM_CODES.items()}
 

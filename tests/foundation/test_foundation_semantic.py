@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import orchestrace as ot
-from orchestrace.validate import find_cycle
+from orchestrace._validate import find_cycle
 from orchestrace.vocab import DEPENDENCY_EDGE_TYPES
 
 TOL = 1e-9

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import assert_valid, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from interop_helpers import assert_valid, write_jsonl
 
 from orchestrace.importers import import_traces
 

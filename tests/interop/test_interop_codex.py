@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from conftest import assert_valid, write_jsonl
+from interop_helpers import assert_valid, write_jsonl
 
 from orchestrace.importers import import_traces
 

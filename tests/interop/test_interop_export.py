@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import assert_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interop_helpers import assert_valid
 
 from orchestrace import synth
 from orchestrace.credit import assign
@@ -92,11 +92,11 @@ def test_rllm_episode_shape() -> None:
     tr = synth(events=60, agents=3, seed=3)
     (ep,) = to_rllm([tr], method="broadcast")
     assert set(ep) == {"id", "task", "is_correct", "termination_reason", "metrics", "info", "trajectories"}
-    assert ep["termination_reason"] == "stop"
+    assert ep["termination_reason"] == "env_done"  # rLLM's TerminationReason for a normal end
     credit = assign(tr, unit="turn", method="broadcast").as_dict()
     n = 0
     for traj in ep["trajectories"]:
-        assert set(traj) == {"name", "reward", "info", "steps"}
+        assert set(traj) == {"uid", "name", "task", "reward", "info", "steps"}
         steps = traj["steps"]
         assert [s["done"] for s in steps] == [False] * (len(steps) - 1) + [True]
         for s in steps:

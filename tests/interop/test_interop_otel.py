@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import assert_valid
+from interop_helpers import assert_valid
 
 from orchestrace.importers import import_traces
 from orchestrace.importers.detect import detect

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import assert_valid
+from interop_helpers import assert_valid
 
 from orchestrace import load
 from orchestrace.errors import ConfigError

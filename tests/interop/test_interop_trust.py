@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import assert_valid
+from interop_helpers import assert_valid
 
 from orchestrace import dump, synth
 from orchestrace.importers import import_traces

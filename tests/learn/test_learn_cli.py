@@ -25,16 +25,23 @@ def test_train_resume_eval(tmp_path: Path) -> None:
     assert json.loads((run / "config.json").read_text())["steps"] == 3
     assert len((run / "metrics.jsonl").read_text().splitlines()) == 4
     out = tmp_path / "eval"
-    r = runner.invoke(app, ["eval", str(run), "--env", "small", "--episodes", "24", "--seeds", "held-out",
+    r = runner.invoke(app, ["eval", str(run), "--episodes", "24", "--validation", "12", "--seeds", "held-out",
                             "--traces", "2", "--out", str(out), "--quiet"])
     assert r.exit_code == 0, r.output
     rep = json.loads((out / "results.json").read_text())
-    assert {"learned", "oracle", "always-continue", "fixed-budget@1", "threshold@0.7", "learned+stop@2"} <= set(rep["policies"])
+    assert rep["env"] == "orchestrace/Orchestrate-small-v0"  # the run's own world
+    assert {"learned", "oracle-all", "adaptive", "always-continue", "base+budget@1", "base+threshold@0.7",
+            "learned+budget@2", "learned+clairvoyant", "base+clairvoyant", "learned+adaptive-stop"} <= set(rep["policies"])
     assert rep["policies"]["learned"]["success"]["n"] == 24
-    assert {"vs_best_fixed_budget", "vs_oracle", "vs_threshold"} <= set(rep["evidence"])
+    # validation seeds are disjoint from the test seeds, and what they chose is recorded
+    lo, hi = rep["seeds"]["validation"]
+    assert hi < rep["seeds"]["test"][0] or lo > rep["seeds"]["test"][1]
+    assert set(rep["same_heads"]["learned"]["chosen"]) == {"best_rule", "budget", "threshold", "budget_by_success"}
+    assert {"beats_best_rule_same_heads", "near_clairvoyant_same_heads", "beats_adaptive", "fewer_tokens_at_equal_success",
+            "adapts_to_difficulty"} <= set(rep["claims"])
+    assert all(c["rule"] for c in rep["claims"].values())
     assert "waste/tokens" in rep["policies"]["learned"]["trace_sample"]
-    assert len((out / "traces" / "learned.jsonl").read_text().splitlines()) > 2
-    assert (out / "summary.md").read_text().startswith("# orchestrace demo")
+    assert "| PASS |" in (out / "summary.md").read_text() or "| MISS |" in (out / "summary.md").read_text()
     from orchestrace.io import iter_traces
 
     traces = list(iter_traces(out / "traces" / "learned.jsonl"))
@@ -52,6 +59,13 @@ def test_train_resume_eval(tmp_path: Path) -> None:
         (["train", "--out", "NOPE", "--resume"], 2, "no config.json"),
         (["eval", "NOPE", "--episodes", "4"], 1, "no such checkpoint"),
         (["eval", "NOPE", "--seeds", "train"], 2, "--seeds held-out"),
+        (["eval", "NOPE", "--set", "max_round=2"], 2, "did you mean 'max_rounds'"),
+        (["eval", "NOPE", "--set", "token_cost=-1"], 2, "token_cost=-1.0 is invalid"),
+        (["eval", "NOPE", "--set", "max_rounds=two"], 2, "expected a int"),
+        (["eval", "NOPE", "--suite", "shift"], 2, "at least 2 runs"),
+        (["eval", "NOPE", "NOPE", "--suite", "nope"], 2, "unknown suite"),
+        (["demo", "--set", "obs_mode=pixels", "--out", "X"], 2, "obs_mode='pixels' is invalid"),
+        (["train", "--set", "p_hard=2", "--out", "X"], 2, "p_hard=2.0 is invalid"),
     ],
 )
 def test_bad_input_fails_with_a_message(args: list[str], code: int, needle: str, tmp_path: Path) -> None:
@@ -73,8 +87,9 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     from orchestrace.learn import demo
 
     def tiny_demo(out, **kw):
-        kw.update(env="small", episodes=16, sample_traces=2,
-                  overrides={"episodes_per_step": 16, "group_size": 4, "warm_start_episodes": 32, "warm_start_steps": 10})
+        kw.update(env="small-v1", episodes=16, validation=8, sample_traces=2,
+                  overrides={"episodes_per_step": 16, "group_size": 4, "warm_start_episodes": 32, "warm_start_steps": 10,
+                             "hidden": 16})
         return real(out, **kw)
 
     real = demo.run_demo

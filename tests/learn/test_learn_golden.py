@@ -29,7 +29,7 @@ def _trajectory(algo: str, tmp: Path) -> list[dict[str, float]]:
     from orchestrace.learn import TrainConfig, train
 
     torch.set_num_threads(1)
-    cfg = TrainConfig(env="small", algo=algo, steps=5, seed=123, episodes_per_step=16, group_size=4, hidden=32,
+    cfg = TrainConfig(env="small", algo=algo, steps=5, seed=123, warm_start="adaptive", episodes_per_step=16, group_size=4, hidden=32,
                       warm_start_episodes=32, warm_start_steps=20, minibatches=2, ppo_epochs=2, checkpoint_every=100,
                       anneal_updates=10, eval_every=0, stop_cost=0.004, normalize="none", lr=3e-3)
     train(cfg, tmp / algo, progress=False)

@@ -100,7 +100,7 @@ def test_loaded_policy_acts_in_single_and_batched_env(tmp_path: Path, tiny_confi
     train(tiny_config(steps=2), tmp_path / "r", progress=False)
     pol = load_policy(tmp_path / "r")
     res = evaluate(EnvConfig.small(), pol, range(10))
-    env = OrchestrationEnv(EnvConfig.small())
+    env = OrchestrationEnv(EnvConfig.small(), record_trace=True)
     for s in range(3):  # the single env gives the same episodes (greedy policy, addressed randomness)
         obs, info = env.reset(seed=s)
         done = False

@@ -10,8 +10,8 @@ from llm_fakes import free_port
 from typer.testing import CliRunner
 
 import orchestrace as ot
+from orchestrace import validate
 from orchestrace.cli import app
-from orchestrace.validate import validate
 
 runner = CliRunner()
 

@@ -8,9 +8,9 @@ import importlib.util
 import pytest
 from llm_fakes import scripted
 
+from orchestrace import validate
 from orchestrace.llm.envbackend import LLMEnvBackend
 from orchestrace.llm.workers import LLMWorkers
-from orchestrace.validate import validate
 from orchestrace.vocab import EventType
 
 
@@ -28,7 +28,7 @@ def test_env_trace_records_failure_cause(faulty, script: str, cause: str) -> Non
                          backoff_base=0.01, backoff_max=0.02, max_concurrency=1,
                          api_key_env="ORCHESTRACE_TEST_NO_SUCH_KEY")
     backend = LLMEnvBackend(workers, "arith", cfg)
-    env = OrchestrationEnv(cfg, workers=backend)
+    env = OrchestrationEnv(cfg, workers=backend, record_trace=True)
     pol = make_baseline("fixed-fanout", cfg).bind(env)
     try:
         obs, info = env.reset(seed=5)

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from orchestrace import validate
 from orchestrace.llm.episode import Plan, run_episode
 from orchestrace.llm.local import LocalServer, find_smollm2_gguf
 from orchestrace.llm.tasks import make_task
 from orchestrace.llm.workers import LLMWorkers
-from orchestrace.validate import validate
 from orchestrace.vocab import EventType
 
 
@@ -93,7 +93,7 @@ def test_env_episode_with_llm_backend(local_llm: LocalServer) -> None:
     from orchestrace.env.baselines import make_baseline
 
     cfg = EnvConfig.small()
-    env = OrchestrationEnv(cfg)
+    env = OrchestrationEnv(cfg, record_trace=True)
     backend = make_llm_workers(local_llm.base_url or "", local_llm.model, suite="list", config=cfg, max_tokens=16)
     env.world.backend = backend
     pol = make_baseline("fixed-fanout", cfg).bind(env)

@@ -13,13 +13,12 @@ from orchestrace import Edge, EdgeType, dump, dumps, iter_traces, load, synth
 from orchestrace.cli import app
 
 runner = CliRunner()
-SCHEMA_DIR = Path("/work/shared/reference/paper-trace-schema")
 LOCAL = Path(__file__).resolve().parents[1] / "data" / "reference"
 
 
 @pytest.fixture
 def example(tmp_path) -> Path:
-    src = LOCAL / "example_trace.json" if (LOCAL / "example_trace.json").exists() else SCHEMA_DIR / "example_trace.json"
+    src = LOCAL / "example_trace.json"
     dst = tmp_path / "example_trace.json"
     shutil.copy(src, dst)
     return dst
@@ -74,7 +73,7 @@ def test_write_reference_keeps_reference_format(example):
     assert raw["metrics"]["parallelism_efficiency"] == pytest.approx(1.0)  # was 9/16 with the spawn's double count
     assert raw["metrics"]["e2/critical_path_s"] == 6.0 and raw["metrics"]["task_success"] == 1.0
     assert raw["costs"]["wall_clock_s"] == 420 and raw["metrics"]["cost/wall_clock_s"] == 420.0
-    schema = json.loads((SCHEMA_DIR / "trace_schema.json").read_text())
+    schema = json.loads((LOCAL / "trace_schema.json").read_text())
     jsonschema.validate(raw, schema)
 
 

@@ -16,9 +16,7 @@ from orchestrace.errors import TraceInvalidError
 from orchestrace.graph import TraceGraph
 from orchestrace.measures import compute, reference_metrics, safety_flows, wasted_by_agent
 
-REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "data" / "reference" / "example_trace.json"
-if not REFERENCE.exists():
-    REFERENCE = Path("/work/shared/reference/paper-trace-schema/example_trace.json")
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference" / "example_trace.json"
 
 
 def check(trace, expected: dict, *, validate: bool = True):

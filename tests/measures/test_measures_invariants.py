@@ -40,7 +40,7 @@ from orchestrace.rewards import default_signals
 from orchestrace.vocab import CreditUnit
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = (ROOT / ".." / "shared" / "fixtures").resolve()
+FIXTURES = ROOT / "tests" / "data" / "fixtures"
 REFERENCE = ROOT / "tests" / "data" / "reference" / "example_trace.json"
 TOL = 1e-6
 

@@ -9,11 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrace import Edge, EdgeType, Event, EventType, Trace
+from orchestrace import Edge, EdgeType, Event, EventType, Trace, synth
 from orchestrace.errors import TraceInvalidError
 from orchestrace.graph import DEPENDENCY_EDGE_TYPES, TraceGraph
 from orchestrace.measures import compute, critical_steps, useful_mask
-from orchestrace.synth import synth
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TYPES = list(EventType)

@@ -12,13 +12,48 @@ import orchestrace
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: ``orchestrace.X`` for every X a user may rely on: functions, classes, constants, modules.
+EXPORTED = {
+    "CONTINUE", "SCHEMA_VERSION", "CreditUnit", "Decision", "DecisionPayload", "Edge", "EdgeType",
+    "Event", "EventType", "Measure", "MetricsResult", "OrchestraceError", "Outcome", "Problem",
+    "Recorder", "RewardFamily", "Severity", "Signal", "Topology", "Trace", "TraceBuilder",
+    "TraceGraph", "TraceWriter", "ValidationReport", "advantages", "compute_metrics", "credit",
+    "dump", "dumps", "errors", "import_traces", "iter_traces", "load", "loads", "measures",
+    "read_dataset", "record", "rewards", "synth", "to_reference", "validate", "vocab",
+    "write_dataset",
+}
+#: The public modules and packages (``import orchestrace.X``); the rest start with ``_``.
+PUBLIC_MODULES = {
+    "advantages", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters",
+    "graph", "importers", "io", "learn", "llm", "measures", "recorder", "report", "rewards",
+    "schema", "trace", "vocab",
+}
+
+
 def test_public_api_is_exactly_the_curated_set() -> None:
+    import importlib
     import types
 
+    assert set(orchestrace.__all__) == EXPORTED
+    assert len(orchestrace.__all__) == len(EXPORTED)
+    for name in EXPORTED:
+        assert getattr(orchestrace, name) is not None
+    # nothing else public leaks into the namespace (submodules imported elsewhere aside)
     public = {n for n in dir(orchestrace) if not n.startswith("_") and n != "annotations"}
-    non_modules = {n for n in public if not isinstance(getattr(orchestrace, n), types.ModuleType)}
-    exported_non_modules = {n for n in orchestrace.__all__ if not isinstance(getattr(orchestrace, n), types.ModuleType)}
-    assert non_modules == exported_non_modules
+    leaked = {n for n in public - EXPORTED if not isinstance(getattr(orchestrace, n), types.ModuleType)}
+    assert leaked == set()
+    # modules are part of the surface: exactly the intended ones are public ...
+    src = Path(orchestrace.__file__).parent
+    found = {p.stem for p in src.iterdir() if not p.name.startswith("_")
+             and (p.suffix == ".py" or (p / "__init__.py").is_file())}
+    assert found == PUBLIC_MODULES
+    # ... and no exported function or class has a module's name, so ``import orchestrace.X``
+    # and ``orchestrace.X`` never disagree (``validate`` and ``synth`` once did)
+    for name in sorted(EXPORTED & PUBLIC_MODULES):
+        assert getattr(orchestrace, name) is importlib.import_module(f"orchestrace.{name}"), name
+    for name in sorted(EXPORTED - PUBLIC_MODULES):
+        assert not isinstance(getattr(orchestrace, name), types.ModuleType), name
+        assert not (src / f"{name}.py").exists() and not (src / name).is_dir(), f"{name} shadows a module"
 
 
 def test_import_is_light() -> None:
@@ -30,6 +65,23 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"heavy modules imported eagerly: {out.stdout.strip()}"
+
+
+def test_help_and_version_import_only_the_cli() -> None:
+    """Start-up (issue 18): ``orchestrace --help`` loads typer and the command modules, not
+    numpy, msgspec, rich or the analysis code behind the commands."""
+    for flag in ("--help", "--version"):
+        code = (
+            "import sys\n"
+            f"sys.argv = ['orchestrace', '{flag}']\n"
+            "from orchestrace.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "mods = [m for m in sys.modules if m.split('.')[0] in ('numpy', 'msgspec', 'rich', 'pydantic')"
+            " or m in ('orchestrace.trace', 'orchestrace.io', 'orchestrace.graph', 'orchestrace.measures')]\n"
+            "print(','.join(sorted(mods)), file=sys.stderr)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert out.stderr.strip() == "", f"{flag} imported: {out.stderr.strip()}"
 
 
 def test_py_typed_marker_ships() -> None:

@@ -25,23 +25,19 @@ _FLAGS = [
 
 @pytest.fixture(scope="session")
 def reference_trace() -> Path:
-    for p in (ROOT / "tests" / "data" / "reference" / "example_trace.json",
-              ROOT.parent / "shared" / "reference" / "paper-trace-schema" / "example_trace.json"):
-        if p.exists():
-            return p
-    pytest.skip("reference example_trace.json not found (tests/data/reference or ../shared/reference)")
+    p = ROOT / "tests" / "data" / "reference" / "example_trace.json"
+    assert p.is_file(), f"test data missing: {p}"
+    return p
 
 
 @pytest.fixture(scope="session")
 def claude_fixture():
-    """Path of a Claude Code fixture file by name (tests/data/fixtures or ../shared/fixtures)."""
+    """Path of a Claude Code fixture file by name (in tests/data/fixtures)."""
 
     def find(name: str) -> Path:
-        for base in (ROOT / "tests" / "data" / "fixtures", ROOT.parent / "shared" / "fixtures"):
-            p = base / "claude-code" / name
-            if p.exists():
-                return p
-        pytest.skip(f"Claude Code fixture {name} not found (tests/data/fixtures or ../shared/fixtures)")
+        p = ROOT / "tests" / "data" / "fixtures" / "claude-code" / name
+        assert p.is_file(), f"test data missing: {p}"
+        return p
 
     return find
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace import Signal
+from orchestrace import Signal, synth
 from orchestrace.errors import ConfigError
 from orchestrace.rewards import (
     BUILTINS,
@@ -24,7 +24,6 @@ from orchestrace.rewards import (
     total,
     weighted_sum,
 )
-from orchestrace.synth import synth
 from orchestrace.vocab import CreditUnit
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "reward_spec.toml"

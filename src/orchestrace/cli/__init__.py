@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from ._app import app
+from ._app import app, plain_help
 
 # Each module registers its commands on ``app`` when imported (heavy imports stay inside
 # the command functions, so ``orchestrace --help`` is fast).
-from . import _core  # noqa: E402,F401  (validate, convert, inspect, schema, synth, demo)
+from . import _core  # noqa: E402,F401  (validate, convert, inspect, schema, synth)
 from ._corpus import corpus_app  # noqa: E402
 from . import _metrics  # noqa: E402,F401  (metrics)
 from . import _report  # noqa: E402,F401  (report)
@@ -20,8 +20,10 @@ from . import _credit  # noqa: E402,F401  (reward, credit)
 from . import _llm  # noqa: E402,F401  (serve-local, llm run)
 from . import _env  # noqa: E402,F401  (env list, env run)
 from . import _interop  # noqa: E402,F401  (import, export)
+from . import _learn  # noqa: E402,F401  (train, eval, demo)
 
 app.add_typer(corpus_app, name="corpus")
+plain_help(app)
 
 __all__ = ["app", "main"]
 
@@ -33,4 +35,3 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-from . import _learn  # noqa: E402,F401  (train, eval, demo)

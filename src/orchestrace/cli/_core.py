@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, escape, fail
 
 if TYPE_CHECKING:
     from .._problems import ValidationReport
@@ -88,7 +87,7 @@ def validate(
     has an error, 2 when a file cannot be read (or no file matches).
     """
     from .._problems import Problem, ValidationReport
-    from ..validate import validate as check
+    from .._validate import validate as check
     from ..vocab import Severity
 
     with _no_traceback():
@@ -266,7 +265,7 @@ def inspect(
 def summarize(tr: Trace) -> dict[str, Any]:
     """A JSON-ready summary of one trace (what ``orchestrace inspect`` shows).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> s = summarize(synth(events=60, agents=3, seed=0))
     >>> s["events"], s["agents"], s["stop"] is not None
     (60, 4, True)
@@ -315,6 +314,8 @@ def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
     from rich.tree import Tree
 
     def fmt(x: Any) -> str:
+        if x is None:
+            return "—"
         return f"{x:.6g}" if isinstance(x, float) else escape(str(x))
 
     over = Table(title=f"trace {escape(s['trace_id'])}", show_header=False)
@@ -324,7 +325,8 @@ def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
                  ("agents", s["agents"]), ("time span", f"{fmt(s['t_start'])} → {fmt(s['t_end'])}  ({fmt(span)} s)"),
                  ("tokens in / out", f"{s['tokens_in']} / {s['tokens_out']}"), ("cost", s["cost"]),
                  ("tool calls", sum(s["tool_calls"].values())), ("errors flagged", s["errors_flagged"]),
-                 ("untrusted events", s["untrusted"]), ("stop decision", s["stop"]), ("outcome", s["outcome"])]:
+                 ("untrusted events", s["untrusted"]), ("stop decision", s["stop"]),
+                 ("outcome", _outcome_text(s["outcome"]))]:
         over.add_row(k, fmt(v))
     console.print(over)
 
@@ -375,6 +377,20 @@ def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
     if s["signals"]:
         money.add_row("signals", "(per-unit)", str(s["signals"]))
     console.print(money)
+
+
+def _outcome_text(outcome: dict[str, Any] | None) -> str | None:
+    """``succeeded``, ``failed, score 0.25``, ``score 0.8`` … (None when the trace has none).
+
+    >>> _outcome_text({"success": False, "score": None}), _outcome_text({"success": None, "score": 0.8})
+    ('failed', 'score 0.8')
+    """
+    if outcome is None:
+        return None
+    parts = [] if outcome["success"] is None else ["succeeded" if outcome["success"] else "failed"]
+    if outcome["score"] is not None:
+        parts.append(f"score {outcome['score']:.6g}")
+    return ", ".join(parts) or "recorded, without success or score"
 
 
 def _spawn_tree(spawns: list[tuple[str, str]], tree_cls: Any, fanout: int = 20) -> Any:
@@ -429,9 +445,9 @@ def synth(
     runs: int = typer.Option(1, "--runs", help="Write this many runs of one task (seeds SEED, SEED+1, …) to a .jsonl: a group for --baseline group."),
 ) -> None:
     """Write a realistic synthetic trace (orchestrator, K workers, tools, messages, stop; ~70 % succeed)."""
+    from .._synth import synth as make
     from ..errors import ConfigError
     from ..io import dump, dumps
-    from ..synth import synth as make
 
     with _no_traceback():
         if runs < 1:

@@ -11,9 +11,8 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, console, err_console
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, console, err_console, escape
 
 __all__ = ["corpus_app"]
 

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, escape, fail
 
 __all__ = ["credit", "reward"]
 

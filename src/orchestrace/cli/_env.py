@@ -55,6 +55,8 @@ def env_run(
     seed: int = typer.Option(0, "--seed", help="First episode seed (episode k uses seed + k)."),
     out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file (one trace per episode)."),
     param: list[str] = typer.Option([], "--param", help="Baseline parameter name=value (repeatable), e.g. rounds=2."),
+    set_: list[str] = typer.Option([], "--set", metavar="FIELD=VALUE", help="Change an EnvConfig field of the world "
+                                   "(repeatable), e.g. --set token_cost=4.8e-5; recorded in every trace's meta."),
     workers: str = typer.Option("sim", "--workers", help="Who performs attempts: sim (simulated) or llm (a chat endpoint)."),
     base_url: str = typer.Option(None, "--base-url", help="--workers llm: OpenAI-compatible API root ending in /v1."),
     model: str = typer.Option(None, "--model", help="--workers llm: model name."),
@@ -72,12 +74,19 @@ def env_run(
         raise fail(str(exc)) from None
     if episodes < 1:
         raise fail(f"--episodes {episodes} must be ≥ 1")
+    if not 0 <= seed <= 2**63 - 1 - episodes:
+        raise fail(f"--seed {seed} is out of range; use an integer in [0, 2**63 - 1 - episodes]")
     try:
-        cfg = config_for(env_id)
+        from ..learn.config import resolve_env_id
+
+        env_id = resolve_env_id(env_id)
+        cfg = config_for(env_id).with_overrides(set_)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     params = _parse_params(param)
     if Path(policy).exists() or "/" in policy or policy.endswith(".pt"):
+        if Path(policy).exists() and not (Path(policy).is_dir() or policy.endswith(".pt")):
+            raise fail(f"--policy {policy!r} is neither a baseline name nor a run directory / .pt policy file")
         try:
             import importlib
 
@@ -88,6 +97,10 @@ def env_run(
         except (CheckpointError, MissingExtraError, OSError) as exc:
             raise fail(f"cannot load policy {policy!r}: {exc}") from None
         name = Path(policy).name
+        net = getattr(pol, "policy", None)
+        if net is not None and getattr(net, "layout", None) is None and net.obs_dim != cfg.obs_dim:
+            raise fail(f"policy {policy!r} was trained on observations {net.obs_dim} wide (world {pol.env_id or '?'}); "
+                       f"{env_id} gives {cfg.obs_dim}: run it on the world it was trained on")
     else:
         try:
             pol = make_baseline(policy, cfg, **params)
@@ -104,7 +117,7 @@ def env_run(
 
     from ..io import dumps
 
-    env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name)
+    env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name, env_set=set_, record_trace=True)
     backend = None
     if workers not in ("sim", "llm"):
         raise fail(f"--workers {workers!r} must be sim or llm")

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, escape, fail
 
 
 class ImportFormat(str, Enum):
@@ -107,10 +106,8 @@ def import_cmd(
 
 
 def _validate(tr):  # type: ignore[no-untyped-def]
-    try:
-        from ..validate import validate
-    except ImportError:  # the validator is optional in partial checkouts
-        return []
+    from .._validate import validate
+
     rep = validate(tr)
     return [p.__class__(code=p.code, severity=p.severity, path=f"{tr.trace_id}:{p.path}", message=p.message, hint=p.hint)
             for p in rep.problems]

@@ -39,6 +39,8 @@ def _config_options() -> list[inspect.Parameter]:
     hints = typing.get_type_hints(TrainConfig)
     params = []
     for f in dataclasses.fields(TrainConfig):
+        if f.name == "env_set":
+            continue  # the repeatable --set option below
         typ = hints[f.name]
         params.append(inspect.Parameter(
             f.name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[typ],  # noqa: UP045 (runtime Optional for typer)
@@ -46,6 +48,12 @@ def _config_options() -> list[inspect.Parameter]:
                                  help=f"{f.metadata['help']} (default: {f.default})"),
         ))
     return params
+
+
+def _set_option() -> Any:
+    return typer.Option([], "--set", metavar="FIELD=VALUE",
+                        help="Change an EnvConfig field of the world (repeatable), e.g. --set token_cost=4.8e-5; "
+                             "type- and range-checked; recorded in the results.")
 
 
 def _train(**kw: Any) -> None:
@@ -58,6 +66,9 @@ def _train(**kw: Any) -> None:
     import json
 
     out: Path = kw.pop("out")
+    sets: list[str] = kw.pop("set_")
+    if sets:
+        kw["env_set"] = list(sets)
     resume: bool = kw.pop("resume")
     quiet: bool = kw.pop("quiet")
     given = {k: v for k, v in kw.items() if v is not None}
@@ -90,6 +101,7 @@ def _train(**kw: Any) -> None:
 
 _train.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
     _config_options() + [
+        inspect.Parameter("set_", inspect.Parameter.KEYWORD_ONLY, annotation=list[str], default=_set_option()),
         inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, annotation=Path,
                           default=typer.Option(..., "--out", "-o", help="Run directory (runs/NAME).")),
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
@@ -103,51 +115,84 @@ app.command("train")(_train)
 
 @app.command("eval")
 def eval_cmd(
-    run: Path = typer.Argument(..., metavar="RUN_OR_POLICY", help="A run directory or a policy.pt / checkpoint.pt file."),
-    env: str = typer.Option("default", "--env", help="Environment: small | default | industrial, or a gymnasium id."),
-    episodes: int = typer.Option(500, "--episodes", "-n", help="Held-out episodes per policy."),
-    seeds: str = typer.Option("held-out", "--seeds", help="Seed set: held-out (never used in training)."),
+    runs: list[Path] = typer.Argument(..., metavar="RUN...", help="Run directories or policy.pt files; 2+ runs of one "
+                                      "world are aggregated across training seeds."),
+    env: str = typer.Option(None, "--env", help="World to evaluate in (default: the one each run was trained on)."),
+    set_: list[str] = _set_option(),
+    suite: str = typer.Option(None, "--suite", help="Evaluate in every world of a named suite: shift."),
+    episodes: int = typer.Option(500, "--episodes", "-n", help="Test episodes per policy (held-out seeds)."),
+    validation: int = typer.Option(256, "--validation", help="Validation episodes for choosing budgets and thresholds."),
+    seeds: str = typer.Option("held-out", "--seeds", help="Test seed set: held-out (never used in training or validation)."),
     seed_offset: int = typer.Option(0, "--seed-offset", help="Start this far into the held-out seed range."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write results.json, episodes.npz and traces/ here."),  # noqa: UP045
-    traces: int = typer.Option(20, "--traces", help="Episodes traced per key policy (wasted work, E2–E4)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write results.json (aggregate.json, suite.json), summary.md, traces/."),  # noqa: UP045
+    traces: int = typer.Option(20, "--traces", help="Episodes traced per key policy (wasted work, E2–E4; one run only)."),
+    oracle_all: bool = typer.Option(True, "--oracle-all/--no-oracle-all", help="Include the all-heads oracle (the costliest reference)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    """Compare a learned policy with every baseline and the oracle on held-out seeds (95 % CIs)."""
+    """Evaluate learned stops with the fair protocol: every stop rule on the same heads, tuned on validation seeds,
+    claims decided by paired 95 % intervals; several runs are aggregated (k/n runs per claim)."""
     if seeds != "held-out":
         raise fail(f"--seeds {seeds!r} is not supported; use --seeds held-out (and --seed-offset to shift it)")
-    if episodes < 2:
-        raise fail(f"--episodes {episodes} is too small for confidence intervals; use 2 or more")
+    if episodes < 2 or validation < 2:
+        raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
+    if seed_offset < 0:
+        raise fail(f"--seed-offset {seed_offset} must be ≥ 0")
     try:
-        from ..learn.demo import render_summary
-        from ..learn.evaluate import evaluate
+        from ..env.config import parse_overrides
+        from ..learn.demo import render_aggregate, render_suite, render_summary
+        from ..learn.evaluate import evaluate, evaluate_runs, evaluate_suite
 
-        report = evaluate(run, env=env, episodes=episodes, seed_offset=seed_offset, out=out,
-                          sample_traces=max(0, traces), progress=not quiet)
+        parse_overrides(set_)  # fail early, before any evaluation
+        if suite is not None:
+            if len(runs) < 2:
+                raise fail(f"--suite needs at least 2 runs for its across-seed claims, got {len(runs)}")
+            res = evaluate_suite([str(r) for r in runs], suite, env=env, episodes=episodes, validation=validation,
+                                 out=out, progress=not quiet)
+            text = render_suite(res)
+        elif len(runs) > 1:
+            res = evaluate_runs([str(r) for r in runs], env=env, env_set=set_, episodes=episodes, validation=validation,
+                                out=out, oracle_all=oracle_all, progress=not quiet)
+            text = render_aggregate(res["aggregate"])
+        else:
+            report = evaluate(runs[0], env=env, env_set=set_, episodes=episodes, validation=validation,
+                              seed_offset=seed_offset, out=out, sample_traces=max(0, traces), oracle_all=oracle_all,
+                              progress=not quiet)
+            report.pop("_raw", None)
+            text = render_summary(report)
     except _errors() as exc:
         raise _fail_from(exc) from None
-    report.pop("_raw", None)
-    text = render_summary(report)
+    except OSError as exc:
+        raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
     if out is not None:
         (out / "summary.md").write_text(text, encoding="utf-8")
-        console.print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'traces'}/")
-    console.print(text, markup=False, highlight=False)
+        console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("demo")
 def demo_cmd(
     out: Path = typer.Option(Path("orchestrace-demo"), "--out", "-o", help="Results folder."),
-    steps: int | None = typer.Option(None, "--steps", help="Training updates (default: TrainConfig's)."),  # noqa: UP045
-    episodes: int = typer.Option(500, "--episodes", "-n", help="Held-out evaluation episodes per policy (≥ 500 for the evidence)."),
+    env: str = typer.Option("default-v1", "--env", help="World to train and evaluate on."),
+    set_: list[str] = _set_option(),
+    steps: int | None = typer.Option(None, "--steps", help="Training updates (default: the demo recipe's)."),  # noqa: UP045
+    episodes: int = typer.Option(500, "--episodes", "-n", help="Test episodes per policy (≥ 500 for the claims)."),
+    validation: int = typer.Option(256, "--validation", help="Validation episodes for choosing budgets and thresholds."),
     algo: str = typer.Option("grpo", "--algo", help="reinforce | grpo | ppo."),
     seed: int = typer.Option(0, "--seed", help="Training seed."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
-    """The main job: train on the default env, evaluate on held-out seeds, write a results folder."""
+    """The main job: train on Orchestrate-v1, evaluate with the fair protocol, write a results folder."""
+    if steps is not None and steps < 1:
+        raise fail(f"--steps {steps} must be ≥ 1")
+    if episodes < 2 or validation < 2:
+        raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
     try:
+        from ..env.config import parse_overrides
         from ..learn.demo import run_demo
 
-        run_demo(out, algo=algo, steps=steps, episodes=episodes, seed=seed, progress=not quiet,
-                 log=lambda s: console.print(s, markup=False, highlight=False))
+        parse_overrides(set_)
+        run_demo(out, env=env, env_set=tuple(set_), algo=algo, steps=steps, episodes=episodes, validation=validation,
+                 seed=seed, progress=not quiet, log=lambda s: console.print(s, markup=False, highlight=False))
     except _errors() as exc:
         raise _fail_from(exc) from None
     except OSError as exc:

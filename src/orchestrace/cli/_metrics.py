@@ -17,9 +17,8 @@ import warnings
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, escape, fail
 
 __all__ = ["metrics"]
 

@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, escape, fail
 
 __all__ = ["report"]
 
@@ -46,9 +45,9 @@ def _print_problems(where: str, problems: list) -> None:
 
 def _load_native(files: list[Path]) -> list:
     """Validate every file (all problems of all files are printed), then decode them."""
+    from .._validate import validate
     from ..errors import TraceError
     from ..io import iter_traces
-    from ..validate import validate
 
     bad = 0
     for f in files:

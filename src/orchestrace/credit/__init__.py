@@ -9,16 +9,17 @@ not come from a trace. Value functions are pure callables, vectorised ones marke
 =================  ===============================================================
 module             contents
 =================  ===============================================================
-``_units``         the 8 units (which events are turns, tokens, …) — :func:`unit_index`
 ``_flow``          broadcast, causal shares, graph discounting and GAE
 ``_games``         Shapley (exact / antithetic permutation sampling), Owen, LOO
 ``_trace_value``   the documented trace-only value function for bare traces
 ``_baselines``     C3 and COMA advantages
 ``_value``         batching, caching and checking of user value functions
 ``_assign``        :func:`assign` and :class:`CreditResult`
+``.._units``       the 8 units (which events are turns, tokens, …) — :func:`unit_index`
+``.._methods``     :class:`CreditMethod` and the options of each method
 =================  ===============================================================
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> r = assign(synth(events=60, agents=3, seed=4), unit="agent", method="broadcast")
 >>> r.as_dict()
 {'orchestrator': 1.0, 'w1': 1.0, 'w2': 1.0, 'w3': 1.0}
@@ -26,12 +27,13 @@ module             contents
 
 from __future__ import annotations
 
-from ._assign import CreditMethod, CreditResult, assign, group_baselines, parse_method
+from .._methods import CreditMethod, parse_method
+from .._units import TURN_TYPES, UnitIndex, parse_unit, unit_index
+from ._assign import CreditResult, assign, group_baselines
 from ._baselines import c3_advantages, coma_advantage
 from ._flow import graph_returns
 from ._games import GameResult, hoeffding_epsilon, hoeffding_samples, leave_one_out, owen, shapley
 from ._trace_value import TraceValue
-from ._units import TURN_TYPES, UnitIndex, parse_unit, unit_index
 from ._value import Batched, batched
 
 __all__ = [

@@ -9,71 +9,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._methods import METHOD_OPTIONS, PLACEMENTS, CreditMethod, parse_method
+from .._units import UnitIndex, parse_unit, unit_index
 from ..errors import ConfigError
-from ..vocab import CreditUnit, _StrEnum
+from ..vocab import CreditUnit
 from . import _flow
 from ._baselines import c3_advantages, coma_advantage
 from ._games import EXACT_MAX, leave_one_out, owen, shapley
 from ._trace_value import DESCRIPTION, TraceValue
-from ._units import UnitIndex, memo, parse_unit, unit_index
 from ._value import Evaluator
 
 if TYPE_CHECKING:
     from ..graph import TraceGraph
     from ..trace import Signal, Trace
 
-__all__ = ["CreditMethod", "CreditResult", "assign", "group_baselines", "parse_method"]
-
-
-class CreditMethod(_StrEnum):
-    """Credit-assignment methods (see :func:`assign`)."""
-
-    BROADCAST = "broadcast"
-    DISCOUNTED = "discounted"
-    CAUSAL = "causal"
-    LEAVE_ONE_OUT = "leave-one-out"
-    SHAPLEY = "shapley"
-    OWEN = "owen"
-    C3 = "c3"
-    COMA = "coma"
-
-
-_ALIASES = {"loo": "leave-one-out", "difference": "leave-one-out", "leave_one_out": "leave-one-out",
-            "gae": "discounted"}
-_COUNTERFACTUAL = {CreditMethod.LEAVE_ONE_OUT, CreditMethod.SHAPLEY, CreditMethod.OWEN, CreditMethod.C3, CreditMethod.COMA}
-_CF_KW = {"weight", "batched", "max_players"}
-_KW: dict[CreditMethod, set[str]] = {
-    CreditMethod.BROADCAST: set(),
-    CreditMethod.CAUSAL: {"weight"},
-    CreditMethod.DISCOUNTED: {"gamma", "gamma_s", "lam", "values", "reduce"},  # reduce: auto, max, min, sum, mean
-    CreditMethod.LEAVE_ONE_OUT: _CF_KW,
-    CreditMethod.SHAPLEY: _CF_KW | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
-    CreditMethod.OWEN: _CF_KW | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
-    CreditMethod.C3: _CF_KW | {"alternatives"},
-    CreditMethod.COMA: _CF_KW | {"q", "pi", "taken"},
-}
-_PLACEMENTS = ("uniform", "last")
-
-
-def parse_method(method: CreditMethod | str) -> CreditMethod:
-    """The :class:`CreditMethod` named ``method`` (``loo``/``difference`` → leave-one-out).
-
-    >>> parse_method("LOO"), parse_method("shapley")
-    (<CreditMethod.LEAVE_ONE_OUT: 'leave-one-out'>, <CreditMethod.SHAPLEY: 'shapley'>)
-    """
-    if isinstance(method, CreditMethod):
-        return method
-    key = str(method).strip().lower().replace("_", "-")
-    key = _ALIASES.get(key, key)
-    try:
-        return CreditMethod(key)
-    except ValueError:
-        import difflib
-
-        names = [m.value for m in CreditMethod]
-        close = difflib.get_close_matches(key, names, n=1)
-        tip = f"; did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"unknown credit method {method!r}{tip} (choose from {', '.join(names)})") from None
+__all__ = ["CreditResult", "assign", "group_baselines"]
 
 
 @dataclass(frozen=True)
@@ -184,7 +134,7 @@ def assign(
     ``token`` units are credited as turns, then placed on tokens (``placement``:
     ``uniform`` over the turn's tokens or all on the ``last`` token).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> tr = synth(events=80, agents=3, seed=0)
     >>> r = assign(tr, unit="agent", method="shapley")
     >>> round(float(r.values.sum()), 6) == tr.rewards["team"], r.notes[0][:32]
@@ -194,15 +144,15 @@ def assign(
 
     u = parse_unit(unit)
     m = parse_method(method)
-    allowed = _KW[m]
+    allowed = METHOD_OPTIONS[m]
     unknown = sorted(set(kw) - allowed)
     if unknown:
         raise ConfigError(
             f"{m.value} credit does not take {', '.join(unknown)}; it takes "
             f"{', '.join(sorted(allowed | {'samples', 'seed', 'value_fn', 'placement'})) or 'no options'}"
         )
-    if placement not in _PLACEMENTS:
-        raise ConfigError(f"placement must be one of {', '.join(_PLACEMENTS)}, got {placement!r}")
+    if placement not in PLACEMENTS:
+        raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     if samples is not None and samples < 2:
         raise ConfigError(f"samples must be ≥ 2 permutations, got {samples}")
     g = graph if graph is not None else TraceGraph.from_trace(trace)
@@ -308,7 +258,7 @@ def _run(
 
         if V is None:  # the same signals on the same graph: reuse the returns across units
             key = ("returns", an.event.tobytes(), an.value.tobytes(), gamma, gamma_s, lam_f)
-            G, A = memo(g, key, returns)
+            G, A = g.derived(("credit", key), returns)
         else:
             G, A = returns()
         if A is not None and V is None:

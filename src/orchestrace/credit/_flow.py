@@ -37,14 +37,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..vocab import CreditUnit, EventType
-from ._units import memo
 
 if TYPE_CHECKING:
+    from .._units import UnitIndex
     from ..graph import TraceGraph
     from ..trace import Signal
-    from ._units import UnitIndex
 
 __all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "error_origins", "event_weights", "graph_returns",
            "sharers"]
@@ -102,7 +101,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
             a = g.agent_index.get(sig.id)
             if a is None:
                 raise _unknown(j, sig, "agent", g.agents)
-            e = int(memo(g, "last_agent", lambda: _latest_per(g.agent.astype(np.int64), g.t, len(g.agents)))[a])
+            e = int(g.derived(("credit", "last_agent"), lambda: _latest_per(g.agent.astype(np.int64), g.t, len(g.agents)))[a])
             if e < 0:  # spawned, never acted: the spawn that made it earned it
                 if spawn_of is None:
                     spawn_of = {g.trace.events[i].to: i for i in np.flatnonzero(g.is_type(EventType.SPAWN)).tolist()}  # type: ignore[misc]
@@ -112,7 +111,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
             ev[j], scope[j], code[j] = e, SCOPE_AGENT, a
         elif u is CreditUnit.ROLE:
             r = role_code.get(sig.id)
-            last_role = memo(g, "last_role", lambda: _latest_per(ui.event_role, g.t, len(ui.role_names)))
+            last_role = g.derived(("credit", "last_role"), lambda: _latest_per(ui.event_role, g.t, len(ui.role_names)))
             if r is None or last_role[r] < 0:
                 raise _unknown(j, sig, "role", list(ui.role_names))
             ev[j], scope[j], code[j] = last_role[r], SCOPE_ROLE, r
@@ -126,10 +125,7 @@ def anchor_signals(g: TraceGraph, ui: UnitIndex, signals: Sequence[Signal]) -> A
 
 
 def _unknown(j: int, sig: Signal, what: str, known: Sequence[str]) -> ConfigError:
-    import difflib
-
-    close = difflib.get_close_matches(sig.id, list(known)[:5000], n=1)
-    tip = f"; did you mean {close[0]!r}?" if close else ""
+    tip = did_you_mean(sig.id, list(known)[:5000], prefix="; ")
     return ConfigError(
         f"signals[{j}] ({CreditUnit(sig.unit).value} {sig.id!r}{', ' + sig.name if sig.name else ''}) names a {what} "
         f"this trace lacks{tip}"
@@ -286,12 +282,12 @@ def error_origins(g: TraceGraph, anchor: int) -> tuple[np.ndarray, np.ndarray]:
         inside = chain[g.dep_src] & chain[g.dep_dst]
         has_pred[g.dep_dst[inside]] = True
         return chain & ~has_pred, chain
-    return memo(g, ("error_origins", anchor), run)  # type: ignore[no-any-return]
+    return g.derived(("credit", ("error_origins", anchor)), run)
 
 
 def ancestors_of(g: TraceGraph, event: int) -> np.ndarray:
     """Bool mask of the ancestors-or-self of one event (cached on the graph)."""
-    return memo(g, ("anc", event), lambda: g.ancestor_mask([event], inclusive=True))  # type: ignore[no-any-return]
+    return g.derived(("credit", ("anc", event)), lambda: g.ancestor_mask([event], inclusive=True))  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -309,7 +305,7 @@ class _Levels:
 
 
 def _level_edges(g: TraceGraph) -> _Levels:
-    return memo(g, "level_edges", lambda: _sort_level_edges(g))  # type: ignore[no-any-return]
+    return g.derived(("credit", "level_edges"), lambda: _sort_level_edges(g))  # type: ignore[no-any-return]
 
 
 def _sort_level_edges(g: TraceGraph) -> _Levels:

@@ -37,9 +37,9 @@ import numpy as np
 from ._flow import ancestors_of, sharers
 
 if TYPE_CHECKING:
+    from .._units import UnitIndex
     from ..graph import TraceGraph
     from ._flow import Anchors
-    from ._units import UnitIndex
 
 __all__ = ["TraceValue"]
 

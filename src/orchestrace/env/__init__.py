@@ -5,6 +5,12 @@ Importing this package registers the versioned ids (see :data:`ENV_IDS`)::
     orchestrace/Orchestrate-v0             the default configuration (the main job trains on it)
     orchestrace/Orchestrate-small-v0       a tiny configuration for tests
     orchestrace/Orchestrate-industrial-v0  the industrial envelope (≈1,000 sub-agents, 20,000+ steps)
+    orchestrace/Orchestrate-v1             v1: shared misconceptions, a price per episode, the evidence
+                                           observation — the world the main claim is made in
+    orchestrace/Orchestrate-small-v1       v1 at test size
+    orchestrace/Orchestrate-industrial-v1  v1 industrial (price scaled so tokens do not swamp the return)
+
+v0 ids stay reproducible byte for byte; v1 changes are listed in ``docs/env-v1.md``.
 
 The world model is documented in :mod:`orchestrace.env.world`; the learner contract in
 ``env-contract.md``.
@@ -76,6 +82,9 @@ ENV_IDS: dict[str, str] = {
     "orchestrace/Orchestrate-v0": "default",
     "orchestrace/Orchestrate-small-v0": "small",
     "orchestrace/Orchestrate-industrial-v0": "industrial",
+    "orchestrace/Orchestrate-v1": "default_v1",
+    "orchestrace/Orchestrate-small-v1": "small_v1",
+    "orchestrace/Orchestrate-industrial-v1": "industrial_v1",
 }
 
 

@@ -116,6 +116,8 @@ def build_trace(
     policy: str | None,
     logprobs: list[float | None],
     alternatives: list[tuple[str, ...]],
+    env_set: tuple[str, ...] = (),
+    price: float | None = None,
 ) -> Trace:
     """Turn the per-step log of a ``B = 1`` world into a validating trace."""
     labels = action_labels(cfg)
@@ -288,5 +290,7 @@ def build_trace(
         outcome=outcome,
         meta={"env_id": env_id, "seed": seed, "config": cfg.name, "policy": policy, "subtasks": n,
               "difficulty": float(summary["difficulty"]),
+              **({"env_set": list(env_set)} if env_set else {}),
+              **({"token_price": price} if price is not None else {}),
               **({"clock": "real", "t0_wall": t0_wall} if real else {})},
     )

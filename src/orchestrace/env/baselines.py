@@ -35,15 +35,17 @@ import numpy as np
 
 from ..errors import ConfigError
 from .config import EnvConfig
+from .layout import DECISION, STOP, Agg, Comm, S, obs_layout
 from .world import DONE, O1, O2, O3, O4, O5, World
 
 __all__ = ["BASELINES", "Policy", "evaluate", "make_baseline"]
 
 BASELINES: tuple[str, ...] = ("random", "fixed-fanout", "greedy", "fixed-budget", "threshold", "always-continue", "oracle")
 
-# observation indices (see orchestrace.env.world)
-_HINT, _RND, _TOK, _DEC, _MINMARG, _MINCONF = 5, 6, 7, 18, 12, 14
-_TYPE, _TOP, _SEC, _CONF, _ACC, _REJ, _PF, _SETTLED = 20, 27, 28, 29, 30, 31, 33, 11
+# summary-observation features the rules read (named in orchestrace.env.layout)
+_HINT, _RND, _TOK, _DEC, _MINMARG, _MINCONF = S.HINT, S.ROUND, S.TOKENS, S.DECISIONS, S.MIN_MARGIN, S.MIN_CONF
+_TYPE, _TOP, _SEC, _ACC, _REJ, _PF, _SETTLED = (S.FOCUS_TYPE, S.FOCUS_TOP, S.FOCUS_SECOND, S.FOCUS_ACCEPTS,
+                                                S.FOCUS_REJECTS, S.PENDING_FANOUT, S.SETTLED)
 
 
 class Policy:
@@ -61,6 +63,7 @@ class Policy:
                               for t in ("retrieve", "reason", "code")])
         self._env: Any = None
         self.rng = np.random.default_rng(0)
+        self._summary_dim = obs_layout(config.replace(obs_mode="summary")).dim
 
     def bind(self, env: Any) -> Policy:
         """Attach a single env (policies that look at the world, like the oracle, need it)."""
@@ -77,8 +80,19 @@ class Policy:
         raise NotImplementedError
 
     # -- shared pieces ------------------------------------------------------------------------
+    def features(self, obs: np.ndarray, world: World | None) -> np.ndarray:
+        """The summary features the rules read: from the world when given (any observation mode),
+        else ``obs`` itself, which must then be a summary observation."""
+        if world is not None:
+            return world.summary_obs()
+        if obs.shape[1] != self._summary_dim:
+            raise ConfigError(f"{self.name}: a hand-written rule reads the summary statistics, but this "
+                              f"{obs.shape[1]}-wide observation is not a summary one; pass the world "
+                              "(act_batch(obs, mask, world)) or bind(env) first")
+        return obs
+
     def _phase(self, obs: np.ndarray) -> np.ndarray:
-        return obs[:, :5].argmax(1)
+        return obs[:, DECISION].argmax(1)
 
     def _legal_or(self, mask: np.ndarray, want: np.ndarray, fallback: np.ndarray) -> np.ndarray:
         ar = np.arange(mask.shape[0])
@@ -96,7 +110,8 @@ class Policy:
         typ = obs[:, _TYPE:_TYPE + 3].argmax(1)
         B = len(ph)
         ar = np.arange(B)
-        want = np.stack([o[0] + f, o[1] + self.spec[typ], np.full(B, o[2] + 1), np.full(B, o[3]), np.full(B, o[4] + 1)])[ph, ar]
+        want = np.stack([o[0] + f, o[1] + self.spec[typ], np.full(B, o[2] + Comm.SUMMARY), np.full(B, o[3] + Agg.MAJORITY),
+                         np.full(B, o[4] + 1)])[ph, ar]
         fallback = np.where(ph == O1, o[0], np.where(ph == O5, o[4], want))
         return self._legal_or(mask, want, fallback)
 
@@ -107,7 +122,7 @@ class Policy:
     def _with_stop(self, obs: np.ndarray, mask: np.ndarray, a: np.ndarray) -> np.ndarray:
         ph = self._phase(obs)
         stop = (ph == O5) & (self.stop_now(obs) | ~mask[:, self.off[4] + 1])
-        return np.where(stop, self.off[4], a)
+        return np.where(stop, self.off[4] + STOP, a)
 
 
 class RandomPolicy(Policy):
@@ -147,7 +162,8 @@ class BudgetPolicy(Policy):
         return s
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
-        return self._with_stop(obs, mask, self.base(obs, mask))
+        f = self.features(obs, world)
+        return self._with_stop(f, mask, self.base(f, mask))
 
 
 class AdaptivePolicy(BudgetPolicy):
@@ -176,6 +192,7 @@ class AdaptivePolicy(BudgetPolicy):
         return all_settled | (leads & (obs[:, _MINCONF] >= bar))
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        obs = self.features(obs, world)
         o, ph = self.off, self._phase(obs)
         a = self.base(obs, mask)
         if self.verifier is None:
@@ -190,7 +207,7 @@ class AdaptivePolicy(BudgetPolicy):
         # O2: the verifier when the subtask only needs a check (same rule, seen from O2)
         want_v = (ph == O2) & ~rnd0 & verify & (obs[:, _PF] * self.cfg.max_fanout <= 1.5)
         a = np.where(want_v, self._legal_or(mask, np.full(len(a), o[1] + self.verifier), a), a)
-        a = np.where(ph == O4, o[3] + 1, a)
+        a = np.where(ph == O4, o[3] + Agg.VERIFIER, a)
         return self._with_stop(obs, mask, a)
 
 
@@ -206,6 +223,7 @@ class FanoutPolicy(Policy):
         self.fanout = fanout
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
+        obs = self.features(obs, world)
         a = self.base(obs, mask)
         ph = self._phase(obs)
         a = np.where(ph == O1, self._legal_or(mask, np.full(len(a), self.off[0] + self.fanout), a), a)
@@ -228,6 +246,7 @@ class GreedyPolicy(Policy):
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
         c = self.cfg
+        obs = self.features(obs, world)
         a = self.base(obs, mask)
         ph = self._phase(obs)
         typ = obs[:, _TYPE:_TYPE + 3].argmax(1)
@@ -271,6 +290,7 @@ def make_baseline(name: str, config: EnvConfig | None = None, **params: Any) -> 
         "oracle": OraclePolicy,
         "adaptive": AdaptivePolicy,
     }
+    _check_params(name, params)
     if name not in table:
         import difflib
 
@@ -281,6 +301,30 @@ def make_baseline(name: str, config: EnvConfig | None = None, **params: Any) -> 
         return table[name](cfg, **params)
     except TypeError as exc:
         raise ConfigError(f"bad parameters for baseline {name!r}: {exc}") from None
+
+
+#: Parameters a baseline accepts on the command line: (type, lowest, highest).
+_PARAMS: dict[str, tuple[type, float, float]] = {
+    "rounds": (int, 1, 1e9), "decisions": (int, 1, 1e12), "tokens": (float, 0.0, float("inf")),
+    "threshold": (float, 0.0, 1.0), "fanout": (int, 1, 1e9), "capable": (float, 0.0, 1.0), "seed": (int, 0, 2**63 - 1),
+    "easy_below": (float, 0.0, 1.0), "conf_easy": (float, 0.0, 1.0), "conf_hard": (float, 0.0, 1.0),
+}
+
+
+def _check_params(name: str, params: dict[str, Any]) -> None:
+    """Type- and range-check baseline parameters (they often come from ``--param k=v``)."""
+    for k, v in params.items():
+        spec = _PARAMS.get(k)
+        if spec is None:
+            if k == "heads":
+                continue
+            continue  # unknown names are reported by the constructor (TypeError → ConfigError below)
+        typ, lo, hi = spec
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (typ is float or float(v).is_integer())
+        if not ok or not lo <= float(v) <= hi:
+            kind = "an integer" if typ is int else "a number"
+            raise ConfigError(f"baseline {name!r}: {k}={v!r} is invalid; use {kind} in [{lo:g}, {hi:g}]")
+        params[k] = typ(v)
 
 
 def evaluate(config: EnvConfig, policy: Policy, seeds: Iterable[int], *, chunk: int = 1024) -> dict[str, np.ndarray]:

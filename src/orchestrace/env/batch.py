@@ -15,7 +15,7 @@ decision. Traces are not built in the batched path.
 >>> a = mask.argmax(1)          # first legal action of each row
 >>> obs, mask, r, done, info = be.step(a)
 >>> r.dtype, done.shape, sorted(info)[:3]
-(dtype('float32'), (4,), ['critical_steps', 'decisions', 'difficulty'])
+(dtype('float64'), (4,), ['critical_steps', 'decisions', 'difficulty'])
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import numpy as np
 from ..errors import IllegalActionError
 from ._trace import action_labels
 from .config import EnvConfig
-from .world import DONE, World
+from .layout import STOP
+from .world import DONE, O5, World
 
 __all__ = ["BatchEnv"]
 
@@ -33,7 +34,8 @@ __all__ = ["BatchEnv"]
 class BatchEnv:
     """``B`` episodes stepped together; ``reset() -> (obs, mask)``, ``step(a) -> (obs, mask, r, done, info)``."""
 
-    def __init__(self, config: EnvConfig | None = None, batch_size: int = 64, *, seed: int = 0, check_actions: bool = True) -> None:
+    def __init__(self, config: EnvConfig | None = None, batch_size: int = 64, *, seed: int = 0, check_actions: bool = True,
+                 auto_reset: bool = True) -> None:
         self.config = cfg = config if config is not None else EnvConfig.default()
         if batch_size < 1:
             from ..errors import ConfigError
@@ -43,15 +45,24 @@ class BatchEnv:
         self.seed = int(seed)
         self.world = World(cfg, self.B)
         self.check_actions = check_actions
+        #: False: a finished row stays finished (all-False mask, zero observation and reward) until
+        #: the next reset — one episode per row, as a learner that collects whole episodes wants
+        self.auto_reset = auto_reset
         self.labels = action_labels(cfg)
         self.obs_dim, self.n_actions = cfg.obs_dim, cfg.n_actions
         self._next = np.zeros(self.B, np.uint64)
         self._mask = np.zeros((self.B, cfg.n_actions), bool)
 
-    def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        """Start episode seeds ``seed + b`` in row ``b``; returns (obs (B, D) float32, mask (B, A) bool)."""
+    def reset(self, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Start episode seeds ``seed + b`` in row ``b`` (or ``seeds[b]``, resizing the batch to
+        ``len(seeds)``); returns (obs (B, D) float32, mask (B, A) bool)."""
+        if seeds is not None:
+            seeds = np.asarray(seeds, dtype=np.int64).reshape(-1)
+            if len(seeds) != self.B:
+                self.B = len(seeds)
+                self.world = World(self.config, self.B)
         rows = np.arange(self.B)
-        self.episode_seed = (self.seed + rows).astype(np.uint64)
+        self.episode_seed = (self.seed + rows).astype(np.uint64) if seeds is None else seeds.astype(np.uint64)
         self._next = self.episode_seed + np.uint64(self.B)
         self.world.reset_rows(rows, self.episode_seed)
         self._mask = self.world.mask()
@@ -61,15 +72,18 @@ class BatchEnv:
         """One decision per row. ``info`` arrays are valid where ``done`` (the finished episode's values)."""
         w = self.world
         a = np.asarray(actions, np.int64).reshape(self.B)
+        live = w.phase < DONE
+        a = np.where(live, a, 0)
         if self.check_actions:
             ok = (a >= 0) & (a < self.n_actions)
             ok[ok] = self._mask[np.flatnonzero(ok), a[ok]]
+            ok |= ~live
             if not ok.all():
                 b = int(np.flatnonzero(~ok)[0])
                 legal = ", ".join(f"{i}={self.labels[i]}" for i in np.flatnonzero(self._mask[b]))
                 raise IllegalActionError(f"row {b}: action {int(a[b])} is not legal; legal actions: {legal}")
-        r = w.step(a).astype(np.float32)
-        done = w.phase == DONE
+        r = w.step(a)
+        done = live & (w.phase == DONE)
         info = {
             "success": w.success.copy(),
             "tokens": w.tokens.copy(),
@@ -79,9 +93,10 @@ class BatchEnv:
             "critical_steps": w.crit.copy(),
             "wall_clock_s": w.clock.copy(),
             "safety_events": w.safety.copy(),
+            "rounds": w.rnd + 1,
             "seed": self.episode_seed.astype(np.int64),
         }
-        if done.any():
+        if done.any() and self.auto_reset:
             rows = np.flatnonzero(done)
             self.episode_seed = self.episode_seed.copy()
             self.episode_seed[rows] = self._next[rows]
@@ -89,3 +104,13 @@ class BatchEnv:
             w.reset_rows(rows, self.episode_seed[rows])
         self._mask = w.mask()
         return w.obs(), self._mask, r, done, info
+
+    def stop_values(self) -> np.ndarray:
+        """(B,) the reward-to-go of taking STOP now in each row (NaN where O5 is not due): the
+        replay counterfactual "stop at this decision", evaluated on copies (``World.take``)."""
+        w = self.world
+        out = np.full(w.B, np.nan)
+        rows = np.flatnonzero(w.phase == O5)
+        if rows.size:
+            out[rows] = w.take(rows).step(np.full(rows.size, w.offsets[4] + STOP, dtype=np.int64))
+        return out

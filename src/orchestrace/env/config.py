@@ -23,12 +23,14 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["AGG_METHODS", "COMM_MODES", "SUBTASK_TYPES", "EnvConfig", "WorkerProfile", "default_profiles"]
+__all__ = ["AGG_METHODS", "COMM_MODES", "OBS_MODES", "SUBTASK_TYPES", "EnvConfig", "WorkerProfile", "default_profiles"]
 
 #: Subtask types (index = type id). ``code`` subtasks run a privileged tool (side effects).
 SUBTASK_TYPES: tuple[str, ...] = ("retrieve", "reason", "code")
 #: O3 communication modes (index = action offset in the O3 head).
 COMM_MODES: tuple[str, ...] = ("none", "summary", "full")
+#: Observation modes (see :mod:`orchestrace.env.layout`).
+OBS_MODES: tuple[str, ...] = ("summary", "evidence")
 #: O4 aggregation methods (index = action offset in the O4 head).
 AGG_METHODS: tuple[str, ...] = ("majority", "verifier", "best_of", "merge")
 
@@ -125,6 +127,18 @@ class EnvConfig:
     decision_tokens: float = _f(30.0, "tokens per orchestrator decision")
     decision_time_s: float = _f(0.5, "simulated seconds per orchestrator decision")
     spawn_time_s: float = _f(0.5, "simulated seconds to spawn a sub-agent")
+    # v1: correlated errors, a price per episode, a token budget, observation modes
+    p_misconception: float = _f(0.0, "probability (× subtask difficulty) that a subtask carries a shared misconception (v1): "
+                                     "every solver is pulled to the same plausible wrong answer, so more votes do not help")
+    misconception_strength: float = _f(0.7, "share of a solver's success probability a misconception takes away")
+    misconception_conf: float = _f(0.8, "probability that a solver misled by a misconception reports high confidence")
+    price_min: float = _f(1.0, "lowest token-price multiplier (drawn log-uniformly per episode in [price_min, price_max])")
+    price_max: float = _f(1.0, "highest token-price multiplier")
+    token_budget: float = _f(0.0, "tokens after which CONTINUE is illegal at O5 (0 = no budget)")
+    obs_mode: str = _f("summary", "observation: summary (hand-summarised statistics, v0) | evidence (per-attempt "
+                                  "votes and confidences, padded and masked; no summary statistics, no hint)")
+    show_hint: bool = _f(True, "show the noisy difficulty hint in the summary observation")
+    show_price: bool = _f(False, "append the episode's token price, remaining budget and rounds to the observation")
     # reward
     success_reward: float = _f(1.0, "reward for a correct submission (all subtask aggregates correct)")
     token_cost: float = _f(1.2e-5, "cost per token (return −= token_cost·tokens)")
@@ -154,7 +168,8 @@ class EnvConfig:
         if self.n_wrong < 1:
             raise bad("n_wrong", "must be ≥ 1", "set n_wrong to 1 or more")
         for fld in ("p_dep", "p_dep2", "p_easy", "p_hard", "p_propagate", "p_untrusted", "p_inject",
-                    "summary_leak", "fooled_conf", "verifier_tpr", "verifier_fool", "merge_quality", "plausible_wrong"):
+                    "summary_leak", "fooled_conf", "verifier_tpr", "verifier_fool", "merge_quality", "plausible_wrong",
+                    "p_misconception", "misconception_strength", "misconception_conf"):
             v = getattr(self, fld)
             if not 0.0 <= v <= 1.0:
                 raise bad(fld, "must be a probability in [0, 1]", f"set {fld} between 0 and 1")
@@ -168,6 +183,14 @@ class EnvConfig:
         for fld in ("token_scale", "time_scale", "success_reward"):
             if not getattr(self, fld) > 0:
                 raise bad(fld, "must be > 0", f"set {fld} to a positive number")
+        if not 0.0 < self.price_min < float("inf"):
+            raise bad("price_min", "must be finite and > 0", "set price_min to a positive multiplier (1 = base price)")
+        if not self.price_min <= self.price_max < float("inf"):
+            raise bad("price_max", f"must be finite and ≥ price_min={self.price_min:g}", "raise price_max or lower price_min")
+        if not 0.0 <= self.token_budget < float("inf"):
+            raise bad("token_budget", "must be finite and ≥ 0", "set token_budget to 0 (none) or a token count")
+        if self.obs_mode not in OBS_MODES:
+            raise bad("obs_mode", f"must be one of {', '.join(OBS_MODES)}", "set obs_mode to summary or evidence")
         if len(self.profiles) < 1 or not any(not p.verifier for p in self.profiles):
             raise bad("profiles", "needs at least one solver (non-verifier) profile", "add a WorkerProfile with verifier=False")
         if len(self.comm_bonus) != 3 or len(self.comm_tokens) != 3:
@@ -194,8 +217,10 @@ class EnvConfig:
 
     @property
     def obs_dim(self) -> int:
-        """Observation length (see :mod:`orchestrace.env.world` for the layout)."""
-        return 5 + 15 + len(SUBTASK_TYPES) + 10 + 1 + self.n_profiles + len(AGG_METHODS) + 2
+        """Observation length (the layout is :func:`orchestrace.env.layout.obs_layout`)."""
+        from .layout import obs_layout
+
+        return obs_layout(self).dim
 
     def replace(self, **changes: Any) -> EnvConfig:
         """A copy with some fields changed (validated again).
@@ -229,6 +254,46 @@ class EnvConfig:
         return cls(n_subtasks_min=480, n_subtasks_max=480, max_rounds=4, p_dep=0.7, p_dep2=0.4, tool_steps=8,
                    token_scale=4e6, time_scale=2000.0, name="industrial")
 
+    # -- v1: the world where stopping is hard ------------------------------------------------
+    @classmethod
+    def default_v1(cls) -> EnvConfig:
+        """``Orchestrate-v1``: the main claim's world (see ``docs/env-v1.md`` for every change and why).
+
+        Shared misconceptions (votes agree on a wrong answer), a token price drawn per episode
+        in [¼, 4]× and shown with the remaining budget, a token budget, and the *evidence*
+        observation (per-attempt votes and confidences; no summary statistics, no hint).
+
+        >>> c = EnvConfig.default_v1(); c.obs_mode, c.price_min, c.price_max
+        ('evidence', 0.25, 4.0)
+        """
+        return cls(max_rounds=6, p_misconception=0.6, price_min=0.25, price_max=4.0, token_cost=3e-5,
+                   token_budget=24000.0, obs_mode="evidence", show_hint=False, show_price=True, name="default-v1")
+
+    @classmethod
+    def small_v1(cls) -> EnvConfig:
+        """The v1 world at test size (2–3 subtasks, ≤ 3 rounds)."""
+        return cls.default_v1().replace(n_subtasks_max=3, max_rounds=3, max_attempts=6, name="small-v1")
+
+    @classmethod
+    def industrial_v1(cls) -> EnvConfig:
+        """The industrial envelope in v1: the price scaled so that tokens cost ≈ 0.1–0.3 of a success
+        per episode (v0's price made the return ≈ −12, all cost), summary observation (an evidence
+        observation of 480 subtasks × 8 attempts is not a useful policy input)."""
+        return cls.industrial().replace(p_misconception=0.6, price_min=0.25, price_max=4.0, token_cost=2e-7,
+                                        show_hint=False, show_price=True, name="industrial-v1")
+
+    def with_overrides(self, items: list[str] | tuple[str, ...]) -> EnvConfig:
+        """A copy with ``FIELD=VALUE`` overrides (the CLI's ``--set``), type- and range-checked.
+
+        >>> EnvConfig.small().with_overrides(["token_cost=4.8e-5", "obs_mode=evidence"]).token_cost
+        4.8e-05
+        >>> EnvConfig.small().with_overrides(["max_round=2"])
+        Traceback (most recent call last):
+        ...
+        orchestrace.errors.ConfigError: --set max_round=2: EnvConfig has no field 'max_round'; did you mean 'max_rounds'?
+        """
+        return self.replace(**parse_overrides(items)) if items else self
+
     def to_dict(self) -> dict[str, Any]:
         """Plain dict (profiles as dicts), e.g. for trace metadata.
 
@@ -236,3 +301,61 @@ class EnvConfig:
         'small'
         """
         return dataclasses.asdict(self)
+
+
+_BOOL = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+
+def parse_overrides(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``["FIELD=VALUE", …]`` → typed EnvConfig changes; :class:`ConfigError` names the bad item.
+
+    >>> parse_overrides(["max_rounds=3", "comm_bonus=0,0.5,1", "show_hint=false"])
+    {'max_rounds': 3, 'comm_bonus': (0.0, 0.5, 1.0), 'show_hint': False}
+    """
+    import typing
+
+    import difflib
+
+    hints = typing.get_type_hints(EnvConfig)
+    names = [f.name for f in dataclasses.fields(EnvConfig)]
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = str(item).partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r} must look like FIELD=VALUE (e.g. token_cost=4.8e-5)")
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; fields: {', '.join(n for n in names if n != 'profiles')}"
+            raise ConfigError(f"--set {item}: EnvConfig has no field {key!r}{hint}")
+        typ = hints[key]
+        try:
+            if key == "profiles":
+                raise ValueError("worker profiles cannot be set from the command line; build an EnvConfig in Python")
+            if typ is bool:
+                if raw.lower() not in _BOOL:
+                    raise ValueError("expected true or false")
+                value: Any = _BOOL[raw.lower()]
+            elif typ is int:
+                value = int(raw)
+            elif typ is float:
+                value = float(raw)
+                if value != value:
+                    raise ValueError("NaN is not a value")
+            elif typ is str:
+                value = raw
+            else:  # tuple[float, float, float]
+                parts = [float(x) for x in raw.split(",")]
+                if len(parts) != 3:
+                    raise ValueError("expected 3 comma-separated numbers (none, summary, full)")
+                value = tuple(parts)
+        except ValueError as exc:
+            tname = getattr(typ, "__name__", str(typ))
+            raise ConfigError(f"--set {item}: {exc if str(exc) and 'invalid literal' not in str(exc) and 'could not convert' not in str(exc) else f'expected a {tname}'}") from None
+        try:  # the field's own range (cross-field rules are checked when the world is built)
+            EnvConfig(**{key: value})
+        except ConfigError as exc:
+            if str(exc).startswith(f"EnvConfig.{key}="):
+                raise ConfigError(f"--set {item}: {exc}") from None
+        out[key] = value
+    return out

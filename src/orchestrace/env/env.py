@@ -8,7 +8,7 @@ The world model, observation layout and reward are documented in
 paid as per-step costs (each step's tokens, simulated seconds and safety events) plus the
 success reward on the final (stop) step, so ``Σ_t r_t = G`` exactly.
 
->>> env = OrchestrationEnv(EnvConfig.small())
+>>> env = OrchestrationEnv(EnvConfig.small(), record_trace=True)
 >>> obs, info = env.reset(seed=3)
 >>> obs["obs"].shape, info["decision"].code
 ((46,), 'O1')
@@ -38,35 +38,25 @@ from .world import DONE, World
 __all__ = ["OrchestrationEnv"]
 
 
-class _MaskedDiscrete(spaces.Discrete):
-    """``Discrete(n)`` whose ``sample()`` without a mask draws a *legal* action of the env.
-
-    Masked environments cannot accept arbitrary actions, and gymnasium's checker samples
-    actions from the space; this keeps ``check_env`` meaningful without weakening the
-    environment's strictness.
-    """
-
-    def __init__(self, n: int, mask_fn: Any) -> None:
-        super().__init__(n)
-        self._mask_fn = mask_fn
-
-    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:  # noqa: D102
-        if mask is None and probability is None and self._mask_fn is not None:
-            m = self._mask_fn()
-            if m.any():
-                mask = m.astype(np.int8)
-        return super().sample(mask=mask, probability=probability)
+#: Observations are clipped to [OBS_LOW, OBS_HIGH] (never reached by the world's own features:
+#: the bound makes the observation space a bounded Box, as Gymnasium's checker asks).
+OBS_LOW, OBS_HIGH = -1.0, 1000.0
 
 
 class OrchestrationEnv(gym.Env):
     """Gymnasium env over one :class:`~orchestrace.env.world.World` row, with a trace per episode.
 
     ``workers`` plugs a :class:`~orchestrace.env.workers.WorkerBackend` (e.g. LLM workers)
-    in place of the simulated ones; ``record_trace=False`` skips trace building.
-    ``illegal_action="raise"`` (default) raises :class:`IllegalActionError` on a masked action;
-    ``"resample"`` replaces it by a legal action drawn from ``np_random`` and reports it in
-    ``info["illegal_action"]`` — for tools that sample unmasked actions, such as gymnasium's
-    ``check_env`` (``action_space.sample()`` itself draws legal actions of the current state).
+    in place of the simulated ones. ``record_trace=True`` builds the episode's trace
+    (``info["trace"]`` at the end, :meth:`trace`); it is off by default (opt-in: building a
+    trace costs more than the episode).
+
+    The action space is a plain ``Discrete(n_actions)``; the legal actions are
+    ``obs["action_mask"]`` (``MultiBinary``), so ``env.action_space.sample(mask=obs["action_mask"])``
+    draws a legal one, the Gymnasium way. A masked action: ``illegal_action="resample"``
+    (default, so that any action of the space is accepted, as Gymnasium's checker requires)
+    replaces it by a legal action drawn from ``np_random``, warns once, and reports it in
+    ``info["illegal_action"]``; ``"raise"`` raises :class:`IllegalActionError` naming the legal ones.
     """
 
     metadata = {"render_modes": []}
@@ -76,16 +66,19 @@ class OrchestrationEnv(gym.Env):
         config: EnvConfig | None = None,
         *,
         workers: Any = None,
-        record_trace: bool = True,
+        record_trace: bool = False,
         env_id: str = "orchestrace/Orchestrate-v0",
         policy_name: str | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "resample",
+        env_set: tuple[str, ...] | list[str] = (),
     ) -> None:
         if illegal_action not in ("raise", "resample"):
             from ..errors import ConfigError
 
             raise ConfigError(f"illegal_action={illegal_action!r} is invalid; use 'raise' or 'resample'")
         self.illegal_action = illegal_action
+        #: the ``--set`` overrides this config carries (recorded in every trace's ``meta``)
+        self.env_set = tuple(env_set)
         self.config = cfg = config if config is not None else EnvConfig.default()
         self.world = World(cfg, 1)
         self.record_trace = record_trace
@@ -99,10 +92,11 @@ class OrchestrationEnv(gym.Env):
             self.world.backend = workers if hasattr(workers, "override") else BackendAdapter(workers, cfg)
         self.labels = action_labels(cfg)
         self.observation_space = spaces.Dict({
-            "obs": spaces.Box(-np.inf, np.inf, (cfg.obs_dim,), np.float32),
-            "action_mask": spaces.Box(0, 1, (cfg.n_actions,), np.int8),
+            "obs": spaces.Box(OBS_LOW, OBS_HIGH, (cfg.obs_dim,), np.float32),
+            "action_mask": spaces.MultiBinary(cfg.n_actions),
         })
-        self.action_space = _MaskedDiscrete(cfg.n_actions, self._mask_now)
+        self.action_space = spaces.Discrete(cfg.n_actions)
+        self._warned = False
         o = np.cumsum((0,) + cfg.head_sizes)
         self.heads: dict[Decision, tuple[int, int]] = {
             k: (int(o[h]), int(o[h + 1])) for h, k in enumerate(DECISION_KINDS)
@@ -114,9 +108,6 @@ class OrchestrationEnv(gym.Env):
         self._mask = np.zeros(cfg.n_actions, bool)
 
     # -- helpers -------------------------------------------------------------------------
-    def _mask_now(self) -> np.ndarray:
-        return self._mask
-
     def set_behaviour_logprob(self, logprob: float | None) -> None:
         """Record the behaviour log-probability of the *next* action in its decision event."""
         self._pending_logprob = None if logprob is None else float(logprob)
@@ -133,7 +124,7 @@ class OrchestrationEnv(gym.Env):
 
     def _observe(self) -> dict[str, np.ndarray]:
         self._mask = self.world.mask()[0]
-        return {"obs": self.world.obs()[0], "action_mask": self._mask.astype(np.int8)}
+        return {"obs": np.clip(self.world.obs()[0], OBS_LOW, OBS_HIGH), "action_mask": self._mask.astype(np.int8)}
 
     # -- gymnasium API -----------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -158,6 +149,13 @@ class OrchestrationEnv(gym.Env):
         replaced = None
         if self.illegal_action == "resample" and not (0 <= a < self.config.n_actions and self._mask[a]):
             replaced, a = a, int(self.np_random.choice(np.flatnonzero(self._mask)))
+            if not self._warned:
+                import warnings
+
+                self._warned = True
+                warnings.warn(f"action {replaced} is not legal here; a legal action was drawn instead (reported in "
+                              "info['illegal_action']; pass illegal_action='raise' to make this an error, or sample "
+                              "with action_space.sample(mask=obs['action_mask']))", UserWarning, stacklevel=2)
         if not (0 <= a < self.config.n_actions) or not self._mask[a]:
             legal = ", ".join(f"{i}={self.labels[i]}" for i in self.legal_actions())
             shown = self.labels[a] if 0 <= a < len(self.labels) else "out of range"
@@ -208,5 +206,6 @@ class OrchestrationEnv(gym.Env):
         return build_trace(
             self.config, w.log, seed=self._seed, n=n, types=w.typ[0, :n], parents=w.par[0, :n],
             success=bool(w.success[0]), summary=self.summary(), env_id=self.env_id, policy=self.policy_name,
-            logprobs=self._logprobs, alternatives=self._alts,
+            logprobs=self._logprobs, alternatives=self._alts, env_set=self.env_set,
+            price=float(w.price[0]) if self.config.price_max > self.config.price_min else None,
         )

@@ -23,11 +23,14 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import ConfigError
 from .baselines import BudgetPolicy, Policy
 from .config import EnvConfig
+from .layout import CONTINUE, STOP
 from .world import DONE, O5, World
 
 __all__ = ["OraclePolicy", "stop_values"]
@@ -38,13 +41,30 @@ def _stop_value(w: World) -> np.ndarray:
     c = w.cfg
     valid = np.arange(w.N)[None, :] < w.n[:, None]
     ok = ((w.agg == 0) | ~valid).all(1)
-    return w.ret - c.token_cost * c.decision_tokens - c.time_cost * c.decision_time_s + c.success_reward * ok
+    return w.ret - c.token_cost * w.price * c.decision_tokens - c.time_cost * c.decision_time_s + c.success_reward * ok
 
 
-def stop_values(w: World, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
-    """Roll ``policy`` (stops ignored: it always continues) to the end of every row of ``w``
-    (mutated) and return ``(best, per_k)``: the best return over all stopping points and a
-    (B, K) array of the return of stopping at the k-th O5 met (NaN where not reached)."""
+def continuing_actions(policy: Any, w: World) -> np.ndarray:
+    """``policy``'s O1–O4 actions in every row of ``w``, with CONTINUE at O5 wherever it is legal.
+
+    A hand-written :class:`~orchestrace.env.baselines.Policy` contributes its base heuristic
+    (``policy.base``); anything else with ``act_batch(obs, mask, world)`` (a learned policy)
+    its own heads.
+    """
+    mask = w.mask()
+    if isinstance(policy, Policy):
+        return policy.base(w.summary_obs(), mask)
+    a = np.asarray(policy.act_batch(w.obs(), mask, w), dtype=np.int64)
+    o5 = w.offsets[4]
+    cont = mask[:, o5 + CONTINUE]
+    at5 = w.phase == O5
+    return np.where(at5, np.where(cont, o5 + CONTINUE, o5 + STOP), a)
+
+
+def stop_values(w: World, policy: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Roll ``policy``'s heads (stops ignored: it always continues) to the end of every row of
+    ``w`` (mutated) and return ``(best, per_k)``: the best return over all stopping points and
+    a (B, K) array of the return of stopping at the k-th O5 met (NaN where not reached)."""
     best = np.full(w.B, -np.inf)
     per_k: list[np.ndarray] = []
     while True:
@@ -56,8 +76,7 @@ def stop_values(w: World, policy: Policy) -> tuple[np.ndarray, np.ndarray]:
             best = np.where(at5, np.maximum(best, v), best)
         if not live.any():
             break
-        obs, mask = w.obs(), w.mask()
-        a = policy.base(obs, mask)
+        a = continuing_actions(policy, w)
         w.step(np.where(live, a, 0))
     best = np.maximum(best, np.where(np.isfinite(best), best, w.ret))
     # per-row compaction: k-th O5 of each row
@@ -76,18 +95,22 @@ class OraclePolicy(Policy):
 
     name = "oracle"
 
-    def __init__(self, config: EnvConfig, heads: str = "stop") -> None:
+    def __init__(self, config: EnvConfig, heads: str = "stop", head_policy: Any = None) -> None:
         super().__init__(config)
         if heads not in ("all", "stop"):
             raise ConfigError(f"heads={heads!r} is invalid; use 'all' or 'stop'")
+        if heads == "all" and head_policy is not None:
+            raise ConfigError("heads='all' chooses every head by look-ahead; head_policy applies to heads='stop' only")
         self.heads = heads
-        self.rollout = BudgetPolicy(config, name="rollout")
+        self.rollout: Any = head_policy if head_policy is not None else BudgetPolicy(config, name="rollout")
+        if head_policy is not None:
+            self.name = "clairvoyant-stop"
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
         if world is None:
             raise ConfigError("the oracle looks ahead in the world: call policy.bind(env) first, "
                               "or pass world= to act_batch (orchestrace.env.baselines.evaluate does)")
-        a = self.rollout.base(obs, mask)
+        a = continuing_actions(self.rollout, world)
         ph = world.phase
         look = (ph < DONE) & (mask.sum(1) > 1)
         if self.heads == "stop":

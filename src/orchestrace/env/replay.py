@@ -51,6 +51,7 @@ __all__ = [
     "message_value_function",
     "replay",
     "replay_many",
+    "rollout_after",
     "stop_values",
 ]
 
@@ -190,9 +191,9 @@ def _run(cfg: EnvConfig, seed: int, actions: Sequence[int], ivs: Sequence[Sequen
     alts: list[tuple[str, ...]] = []
     t = 0
     while (w.phase < DONE).any():
-        obs, mask = w.obs(), w.mask()
+        mask = w.mask()
         live = w.phase < DONE
-        fb = base.base(obs, mask)
+        fb = base.base(w.summary_obs(), mask)
         a = np.full(B, -1, np.int64) if t >= len(acts) else np.full(B, acts[t])
         for b, r in enumerate(res):
             if not live[b]:
@@ -301,6 +302,41 @@ def message_value_function(config: EnvConfig, seed: int, actions: Sequence[int],
         return np.array([r.return_ if outcome == "return" else float(r.success) for r in rs])
 
     return _ValueFunction(players, ev)
+
+
+def rollout_after(config: EnvConfig, seeds: np.ndarray, prefixes: np.ndarray, at: np.ndarray, action: np.ndarray,
+                  act: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """Counterfactual reward-to-go of many episodes at once, (F,): episode ``f`` (task
+    ``seeds[f]``) replays ``prefixes[f, :at[f]]``, takes ``action[f]`` at decision ``at[f]``, then
+    follows ``act(obs (F, D), mask (F, A)) -> (F,) actions`` to the end; the value is the sum of
+    rewards from decision ``at[f]`` on. All episodes run in one lock-step batch.
+
+    >>> from orchestrace.env.config import EnvConfig
+    >>> cfg = EnvConfig.small(); r = replay(cfg, 4, [])      # the base heuristic plays task 4
+    >>> base = BudgetPolicy(cfg, name="b")
+    >>> v = rollout_after(cfg, np.array([4, 4]), np.array([r.actions, r.actions]), np.array([0, 0]),
+    ...                   np.array([r.actions[0], r.actions[0]]), base.base)
+    >>> bool(np.allclose(v, r.return_))                      # from decision 0 on: the whole episode
+    True
+    """
+    F = len(seeds)
+    prefixes = np.asarray(prefixes, np.int64).reshape(F, -1)
+    at, action = np.asarray(at, np.int64), np.asarray(action, np.int64)
+    w = World(config, F)
+    w.reset_rows(np.arange(F), np.asarray(seeds).astype(np.uint64))
+    value = np.zeros(F)
+    width = prefixes.shape[1]
+    j = 0
+    while (w.phase < DONE).any():
+        live = w.phase < DONE
+        obs, mask = w.obs(), w.mask()
+        a = act(obs, mask) if j > int(at.min()) else np.zeros(F, np.int64)
+        a = np.where(j < at, prefixes[:, min(j, width - 1)], a)
+        a = np.where(j == at, action, a)
+        r = w.step(np.where(live, a, 0))
+        value += np.where(j >= at, r, 0.0)
+        j += 1
+    return value
 
 
 def stop_values(config: EnvConfig, seed: int, actions: Sequence[int]) -> np.ndarray:

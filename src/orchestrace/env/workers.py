@@ -30,7 +30,7 @@ environment does not change.
 >>> from orchestrace.env.config import EnvConfig
 >>> from orchestrace.env.env import OrchestrationEnv
 >>> cfg = EnvConfig.small()
->>> a, b = OrchestrationEnv(cfg), OrchestrationEnv(cfg, workers=SimulatedWorkers(cfg))
+>>> a, b = OrchestrationEnv(cfg, record_trace=True), OrchestrationEnv(cfg, workers=SimulatedWorkers(cfg), record_trace=True)
 >>> _ = a.reset(seed=4), b.reset(seed=4)
 >>> [a.step(x)[1] == b.step(x)[1] for x in (1, 6)]
 [True, True]

@@ -102,6 +102,7 @@ import numpy as np
 
 from ._rng import normal, uniform
 from .config import EnvConfig
+from .layout import ATTEMPT_FEATURES
 
 __all__ = ["DONE", "O1", "O2", "O3", "O4", "O5", "World"]
 
@@ -111,6 +112,7 @@ O1, O2, O3, O4, O5, DONE = 0, 1, 2, 3, 4, 5
 _F_N, _F_CLS, _F_DIFF, _F_SUBD, _F_TYPE, _F_P1, _F_P1U, _F_P2, _F_P2U, _F_HINT = range(10)
 _F_CORR, _F_ANS, _F_ANS2, _F_CONF, _F_LAT, _F_TOK, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW, _F_CATCH, _F_FOOL = range(20, 32)
 _F_VOTE, _F_MERGE = 40, 41
+_F_MIS, _F_PRICE = 50, 51  # v1: a subtask's shared misconception, the episode's token price
 # the fields of one solver attempt, drawn together (normals by Box–Muller: field f and f + 1000)
 _UNAMES = ("catch", "corr", "ans", "ans2", "fool", "untr", "inj", "leak", "follow")
 _UF = [_F_CATCH, _F_CORR, _F_ANS, _F_ANS2, _F_FOOL, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW]
@@ -118,7 +120,8 @@ _NZ0 = len(_UF)
 _NZ1 = _NZ0 + 3
 _UFIELDS = np.array(_UF + [_F_CONF, _F_LAT, _F_TOK] + [_F_CONF + 1000, _F_LAT + 1000, _F_TOK + 1000], dtype=np.uint64)[:, None]
 
-_STATE = ["seed", "n", "typ", "par", "d", "dtask", "hint", "phase", "cur", "rnd", "ndec", "rdec", "pf", "pk", "clock", "tokens", "safety", "method", "natt", "nsol", "cnt", "csum", "cmax", "acc", "rej", "fin", "chain", "rnd_att", "untr", "inj", "agg", "top", "sec", "aggc", "aacc", "arej", "crit", "success", "ret", "commlog"]
+_STATE = ["seed", "n", "typ", "par", "d", "dtask", "hint", "phase", "cur", "rnd", "ndec", "rdec", "pf", "pk", "clock", "tokens", "safety", "method", "natt", "nsol", "cnt", "csum", "cmax", "acc", "rej", "fin", "chain", "rnd_att", "untr", "inj", "agg", "top", "sec", "aggc", "aacc", "arej", "crit", "success", "ret", "commlog", "price",
+          "mis", "att_ans", "att_conf", "att_prof", "att_ver", "att_acc", "att_rnd"]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -203,6 +206,19 @@ class World:
             setattr(self, name, np.zeros((B, N), np.int64))
         self.aggc = np.zeros((B, N))
         self.commlog = np.zeros((B, N, c.max_attempts), np.int8)  # O3 mode each solver attempt received
+        # v1: token price multiplier per episode, shared misconception per subtask, per-attempt evidence
+        self.price = np.ones(B)
+        self.mis = np.zeros((B, N), bool)
+        A = c.max_attempts
+        self.att_ans = np.full((B, N, A), -1, np.int64)  # answer (solver) or the voted-on answer (verifier)
+        self.att_conf = np.zeros((B, N, A))
+        self.att_prof = np.zeros((B, N, A), np.int64)
+        self.att_ver = np.zeros((B, N, A), bool)
+        self.att_acc = np.zeros((B, N, A), bool)
+        self.att_rnd = np.zeros((B, N, A), np.int64)
+        from .layout import obs_layout
+
+        self.layout = obs_layout(c)
         #: when not None (B = 1 only): a list that receives one record per step (trace building)
         self.log: list[dict[str, Any]] | None = None
         #: an optional per-attempt override (LLM workers); see :mod:`orchestrace.env.workers`
@@ -253,6 +269,15 @@ class World:
         p2 = np.floor(uniform(sc, ii, 0, _F_P2) * ii).astype(np.int64)
         p2 = np.where((ii >= 2) & (uniform(sc, ii, 0, _F_P2U) < c.p_dep2) & (p2 != p1), p2, -1)
         valid = ii < n[:, None]
+        if c.p_misconception > 0.0:
+            self.mis[rows] = valid & (uniform(sc, ii, 0, _F_MIS) < c.p_misconception * self.d[rows])
+        else:
+            self.mis[rows] = False
+        if c.price_max > c.price_min:
+            lo, hi = np.log(c.price_min), np.log(c.price_max)
+            self.price[rows] = np.exp(lo + (hi - lo) * uniform(s, 0, 0, _F_PRICE))
+        else:
+            self.price[rows] = c.price_min
         self.par[rows, :, 0] = np.where(valid, p1, -1)
         self.par[rows, :, 1] = np.where(valid, p2, -1)
         self.phase[rows] = O1
@@ -268,6 +293,9 @@ class World:
         self.inj[rows] = False
         self.agg[rows] = -1
         self.rnd_att[rows] = -1
+        self.att_ans[rows] = -1
+        for name in ("att_conf", "att_prof", "att_ver", "att_acc", "att_rnd"):
+            getattr(self, name)[rows] = 0
 
     # -- masks and observations ------------------------------------------------------------
     def mask(self) -> np.ndarray:
@@ -293,7 +321,10 @@ class World:
         m[:, o[3]:o[3] + 4] = (ph == O4)[:, None]
         r = ph == O5
         m[:, o[4]] = r
-        m[:, o[4] + 1] = r & (self.rnd < c.max_rounds - 1)
+        can = self.rnd < c.max_rounds - 1
+        if c.token_budget > 0:
+            can &= self.tokens < c.token_budget
+        m[:, o[4] + 1] = r & can
         return m
 
     def _stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -324,17 +355,31 @@ class World:
         return res
 
     def obs(self) -> np.ndarray:
-        """(B, obs_dim) float32 observation (layout in the module docstring)."""
+        """(B, obs_dim) float32 observation in the configuration's mode (:mod:`orchestrace.env.layout`)."""
+        return self.summary_obs() if self.layout.mode == "summary" else self.evidence_obs()
+
+    def _price_feats(self) -> tuple[np.ndarray, np.ndarray]:
+        c = self.cfg
+        logp = np.log2(self.price) / 2.0
+        left = np.clip(1.0 - self.tokens / c.token_budget, 0.0, 1.0) if c.token_budget > 0 else np.ones(self.B)
+        return logp, left
+
+    def summary_obs(self) -> np.ndarray:
+        """(B, D_summary) float32: the hand-summarised observation (``summary`` mode, named by
+        :class:`~orchestrace.env.layout.S`). Hand-written rules read it whatever the mode."""
+        from .layout import obs_layout
+
         c, B, N = self.cfg, self.B, self.N
         ar = np.arange(B)
-        out = np.zeros((B, c.obs_dim), np.float32)
+        lay = self.layout if self.layout.mode == "summary" else obs_layout(c.replace(obs_mode="summary"))
+        out = np.zeros((B, lay.dim), np.float32)
         ph = self.phase
         live = ph < DONE
         out[ar[live], ph[live]] = 1.0
         nv = np.maximum(self.n, 1)
         margin, G, weakest = self._stats()
         big = 99
-        out[:, 5] = self.hint
+        out[:, 5] = self.hint if c.show_hint else 0.0
         out[:, 6] = self.rnd / c.max_rounds
         out[:, 7] = self.tokens / c.token_scale
         out[:, 8] = self.clock / c.time_scale
@@ -368,6 +413,58 @@ class World:
         out[ar, o + self.method] = 1.0
         out[:, o + 4] = self.rnd == c.max_rounds - 1
         out[:, o + 5] = G[:, 7]
+        if lay.price:
+            logp, left = self._price_feats()
+            out[:, o + 6] = logp
+            out[:, o + 7] = left
+            out[:, o + 8] = (c.max_rounds - 1 - self.rnd) / c.max_rounds
+        out[~live] = 0.0
+        return out
+
+    def evidence_obs(self) -> np.ndarray:
+        """(B, D) float32: the ``evidence`` observation — header, subtask rows, attempt rows."""
+        c, B, N, lay = self.cfg, self.B, self.N, self.layout
+        A, P = c.max_attempts, self.P
+        ar = np.arange(B)
+        out = np.zeros((B, lay.dim), np.float32)
+        ph = self.phase
+        live = ph < DONE
+        out[ar[live], ph[live]] = 1.0
+        nv = np.maximum(self.n, 1)
+        logp, left = self._price_feats()
+        g = np.stack([self.rnd / c.max_rounds, self.tokens / c.token_scale, self.clock / c.time_scale, self.n / N,
+                      np.minimum(self.cur, self.n) / nv, self.ndec / (12.0 * c.max_rounds), np.minimum(self.safety, 3) / 3.0,
+                      (self.rnd == c.max_rounds - 1).astype(np.float64), logp, left], 1)
+        out[:, lay.globals] = g
+        k = lay.pending
+        out[:, k] = self.pf / c.max_fanout
+        p3 = ph == O3
+        out[ar[p3], k + 1 + self.pk[p3]] = 1.0
+        out[ar, k + 1 + P + self.method] = 1.0
+        # subtask rows (N, Fs)
+        valid = np.arange(N)[None, :] < self.n[:, None]
+        sub = np.zeros((B, N, lay.subtask_shape[1]), np.float32)
+        sub[..., 0] = valid
+        staffing = ph <= O3  # the subtask being staffed (O1–O3); none at O4/O5
+        sub[ar[staffing], np.minimum(self.cur, N - 1)[staffing], 1] = 1.0
+        sub[..., 2:5] = (self.typ[..., None] == np.arange(3)) & valid[..., None]
+        sub[..., 5] = (self.par >= 0).any(2) & valid
+        sub[..., 6] = self.untr & valid
+        sub[..., 7] = self.natt / A
+        sub[..., 8] = (self.rnd_att == self.rnd[:, None]) & valid
+        out[:, lay.subtask] = sub.reshape(B, -1)
+        # attempt rows (N, A, Fa): relative to the current aggregate, never the answer's label
+        present = self.att_ans >= 0
+        att = np.zeros((B, N, A, lay.attempt_shape[2]), np.float32)
+        att[..., 0] = present
+        att[..., 1] = present & ~self.att_ver
+        att[..., 2] = present & (self.att_ans == self.agg[..., None])
+        att[..., 3] = np.where(present & ~self.att_ver, self.att_conf, 0.0)
+        att[..., 4] = np.where(present & self.att_ver, np.where(self.att_acc, 1.0, -1.0), 0.0)
+        att[..., 5] = present & (self.att_rnd == self.rnd[:, None, None])
+        nf = len(ATTEMPT_FEATURES)
+        att[..., nf:] = (self.att_prof[..., None] == np.arange(P)) & present[..., None]
+        out[:, lay.attempt] = att.reshape(B, -1)
         out[~live] = 0.0
         return out
 
@@ -434,7 +531,7 @@ class World:
                 self.cur[rc] = 0
                 self.phase[rc] = O1
                 self.chain[rc] = 0
-        rew = -(c.token_cost * (self.tokens - tok0) + c.time_cost * (self.clock - clk0)
+        rew = -(c.token_cost * self.price * (self.tokens - tok0) + c.time_cost * (self.clock - clk0)
                 + c.safety_cost * (self.safety - saf0))
         fin = live & (self.phase == DONE)
         rew = rew + np.where(fin & self.success, c.success_reward, 0.0)
@@ -506,14 +603,17 @@ class World:
         par_wrong = (hp & (self.agg[rr[:, None], pc] != 0)).any(1)
         caught = u["catch"] < self.CATCH[kk]
         p = np.where(par_wrong & ~caught, p * (1.0 - c.p_propagate), p)
+        mis = self.mis[rr, ii]
+        if c.p_misconception > 0.0:  # a shared misconception: everyone is pulled to the same wrong answer
+            p = np.where(mis, p * (1.0 - c.misconception_strength), p)
         correct = u["corr"] < p
         W = c.n_wrong
         q = 1.0 / W + c.plausible_wrong * d * (1.0 - 1.0 / W)
         other = 2 + np.minimum((u["ans2"] * max(W - 1, 1)).astype(np.int64), max(W - 2, 0))
-        wrong = np.where((u["ans"] < q) | (W == 1), 1, other)
+        wrong = np.where((u["ans"] < q) | (W == 1) | mis, 1, other)
         ans = np.where(correct, 0, wrong)
         # a plausible wrong answer fools its own author w.p. fooled_conf·d: confidently wrong
-        fooled = (ans == 1) & (u["fool"] < c.fooled_conf * d)
+        fooled = (ans == 1) & (u["fool"] < np.where(mis, c.misconception_conf, c.fooled_conf * d))
         sign = np.where(correct | fooled, 1.0, -1.0)
         conf = _sigmoid(self.CB[kk] + self.CK[kk] * (1.0 - 0.5 * d) * sign + c.conf_noise * z_conf)
         lat = self.LAT[kk] * np.exp(0.35 * z_lat) * (1.0 + 0.5 * d)
@@ -538,6 +638,8 @@ class World:
             rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain = (
                 x[keep] for x in (rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain))
         self.cnt[rr, ii, ans] += 1
+        self._record(rr, ii, slot if self.drop is None else slot[keep], ans, conf, kk if self.drop is None else kk[keep],
+                     False, False)
         self.csum[rr, ii, ans] += conf
         self.cmax[rr, ii, ans] = np.maximum(self.cmax[rr, ii, ans], conf)
         self.nsol[rr, ii] += 1
@@ -562,6 +664,16 @@ class World:
             if real is not None:
                 m0 = 0 if self.drop is None else int(np.flatnonzero(keep)[0])
                 self._rec["attempts"][-1].update({k: v[m0] for k, v in real.items()})
+
+    def _record(self, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray, ans: np.ndarray, conf: np.ndarray,
+                kk: np.ndarray, ver: bool, accept: np.ndarray | bool) -> None:
+        """Keep one attempt's evidence (the ``evidence`` observation reads it)."""
+        self.att_ans[rr, ii, slot] = ans
+        self.att_conf[rr, ii, slot] = conf
+        self.att_prof[rr, ii, slot] = kk
+        self.att_ver[rr, ii, slot] = ver
+        self.att_acc[rr, ii, slot] = accept
+        self.att_rnd[rr, ii, slot] = self.rnd[rr]
 
     def _real_info(self, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray) -> dict[str, list[Any]] | None:
         """Per-attempt real-time extras the backend offers (``rt``, ``rt_end``, ``cause``), or None."""
@@ -597,6 +709,7 @@ class World:
                 x[keep] for x in (rr, ii, slot, target, accept, tin, tout, start, end, pchain))
         self.acc[rr, ii, target] += accept
         self.rej[rr, ii, target] += ~accept
+        self._record(rr, ii, slot, target, np.zeros(rr.size), kk if self.drop is None else kk[keep], True, accept)
         self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
         self.tokens[rr] += tin + tout
         self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 2)

@@ -33,9 +33,10 @@ when completions carry no text (an import with ``--content hash`` or ``drop``), 
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +46,8 @@ from ..errors import ConfigError
 from ..trace import Event, Signal, Trace
 from ..vocab import EventType
 
-__all__ = ["Turn", "advantages_of", "export_turns", "export_warnings", "to_rllm", "to_trl", "to_verl", "turns_of",
-           "verl_rows"]
+__all__ = ["RLLM_TERMINATION", "Turn", "advantages_of", "credit_reward", "dpo_pairs", "export_turns", "export_warnings",
+           "to_rllm", "to_trl", "to_verl", "turns_of", "verl_rows"]
 
 Signals = Mapping[str, Sequence[Signal]]
 Baseline = float | Mapping[str, float] | None
@@ -177,15 +178,29 @@ def export_turns(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[st
 
 
 # ----------------------------------------------------------------------------- rLLM
+#: rLLM's ``TerminationReason`` values (``rllm/workflows/workflow.py``); a trace that ends in a
+#: stop decision ended normally (``env_done``), one without is ``unknown``.
+RLLM_TERMINATION = ("max_prompt_length_exceeded", "max_response_length_exceeded", "env_done", "max_turns_exceeded",
+                    "timeout", "unknown", "error")
+
+
 def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
             method: str = "discounted", normalize: str = "none", signals: Signals | None = None,
             baseline: Baseline = None, turns: Sequence[Turn] | None = None) -> list[dict[str, Any]]:
     """rLLM episodes: one per trace, one trajectory per agent, one step per turn.
 
-    ``Episode{id, task, is_correct, termination_reason, metrics, info,
-    trajectories[Trajectory{name, reward, info{agent_id, role}, steps[Step{chat_completions,
-    model_response, action, observation, reward, advantage, done, mc_return, info}]}]}``;
-    ``Step.advantage`` is precomputed, so rLLM's trainer uses it as is.
+    The dicts have exactly the keys of rLLM's ``Episode.to_dict()`` / ``Trajectory.to_dict()``
+    / ``Step.to_dict()`` (``rllm/agents/agent.py``), so ``Episode.from_dict`` reads them::
+
+        Episode{id "<task_id>:<rollout>", task, termination_reason, is_correct, metrics, info,
+          trajectories[Trajectory{uid, name, task, reward, info{agent_id, role},
+            steps[Step{prompt_ids, response_ids, logprobs, chat_completions, observation,
+                       thought, action, model_response, model_output, info, reward, done,
+                       mc_return, advantage, weight_version}]}]}
+
+    ``Step.advantage`` is precomputed (rLLM's trainer uses a step's advantage as is);
+    ``prompt_ids`` / ``response_ids`` / ``logprobs`` are empty (traces keep text, not token
+    ids: rLLM tokenises ``chat_completions``). The trace id is in ``Episode.info.trace_id``.
     """
     traces = list(traces)
     if turns is None:
@@ -195,6 +210,7 @@ def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, fl
     for tu in turns:
         by_trace.setdefault(tu.trace_id, []).append(tu)
     episodes = []
+    rollout: dict[str, int] = {}
     for tr in traces:
         trajs: dict[str, list[Turn]] = {}
         for tu in by_trace.get(tr.trace_id, []):
@@ -203,28 +219,37 @@ def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, fl
         for agent, steps in trajs.items():
             rets = np.cumsum([s.reward for s in steps][::-1])[::-1]  # undiscounted return-to-go
             out_trajs.append({
+                "uid": f"{tr.trace_id}/{agent}",
                 "name": steps[0].role or agent,
-                "reward": float(sum(s.reward for s in steps)),
-                "info": {"agent_id": agent, "role": steps[0].role},
+                "task": tr.task_id,
                 "steps": [{
+                    "prompt_ids": [], "response_ids": [], "logprobs": [],
                     "chat_completions": [*s.prompt, {"role": "assistant", "content": s.completion}],
                     "observation": s.prompt[-1]["content"] if s.prompt else "",
-                    "model_response": s.completion,
+                    "thought": "",
                     "action": s.completion,
-                    "reward": s.reward,
-                    "advantage": s.advantage,
-                    "done": s.last,
-                    "mc_return": float(rets[k]),
+                    "model_response": s.completion,
+                    "model_output": None,
                     "info": {"event_id": s.event_id, "turn": s.index, "t": s.t, "tokens_out": s.tokens_out,
                              "has_text": s.has_text},
+                    "reward": s.reward,
+                    "done": s.last,
+                    "mc_return": float(rets[k]),
+                    "advantage": s.advantage,
+                    "weight_version": None,
                 } for k, s in enumerate(steps)],
+                "reward": float(sum(s.reward for s in steps)),
+                "info": {"agent_id": agent, "role": steps[0].role},
             })
         success = tr.outcome.success if tr.outcome is not None else None
+        k = rollout[tr.task_id] = rollout.get(tr.task_id, -1) + 1
         episodes.append({
-            "id": tr.trace_id, "task": tr.task_id, "is_correct": success,
-            "termination_reason": "stop" if tr.stop_event is not None else "end_of_trace",
-            "metrics": dict(tr.metrics), "info": {"system": tr.system, "rewards": dict(tr.rewards)},
+            "id": f"{tr.task_id}:{k}", "task": tr.task_id,
+            "termination_reason": "env_done" if tr.stop_event is not None else "unknown",
+            "is_correct": bool(success),
             "trajectories": out_trajs,
+            "metrics": dict(tr.metrics),
+            "info": {"trace_id": tr.trace_id, "system": tr.system, "success": success, "rewards": dict(tr.rewards)},
         })
     return episodes
 
@@ -311,6 +336,85 @@ def export_warnings(turns: Sequence[Turn]) -> list[str]:
         out.append(f"{len(blind)} of {len(turns)} completions carry no text, only a sha256 reference or nothing "
                    f"(content hashed or dropped at import, or never recorded); re-import with --content keep to "
                    f"train on the text")
+    return out
+
+
+def _content(x: Any) -> str:
+    """The text of a TRL completion: a string, or the last message of a conversational one."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, Sequence) and x and isinstance(x[-1], Mapping):
+        return str(x[-1].get("content", ""))
+    return ""
+
+
+def credit_reward(rows: Sequence[Mapping[str, Any]], *, key: str = "reward",
+                  similarity: Callable[[str, str], float] | None = None) -> Callable[..., list[float]]:
+    """A TRL reward function (``GRPOTrainer(reward_funcs=…)``) built from the exported credit.
+
+    A generated completion for the prompt of a recorded turn earns ``credit × similarity``:
+    the turn's exported ``key`` (``reward``: its credit; ``advantage``: the normalised value)
+    times the similarity of the generated text to the recorded completion (default
+    :class:`difflib.SequenceMatcher` ratio, in [0, 1]). Reproducing the recorded turn earns
+    exactly its credit, so a turn the credit method blames (negative leave-one-out or Shapley
+    value) is pushed away from and a credited one pulled towards; wasted work (credit 0)
+    gives no signal. TRL passes the dataset's ``trace_id`` and ``turn_id`` columns to the
+    function, which finds the recorded turn by them.
+
+    >>> rows = [{"trace_id": "t", "turn_id": "e1", "reward": 0.5,
+    ...          "completion": [{"role": "assistant", "content": "delegate: w1"}]}]
+    >>> f = credit_reward(rows)
+    >>> f(prompts=[[]], completions=[[{"role": "assistant", "content": "delegate: w1"}]],
+    ...   trace_id=["t"], turn_id=["e1"])
+    [0.5]
+    >>> f(prompts=[[]], completions=["xyz"], trace_id=["t"], turn_id=["e1"])
+    [0.0]
+    """
+    sim = similarity or (lambda a, b: difflib.SequenceMatcher(None, a, b).ratio())
+    recorded = {(str(r["trace_id"]), str(r["turn_id"])): (_content(r["completion"]), float(r[key])) for r in rows}
+
+    def orchestrace_credit(prompts: Sequence[Any], completions: Sequence[Any], trace_id: Sequence[str],
+                           turn_id: Sequence[str], **_: Any) -> list[float]:
+        out = []
+        for c, tr, tu in zip(completions, trace_id, turn_id, strict=True):
+            text, credit = recorded[(str(tr), str(tu))]
+            out.append(credit * float(sim(_content(c), text)))
+        return out
+
+    return orchestrace_credit
+
+
+def dpo_pairs(rows: Sequence[Mapping[str, Any]], *, key: str = "reward", min_margin: float = 1e-9) -> list[dict[str, Any]]:
+    """Preference pairs for TRL's DPO: turns with the same prompt, ranked by their credit.
+
+    For every prompt that several exported turns share (e.g. the same decision point in
+    several episodes), each pair of different completions whose ``key`` values differ by more
+    than ``min_margin`` gives ``{"prompt", "chosen", "rejected", "margin"}`` (chosen: the
+    higher credit). Rows are :func:`to_trl` rows.
+
+    >>> c = lambda s: [{"role": "assistant", "content": s}]
+    >>> p = [{"role": "user", "content": "task"}]
+    >>> dpo_pairs([{"prompt": p, "completion": c("a"), "reward": 0.2},
+    ...            {"prompt": p, "completion": c("b"), "reward": 0.9}])
+    [{'prompt': [{'role': 'user', 'content': 'task'}], 'chosen': [{'role': 'assistant', 'content': 'b'}], 'rejected': [{'role': 'assistant', 'content': 'a'}], 'margin': 0.7}]
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(json.dumps(r["prompt"], sort_keys=True), []).append(r)
+    out = []
+    for group in groups.values():
+        best: dict[str, Mapping[str, Any]] = {}  # one row per distinct completion: its highest credit
+        for r in group:
+            c = _content(r["completion"])
+            if c not in best or float(r[key]) > float(best[c][key]):
+                best[c] = r
+        ranked = sorted(best.values(), key=lambda r: -float(r[key]))
+        for i, hi in enumerate(ranked):
+            for lo in ranked[i + 1:]:
+                m = float(hi[key]) - float(lo[key])
+                if m > min_margin:
+                    out.append({"prompt": list(hi["prompt"]), "chosen": list(hi["completion"]),
+                                "rejected": list(lo["completion"]), "margin": round(m, 12)})
     return out
 
 

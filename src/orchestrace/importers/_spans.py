@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 __all__ = ["Span", "parse_spans", "shape_of"]
@@ -107,10 +108,23 @@ def _kv(items: Any) -> dict[str, Any]:
 
 
 def _ns(v: Any) -> float | None:
+    """Seconds from nanoseconds (int or digit string) or from an ISO-8601 time, the form the
+    OpenTelemetry Python SDK's ``ReadableSpan.to_json()`` writes (``2023-11-14T22:13:21.500000Z``).
+
+    >>> _ns("1700000000500000000"), _ns("2023-11-14T22:13:20.500000Z"), _ns("noon")
+    (1700000000.5, 1700000000.5, None)
+    """
     try:
         return int(v) / 1e9
     except (TypeError, ValueError):
-        return None
+        pass
+    if isinstance(v, str) and "T" in v:
+        try:
+            t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return t.timestamp() if t.tzinfo is not None else t.replace(tzinfo=timezone.utc).timestamp()
+    return None
 
 
 def _kind(v: Any) -> str:

@@ -34,6 +34,12 @@ copy is dropped and counted (``span/duplicate``, skipped; one ``import.duplicate
 warning per trace with the count); a *different* span under an id already seen is an
 ``import.conflicting-span`` error located at the span id (the first copy is kept).
 
+Rewards reported the Agent Lightning way — an ``agentlightning.annotation`` span with
+``agentlightning.reward.<i>.name`` / ``.value`` attributes, as ``agentlightning.emit_reward``
+writes — are read too: the last one's primary value (the reward Agent Lightning's trainer
+uses) goes into ``rewards["agentlightning"]`` and, when the trace has no outcome and no
+signals, becomes its ``team`` reward signal, so credit can be assigned per turn.
+
 Spans exported by :func:`orchestrace.exporters.to_otlp` carry the native event in
 ``orchestrace.event``; such files are rebuilt exactly (lossless round trip).
 
@@ -59,8 +65,8 @@ from typing import Any
 import msgspec
 
 from ..errors import TraceDecodeError
-from ..trace import DecisionPayload, Edge, Event, Trace
-from ..vocab import Decision, EdgeType, EventType, Topology
+from ..trace import DecisionPayload, Edge, Event, Signal, Trace
+from ..vocab import CreditUnit, Decision, EdgeType, EventType, RewardFamily, Topology
 from ._common import ContentMode, Graph, iter_jsonl, load_json, text_of
 from ._report import ImportReport
 from ._spans import Span, parse_spans, shape_of
@@ -110,14 +116,51 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
             by_trace.setdefault(s.trace_id, []).append(s)
         for tid, group in by_trace.items():
             group = dedupe_spans(tid, group, label, report)
+            rewards = [s for s in group if _AGL_REWARD in s.attrs or any(k.startswith(_AGL_REWARD + ".") for k in s.attrs)]
+            group = [s for s in group if s not in rewards]
             native = [s for s in group if "orchestrace.event" in s.attrs]
             if native:
                 tr = _native(tid, group, label, report)
             else:
                 tr = _Mapper(tid, group, label, content, report).run()
+            if tr is not None and rewards:
+                tr = _with_agl_reward(tr, rewards, report)
             if tr is not None:
                 traces.append(tr)
     return traces
+
+
+_AGL_REWARD = "agentlightning.reward"
+
+
+def _agl_value(s: Span) -> float | None:
+    """The primary reward of an Agent Lightning reward span (dimension 0), or None."""
+    v = s.attrs.get(f"{_AGL_REWARD}.0.value")
+    if v is None and isinstance(s.attrs.get(_AGL_REWARD), str):  # collectors that keep the list as JSON
+        try:
+            dims = json.loads(s.attrs[_AGL_REWARD])
+            v = dims[0]["value"] if isinstance(dims, list) and dims and isinstance(dims[0], dict) else None
+        except ValueError:
+            v = None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+
+
+def _with_agl_reward(tr: Trace, spans: list[Span], report: ImportReport) -> Trace:
+    vals = [(s.end, v) for s in spans if (v := _agl_value(s)) is not None]
+    for s in spans:
+        ok = _agl_value(s) is not None
+        report.count("span/agentlightning.reward", "mapped" if ok else "unreadable")
+        if not ok:
+            report.problem("import.bad-reward", s.where, "Agent Lightning reward span without a numeric "
+                           f"{_AGL_REWARD}.0.value", "the reward was skipped")
+    if not vals:
+        return tr
+    final = max(vals, key=lambda x: x[0])[1]
+    signals = tr.signals
+    if not signals and tr.outcome is None:
+        signals = (Signal(unit=CreditUnit.TEAM, id="team", value=final, family=RewardFamily.SHARED,
+                          name="agentlightning"),)
+    return msgspec.structs.replace(tr, rewards={**tr.rewards, "agentlightning": final}, signals=signals)
 
 
 def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> list[Span]:

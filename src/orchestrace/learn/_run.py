@@ -38,6 +38,14 @@ from .envs import env_heads, make_batch_env
 from .policy import OrchestrationPolicy, expected_decisions
 from .rollout import Rollout
 
+
+def obs_layout_of(env_config: Any) -> dict[str, Any] | None:
+    """The observation layout a policy needs to know (None for the flat summary observation)."""
+    from ..env.layout import obs_layout
+
+    lay = obs_layout(env_config)
+    return lay.to_dict() if lay.mode == "evidence" else None
+
 __all__ = ["Run", "RunResult", "episode_scalars"]
 
 _RESUMABLE_CHANGES = {"steps", "checkpoint_every"}
@@ -59,10 +67,11 @@ class Run:
     def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool) -> None:
         self.cfg, self.out, self.show_progress = cfg, out, progress
         self.device = select_device(cfg.device, cfg.num_threads)
-        self.benv, self.env_config = make_batch_env(cfg.env_id, cfg.episodes_per_step)
-        obs_dim, heads = env_heads(cfg.env_id)
+        self.benv, self.env_config = make_batch_env(cfg.env_config(), cfg.episodes_per_step)
+        obs_dim, heads = env_heads(self.env_config)
         seed_everything(cfg.seed)
-        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers).to(self.device)
+        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers,
+                                          layout=obs_layout_of(self.env_config)).to(self.device)
         self.optim = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=1e-5)
         self.start_update = 0
         self.best = -float("inf")
@@ -113,7 +122,7 @@ class Run:
         ro = collect(self.benv, policy, seeds, device=device, reward_scale=cfg.reward_scale,
                      stop_counterfactual=counterfactual)
         if counterfactual:
-            ro.cf_cont = continue_values(self.env_config, policy, ro, policy.ranges[4][0], device=device,
+            ro.cf_cont = continue_values(self.env_config, policy, ro, policy.stop_index, device=device,
                                          reward_scale=cfg.reward_scale)
         return ro
 
@@ -137,7 +146,7 @@ class Run:
         score = float(res["return"].mean())
         if score > self.best:
             self.best = score
-            save_policy(self.out / "best.pt", self.policy, env_id=self.cfg.env_id)
+            save_policy(self.out / "best.pt", self.policy, env_id=self.cfg.env_id, env_set=self.cfg.env_set)
         return {"val/return": score, "val/success": float(res["success"].mean()),
                 "val/tokens": float(res["tokens"].mean()), "val/decisions": float(res["decisions"].mean()),
                 "val/best_return": self.best}
@@ -164,7 +173,7 @@ class Run:
         assert self.logger is not None
         save_checkpoint(self.out, policy=self.policy, optim=self.optim, config_json=self.cfg.to_json(),
                         update=update, rng=get_rng_state(), log_rows=len(self.logger.rows),
-                        env_id=self.cfg.env_id, extra={"best": self.best})
+                        env_id=self.cfg.env_id, extra={"best": self.best}, env_set=self.cfg.env_set)
 
     def end_update(self, update: int, scalars: dict[str, float]) -> dict[str, Any]:
         """Log the update's scalars; checkpoint every ``checkpoint_every`` updates and at the end."""

@@ -41,21 +41,23 @@ def _atomic_save(obj: Any, path: Path) -> None:
 
 
 def save_checkpoint(run_dir: Path, *, policy: Any, optim: Any, config_json: str, update: int,
-                    rng: dict[str, Any], log_rows: int, env_id: str, extra: dict[str, Any] | None = None) -> Path:
+                    rng: dict[str, Any], log_rows: int, env_id: str, extra: dict[str, Any] | None = None,
+                    env_set: tuple[str, ...] = ()) -> Path:
     """Write ``checkpoint.pt`` and ``policy.pt`` (atomically) into ``run_dir``."""
     spec = json.dumps(policy.spec(), sort_keys=True)
     ckpt = {"format": CKPT_FORMAT, "version": VERSION, "spec": spec, "config": config_json,
             "update": int(update), "policy": policy.state_dict(), "optim": optim.state_dict(),
-            "rng": rng, "log_rows": int(log_rows), "env_id": env_id, "extra": json.dumps(extra or {})}
+            "rng": rng, "log_rows": int(log_rows), "env_id": env_id, "extra": json.dumps(extra or {}),
+            "env_set": json.dumps(list(env_set))}
     _atomic_save(ckpt, run_dir / "checkpoint.pt")
-    save_policy(run_dir / "policy.pt", policy, env_id=env_id)
+    save_policy(run_dir / "policy.pt", policy, env_id=env_id, env_set=env_set)
     return run_dir / "checkpoint.pt"
 
 
-def save_policy(path: Path, policy: Any, *, env_id: str) -> Path:
-    """Write a policy-only file (architecture spec + weights)."""
+def save_policy(path: Path, policy: Any, *, env_id: str, env_set: tuple[str, ...] = ()) -> Path:
+    """Write a policy-only file (architecture spec + weights + the world it was trained on)."""
     _atomic_save({"format": POLICY_FORMAT, "version": VERSION, "spec": json.dumps(policy.spec(), sort_keys=True),
-                  "env_id": env_id, "policy": policy.state_dict()}, Path(path))
+                  "env_id": env_id, "env_set": json.dumps(list(env_set)), "policy": policy.state_dict()}, Path(path))
     return Path(path)
 
 
@@ -130,6 +132,9 @@ class LearnedPolicy:
         import torch
 
         self.policy = policy.to(device).eval()
+        #: the world overrides the policy was trained with (``TrainConfig.env_set``) and its file
+        self.env_set: tuple[str, ...] = ()
+        self.source: Path | None = None
         self.env_id, self.device, self.greedy = env_id, torch.device(device), greedy
         self._gen = torch.Generator(device="cpu").manual_seed(seed)
 
@@ -174,4 +179,7 @@ def load_policy(path: str | Path, *, device: str = "cpu", greedy: bool = True) -
         p = next((p / f for f in ("best.pt", "policy.pt") if (p / f).exists()), p / "checkpoint.pt")
     data = _load(p)
     policy = build_policy(data, p)
-    return LearnedPolicy(policy, env_id=str(data.get("env_id", "")), device=device, greedy=greedy)
+    lp = LearnedPolicy(policy, env_id=str(data.get("env_id", "")), device=device, greedy=greedy)
+    lp.env_set = tuple(json.loads(data.get("env_set", "[]")))
+    lp.source = p
+    return lp

@@ -34,11 +34,15 @@ ENV_ALIASES = {
     "default": "orchestrace/Orchestrate-v0",
     "small": "orchestrace/Orchestrate-small-v0",
     "industrial": "orchestrace/Orchestrate-industrial-v0",
+    "default-v1": "orchestrace/Orchestrate-v1",
+    "v1": "orchestrace/Orchestrate-v1",
+    "small-v1": "orchestrace/Orchestrate-small-v1",
+    "industrial-v1": "orchestrace/Orchestrate-industrial-v1",
 }
 
 _NORMALISE = ("none", "batch", "group", "drmas")
 _STOP_CREDIT = ("counterfactual", "critic", "return")
-_TEACHERS = ("none", "adaptive", "fixed-budget", "threshold", "fixed-fanout", "greedy", "always-continue")
+_TEACHERS = ("none", "base", "adaptive", "fixed-budget", "threshold", "fixed-fanout", "greedy", "always-continue")
 
 
 def resolve_env_id(name: str) -> str:
@@ -61,6 +65,7 @@ class TrainConfig:
     """
 
     env: str = field(default="default", metadata={"help": "Environment: small | default | industrial, or a gymnasium id."})
+    env_set: tuple[str, ...] = field(default=(), metadata={"help": "World overrides FIELD=VALUE of EnvConfig (the CLI's repeatable --set), recorded with the run."})
     algo: str = field(default="grpo", metadata={"help": "Trainer: reinforce | grpo | ppo."})
     steps: int = field(default=400, metadata={"help": "Number of policy updates."})
     seed: int = field(default=0, metadata={"help": "Seed of torch, numpy, python and of the training task-seed stream."})
@@ -76,8 +81,9 @@ class TrainConfig:
     max_grad_norm: float = field(default=0.5, metadata={"help": "Gradient clipping norm."})
     normalize: str = field(default="none", metadata={"help": "Advantage normalisation: none | batch | group (GRPO, key = task) | drmas (key = (task, decision head))."})
     stop_credit: str = field(default="counterfactual", metadata={"help": "Stop-head credit: counterfactual (env replay 'stop at decision k' when offered, else critic) | critic (learned Q_stop/Q_continue) | return (plain return-to-go)."})
+    stop_update: str = field(default="pg", metadata={"help": "How the stop gate learns from its credit: pg (policy gradient on the chosen action's advantage) | regret (both actions' values are known — replayed or from the critic — so fit the gate to the better one, each check weighted by |Q_stop − Q_continue|; no sampling variance, no sigmoid saturation)."})
     stop_cost: float = field(default=0.004, metadata={"help": "Extra cost per CONTINUE decision charged in the stop head's advantage only (ReasoNet/Puppeteer-style ponder cost; 0 = the env's costs only)."})
-    warm_start: str = field(default="adaptive", metadata={"help": "Behaviour-clone the O1–O4 heads (never O5) from this env heuristic before RL: none | adaptive | fixed-budget | threshold | fixed-fanout | greedy."})
+    warm_start: str = field(default="base", metadata={"help": "Behaviour-clone the O1–O4 heads (never O5) from this env heuristic before RL: none (from scratch) | base (the stop-free base heuristic every stop rule shares) | adaptive (a stop-aware heuristic: its O1–O4 were tuned with its stop rule) | fixed-budget | threshold | fixed-fanout | greedy."})
     warm_start_episodes: int = field(default=512, metadata={"help": "Teacher episodes for the warm start."})
     warm_start_steps: int = field(default=300, metadata={"help": "Gradient steps of the warm start (minibatches of 512 decisions)."})
     ppo_epochs: int = field(default=4, metadata={"help": "PPO: optimisation epochs per update."})
@@ -102,6 +108,8 @@ class TrainConfig:
             raise bad("normalize", f"use one of {', '.join(_NORMALISE)}")
         if self.stop_credit not in _STOP_CREDIT:
             raise bad("stop_credit", f"use one of {', '.join(_STOP_CREDIT)}")
+        if self.stop_update not in ("pg", "regret"):
+            raise bad("stop_update", "use pg or regret")
         if self.warm_start not in _TEACHERS:
             raise bad("warm_start", f"use one of {', '.join(_TEACHERS)}")
         if self.device not in ("auto", "cpu", "cuda"):
@@ -153,6 +161,12 @@ class TrainConfig:
         """The gymnasium id of :attr:`env`."""
         return resolve_env_id(self.env)
 
+    def env_config(self) -> Any:
+        """The :class:`~orchestrace.env.EnvConfig` this run trains on (id + ``env_set``)."""
+        from .envs import env_config_for
+
+        return env_config_for(self.env_id, self.env_set)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields."""
         return dataclasses.asdict(self)
@@ -180,6 +194,11 @@ class TrainConfig:
         clean: dict[str, Any] = {}
         for key, value in data.items():
             typ = hints[key]
+            if key == "env_set":
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise ConfigError(f"env_set={value!r} must be a list of FIELD=VALUE strings")
+                clean[key] = tuple(value)
+                continue
             try:
                 clean[key] = typ(value) if typ in (int, float, str) and not isinstance(value, bool) else value
             except (TypeError, ValueError):
@@ -195,7 +214,7 @@ def cli_fields() -> list[tuple[str, type, Any, str]]:
     """``(name, type, default, help)`` of every field, in declaration order (drives the CLI).
 
     >>> [n for n, *_ in cli_fields()][:3]
-    ['env', 'algo', 'steps']
+    ['env', 'env_set', 'algo']
     """
     hints = typing.get_type_hints(TrainConfig)
     return [(f.name, hints[f.name], f.default, f.metadata["help"]) for f in dataclasses.fields(TrainConfig)]

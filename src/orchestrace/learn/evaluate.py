@@ -1,20 +1,32 @@
-"""Evaluate a learned orchestrator against every baseline and the oracle on held-out seeds.
+"""The fair evaluation protocol: stop rules on the same heads, tuned on validation, decided by intervals.
 
-Every policy plays the **same** held-out task seeds (common random numbers: the world's
-randomness is addressed by seed, so differences between policies are paired). Reported
-per policy, with 95 % confidence intervals:
+A learned stop (O5) is only evidence when it is compared like with like. For one learned
+policy, :func:`evaluate`
 
-- E1 success (Wilson interval), tokens, critical steps, wall-clock (simulated s), return,
-  decisions (mean ± 1.96·s/√n), and decisions on easy (δ < 0.3) versus hard (δ ≥ 0.7) tasks;
-- on a traced sample of episodes: wasted work (``waste/*``) and E2–E4 from
-  :mod:`orchestrace.measures`;
-- a success-versus-tokens **Pareto** table (a point is dominated when another policy has
-  success ≥ and tokens ≤, one of them strictly);
-- the **ablation**: the learned O1–O4 heads with the stop head replaced by each fixed round
-  budget (``learned+stop@r``);
-- the **evidence** checks of the main job (see :func:`evidence`).
+1. builds every **stop rule on the same heads**: the learned policy's own O1–O4 heads with its
+   stop replaced by each fixed round budget (``budget@r``), each confidence threshold
+   (``threshold@c``), the ``adaptive`` heuristic's stop rule (``adaptive-stop``) and a
+   **clairvoyant stop** (look-ahead with the realised randomness, rolling the same heads
+   forward; ``clairvoyant``) — and the same rules on the environment's *base* O1–O4
+   heuristic; plus the full ``adaptive`` heuristic, the **all-heads oracle** (look-ahead on
+   every decision, ``oracle-all``) and the simple baselines;
+2. **tunes on validation seeds** (disjoint from training and test): the best budget, the best
+   threshold and the best rule of all (by mean return), and the budget with the highest
+   success (for the token claim), on each set of heads;
+3. plays everything on the same held-out **test seeds** (paired: common random numbers), and
+4. decides each **claim** by a paired 95 % interval with the rule written beside it
+   (:data:`CLAIM_RULES`).
 
-Results go to ``results.json``; the traces of the sample to ``traces/<policy>.jsonl``.
+Policy names in ``results.json``: ``learned``; ``learned+RULE`` and ``base+RULE`` for the
+stop rules on the learned and the base heads (RULE ∈ ``budget@r``, ``threshold@c``,
+``adaptive-stop``, ``clairvoyant``); ``adaptive``, ``oracle-all``, ``random``, ``fixed-fanout``,
+``greedy``, ``always-continue``. The ``same_heads`` section holds, per heads (``learned``,
+``base``), the rule summaries, what validation chose (``chosen``) and the validation means.
+
+:func:`evaluate_runs` evaluates several training runs (seeds) of the same world and
+aggregates: per claim how many runs pass (k/n), and mean ± 95 % t-interval across runs of
+the claim's number. :func:`evaluate_suite` does so in each world of a named shift suite
+(:data:`SUITES`).
 """
 
 from __future__ import annotations
@@ -28,14 +40,62 @@ from typing import Any
 
 import numpy as np
 
-from .rollout import held_out_seeds
+from .rollout import VALIDATION_BASE, held_out_seeds
 
-__all__ = ["StopAblation", "ci_mean", "evaluate", "evidence", "pareto", "wilson"]
+__all__ = [
+    "CLAIM_RULES",
+    "SUITES",
+    "SameHeads",
+    "ci_mean",
+    "claims",
+    "evaluate",
+    "evaluate_runs",
+    "evaluate_suite",
+    "pareto",
+    "t_interval",
+    "wilson",
+]
 
 EASY_BELOW, HARD_FROM = 0.3, 0.7
 _TRACE_MEASURES = ("waste", "e2", "e3", "e4")
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+#: Tuning seeds: a block of the validation range that training's checkpoint selection
+#: (the first ``eval_episodes`` validation seeds) does not use.
+TUNING_BASE = VALIDATION_BASE + 50_000_000
+
+#: The rule that decides each claim (printed beside PASS/MISS).
+CLAIM_RULES: dict[str, str] = {
+    "beats_best_rule_same_heads": "paired return difference vs the validation-chosen best stop rule on the "
+                                  "learned heads: 95 % CI above 0",
+    "beats_best_threshold_same_heads": "paired return difference vs the validation-chosen confidence threshold on the "
+                                       "learned heads: 95 % CI above 0",
+    "near_clairvoyant_same_heads": "mean return gap to the clairvoyant stop on the learned heads ≤ 2.5 % of its return",
+    "beats_adaptive": "paired return difference vs the adaptive heuristic (its own heads and stop): 95 % CI above 0",
+    "fewer_tokens_at_equal_success": "vs the validation-chosen most successful fixed budget on the base heads: "
+                                     "token-difference CI below 0 and success-difference CI not below 0",
+    "adapts_to_difficulty": "decisions on hard (δ ≥ 0.7) minus easy (δ < 0.3) tasks: 95 % CI above 0",
+    "vs_all_heads_oracle": "reference, not a target: return gap to the all-heads oracle",
+    "threshold_gap_base_heads": "world diagnostic, not a target: return gap of the best single-feature threshold "
+                                "to the clairvoyant stop on the base heads (large = one feature does not solve the stop)",
+}
+
+#: Named, versioned shift suites: each world is the evaluated world with these overrides.
+SUITES: dict[str, dict[str, tuple[str, ...]]] = {
+    "shift": {  # shift-v1
+        "nominal": (),
+        "harder-mix": ("p_easy=0.2", "p_hard=0.5"),
+        "easier-mix": ("p_easy=0.8", "p_hard=0.05"),
+        "weaker-workers": ("difficulty_offset=0.05",),
+        "noisier-confidence": ("conf_noise=1.2",),
+        "4-7-subtasks": ("n_subtasks_min=4", "n_subtasks_max=7"),
+        "price-x4": ("price_min=4", "price_max=4"),
+        "price-x0.25": ("price_min=0.25", "price_max=0.25"),
+        "small-world": ("n_subtasks_max=3", "max_rounds=3"),
+    },
+}
 
 
+# ----------------------------------------------------------------------------- statistics
 def ci_mean(x: np.ndarray) -> dict[str, float]:
     """Mean with a normal-approximation 95 % interval.
 
@@ -48,6 +108,26 @@ def ci_mean(x: np.ndarray) -> dict[str, float]:
         return {"mean": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": 0}
     m = float(x.mean())
     h = 1.96 * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else float("nan")
+    return {"mean": m, "lo": m - h, "hi": m + h, "n": int(x.size)}
+
+
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def t_interval(x: np.ndarray) -> dict[str, float]:
+    """Mean with a Student-t 95 % interval (for a handful of training seeds).
+
+    >>> r = t_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0])); round(r["lo"], 3), round(r["hi"], 3)
+    (1.037, 4.963)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        m = float(x.mean()) if x.size else float("nan")
+        return {"mean": m, "lo": float("nan"), "hi": float("nan"), "n": int(x.size)}
+    t = _T975.get(x.size - 1, 1.96 + 2.4 / (x.size - 1))
+    m = float(x.mean())
+    h = t * float(x.std(ddof=1)) / math.sqrt(x.size)
     return {"mean": m, "lo": m - h, "hi": m + h, "n": int(x.size)}
 
 
@@ -64,42 +144,6 @@ def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float]:
     c = (p + z * z / (2 * n)) / den
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
     return {"mean": p, "lo": c - h, "hi": c + h, "n": n}
-
-
-class StopAblation:
-    """A learned policy whose stop head is replaced by "stop after ``rounds`` rounds"."""
-
-    def __init__(self, learned: Any, env_config: Any, rounds: int) -> None:
-        from ..env.baselines import make_baseline
-
-        self.learned, self.rounds = learned, rounds
-        self.budget = make_baseline("fixed-budget", env_config, rounds=rounds)
-        self.name = f"learned+stop@{rounds}"
-
-    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: Any = None) -> np.ndarray:
-        a = self.learned.act_batch(obs, mask, world)
-        at5 = obs[:, 4] > 0.5
-        if at5.any():
-            b = self.budget.act_batch(obs, mask, world)
-            a = np.where(at5, b, a)
-        return a
-
-    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
-        return int(self.act_batch(obs["obs"][None, :], obs["action_mask"][None, :].astype(bool))[0])
-
-
-def _summary(res: dict[str, np.ndarray]) -> dict[str, Any]:
-    d = res["difficulty"]
-    easy, hard = d < EASY_BELOW, d >= HARD_FROM
-    out: dict[str, Any] = {"success": wilson(int(res["success"].sum()), len(res["success"]))}
-    for k in ("tokens", "critical_steps", "wall_clock_s", "return", "decisions", "safety_events"):
-        if k in res:
-            out[k] = ci_mean(res[k])
-    out["decisions_easy"] = ci_mean(res["decisions"][easy])
-    out["decisions_hard"] = ci_mean(res["decisions"][hard])
-    out["success_easy"] = wilson(int(res["success"][easy].sum()), int(easy.sum()))
-    out["success_hard"] = wilson(int(res["success"][hard].sum()), int(hard.sum()))
-    return out
 
 
 def _paired(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
@@ -125,83 +169,144 @@ def pareto(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
     return front
 
 
-def evidence(raw: dict[str, dict[str, np.ndarray]], learned: str = "learned") -> dict[str, Any]:
-    """The main job's evidence checks, from per-episode arrays (same seeds for every policy).
+# ----------------------------------------------------------------------------- stop rules on given heads
+class SameHeads:
+    """O1–O4 from ``heads`` (a learned policy, or ``None`` for the environment's base heuristic),
+    O5 from ``rule`` — a hand-written rule's ``stop_now`` on the summary statistics, or a
+    clairvoyant look-ahead (``rule="clairvoyant"``) that rolls the same heads forward.
 
-    1. ``vs_best_fixed_budget``: the fixed-budget policy with the highest success; the learned
-       policy *reaches* its success when the paired success difference's 95 % interval reaches
-       0 or above, and must use ≥ 25 % fewer tokens (or have higher success at ≤ its tokens);
-    2. ``vs_oracle``: return within 5 % of the oracle's;
-    3. ``adapts``: mean decisions on hard minus easy tasks, 95 % interval excludes 0;
-    4. ``vs_threshold``: return above the best confidence-threshold heuristic (paired interval > 0);
-    5. ``vs_stop_ablation`` (informative): against the best ``learned+stop@r`` — the same O1–O4
-       heads with a fixed round budget — so the stop head's own contribution is visible.
+    >>> from orchestrace.env import EnvConfig, evaluate as play, make_baseline
+    >>> cfg = EnvConfig.small()
+    >>> a = play(cfg, SameHeads(cfg, None, make_baseline("fixed-budget", cfg, rounds=2)), range(16))
+    >>> b = play(cfg, make_baseline("fixed-budget", cfg, rounds=2), range(16))
+    >>> bool((a["return"] == b["return"]).all())
+    True
     """
-    L = raw[learned]
-    ev: dict[str, Any] = {}
-    fb = {k: v for k, v in raw.items() if k.startswith("fixed-budget")}
-    if fb:
-        best = max(fb, key=lambda k: (fb[k]["success"].mean(), -fb[k]["tokens"].mean()))
-        B = fb[best]
-        ds = _paired(L["success"], B["success"])
-        saving = 1.0 - L["tokens"].mean() / B["tokens"].mean()
-        reaches = ds["hi"] >= 0.0
-        higher_at_equal = ds["mean"] > 0 and L["tokens"].mean() <= B["tokens"].mean()
-        ev["vs_best_fixed_budget"] = {
-            "baseline": best, "success_learned": float(L["success"].mean()), "success_baseline": float(B["success"].mean()),
-            "success_diff": ds, "tokens_learned": float(L["tokens"].mean()), "tokens_baseline": float(B["tokens"].mean()),
-            "token_saving": float(saving), "reaches_success": bool(reaches),
-            "met": bool((reaches and saving >= 0.25) or higher_at_equal),
-        }
-    if "oracle" in raw:
-        ro, rl = float(raw["oracle"]["return"].mean()), float(L["return"].mean())
-        gap = (ro - rl) / abs(ro) if ro else float("nan")
-        ev["vs_oracle"] = {"return_learned": rl, "return_oracle": ro, "gap": gap,
-                           "return_diff": _paired(L["return"], raw["oracle"]["return"]), "met": bool(gap <= 0.05)}
-    d = L["difficulty"]
-    easy, hard = d < EASY_BELOW, d >= HARD_FROM
-    if easy.sum() > 1 and hard.sum() > 1:
-        w = _welch(L["decisions"][hard], L["decisions"][easy])
-        ev["adapts"] = {"decisions_easy": float(L["decisions"][easy].mean()), "decisions_hard": float(L["decisions"][hard].mean()),
-                        "hard_minus_easy": w, "met": bool(w["lo"] > 0 or w["hi"] < 0)}
-    th = {k: v for k, v in raw.items() if k.startswith("threshold")}
-    if th:
-        best = max(th, key=lambda k: th[k]["return"].mean())
-        dr = _paired(L["return"], th[best]["return"])
-        ev["vs_threshold"] = {"baseline": best, "return_learned": float(L["return"].mean()),
-                              "return_baseline": float(th[best]["return"].mean()), "return_diff": dr,
-                              "success_learned": float(L["success"].mean()), "success_baseline": float(th[best]["success"].mean()),
-                              "met": bool(dr["lo"] > 0)}
-    ab = {k: v for k, v in raw.items() if k.startswith("learned+stop@")}
-    if ab:  # informative, not a target: the stop head against fixed budgets on the *same* O1–O4 heads
-        best = max(ab, key=lambda k: ab[k]["return"].mean())
-        A = ab[best]
-        ev["vs_stop_ablation"] = {
-            "baseline": best, "return_diff": _paired(L["return"], A["return"]),
-            "success_diff": _paired(L["success"], A["success"]),
-            "token_saving": float(1.0 - L["tokens"].mean() / A["tokens"].mean()),
-            "met": bool(_paired(L["return"], A["return"])["hi"] >= 0),
-        }
-    return ev
+
+    def __init__(self, cfg: Any, heads: Any, rule: Any, name: str = "") -> None:
+        from ..env.baselines import BudgetPolicy
+        from ..env.oracle import OraclePolicy
+
+        self.cfg, self.heads, self.name = cfg, heads, name
+        self._base = BudgetPolicy(cfg, name="base")
+        self.clairvoyant = rule == "clairvoyant"
+        if self.clairvoyant:
+            self.rule: Any = OraclePolicy(cfg, heads="stop", head_policy=heads)
+        else:
+            self.rule = rule
+        self.o5 = int(np.cumsum((0,) + tuple(cfg.head_sizes))[4])
+        self._env: Any = None
+
+    def bind(self, env: Any) -> SameHeads:
+        self._env = env.unwrapped if hasattr(env, "unwrapped") else env
+        return self
+
+    def act(self, obs: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
+        world = self._env.world if self._env is not None else None
+        return int(self.act_batch(obs["obs"][None, :], obs["action_mask"][None, :].astype(bool), world)[0])
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: Any = None) -> np.ndarray:
+        from ..env.layout import CONTINUE, STOP, Phase
+
+        if world is None:
+            raise ValueError(f"{self.name}: stop rules read the world; pass world= (or bind(env))")
+        if self.clairvoyant:
+            return self.rule.act_batch(obs, mask, world)
+        a = (self._base.base(world.summary_obs(), mask) if self.heads is None
+             else np.asarray(self.heads.act_batch(obs, mask, world), dtype=np.int64))
+        at5 = world.phase == Phase.O5
+        if not at5.any():
+            return a
+        stop = self.rule.stop_now(world.summary_obs()) | ~mask[:, self.o5 + CONTINUE]
+        return np.where(at5, np.where(stop, self.o5 + STOP, self.o5 + CONTINUE), a)
 
 
-def _policies(learned: Any, env_config: Any) -> list[tuple[str, Any]]:
+def _rules(cfg: Any) -> dict[str, Any]:
     from ..env.baselines import make_baseline
 
-    R = int(env_config.max_rounds)
-    pols: list[tuple[str, Any]] = [("learned", learned)]
-    pols += [(n, make_baseline(n, env_config)) for n in ("random", "fixed-fanout", "greedy", "always-continue")]
-    pols += [(f"fixed-budget@{r}", make_baseline("fixed-budget", env_config, rounds=r)) for r in range(1, R + 1)]
-    pols += [(f"threshold@{c:g}", make_baseline("threshold", env_config, threshold=c)) for c in (0.5, 0.6, 0.7, 0.8, 0.9)]
-    pols += [("adaptive", make_baseline("adaptive", env_config)), ("oracle", make_baseline("oracle", env_config))]
-    pols += [(f"learned+stop@{r}", StopAblation(learned, env_config, r)) for r in range(1, R + 1)]
-    return pols
+    rules: dict[str, Any] = {f"budget@{r}": make_baseline("fixed-budget", cfg, rounds=r) for r in range(1, cfg.max_rounds + 1)}
+    rules.update({f"threshold@{c:g}": make_baseline("threshold", cfg, threshold=c) for c in THRESHOLDS})
+    rules["adaptive-stop"] = make_baseline("adaptive", cfg)
+    rules["clairvoyant"] = "clairvoyant"
+    return rules
+
+
+def _summary(res: dict[str, np.ndarray]) -> dict[str, Any]:
+    d = res["difficulty"]
+    easy, hard = d < EASY_BELOW, d >= HARD_FROM
+    out: dict[str, Any] = {"success": wilson(int(res["success"].sum()), len(res["success"]))}
+    for k in ("tokens", "critical_steps", "wall_clock_s", "return", "decisions", "safety_events"):
+        if k in res:
+            out[k] = ci_mean(res[k])
+    out["decisions_easy"] = ci_mean(res["decisions"][easy])
+    out["decisions_hard"] = ci_mean(res["decisions"][hard])
+    out["success_easy"] = wilson(int(res["success"][easy].sum()), int(easy.sum()))
+    out["success_hard"] = wilson(int(res["success"][hard].sum()), int(hard.sum()))
+    return out
+
+
+# ----------------------------------------------------------------------------- claims
+def _gap(a: np.ndarray, ref: np.ndarray) -> dict[str, float]:
+    """(ref − a)/|mean ref| with a paired CI (scaled difference)."""
+    scale = abs(float(np.mean(ref))) or 1.0
+    d = _paired(ref, a)
+    return {k: (v / scale if k != "n" else v) for k, v in d.items()}
+
+
+def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """Every claim of the protocol from per-episode test arrays (same seeds for every policy).
+
+    ``chosen[heads]`` names the validation-chosen rules (``best_rule``, ``budget``,
+    ``threshold``, ``budget_by_success``) for ``heads`` ∈ ``learned``, ``base``.
+    """
+    L = raw["learned"]
+    out: dict[str, Any] = {}
+    best = f"learned+{chosen['learned']['best_rule']}"
+    d = _paired(L["return"], raw[best]["return"])
+    out["beats_best_rule_same_heads"] = {"baseline": best, "return_diff": d, "met": bool(d["lo"] > 0)}
+    th_l = f"learned+{chosen['learned']['threshold']}"
+    d = _paired(L["return"], raw[th_l]["return"])
+    out["beats_best_threshold_same_heads"] = {"baseline": th_l, "return_diff": d, "met": bool(d["lo"] > 0)}
+    g = _gap(L["return"], raw["learned+clairvoyant"]["return"])
+    out["near_clairvoyant_same_heads"] = {"baseline": "learned+clairvoyant", "gap": g, "met": bool(g["mean"] <= 0.025)}
+    if "adaptive" in raw:
+        d = _paired(L["return"], raw["adaptive"]["return"])
+        out["beats_adaptive"] = {"baseline": "adaptive", "return_diff": d, "met": bool(d["lo"] > 0)}
+    fb = f"base+{chosen['base']['budget_by_success']}"
+    dt, ds = _paired(L["tokens"], raw[fb]["tokens"]), _paired(L["success"], raw[fb]["success"])
+    out["fewer_tokens_at_equal_success"] = {
+        "baseline": fb, "tokens_diff": dt, "success_diff": ds,
+        "token_saving": float(1.0 - L["tokens"].mean() / max(raw[fb]["tokens"].mean(), 1e-12)),
+        "met": bool(dt["hi"] < 0 and ds["hi"] >= 0)}
+    diff = L["difficulty"]
+    easy, hard = diff < EASY_BELOW, diff >= HARD_FROM
+    if easy.sum() > 1 and hard.sum() > 1:
+        w = _welch(L["decisions"][hard], L["decisions"][easy])
+        out["adapts_to_difficulty"] = {"decisions_easy": float(L["decisions"][easy].mean()),
+                                       "decisions_hard": float(L["decisions"][hard].mean()),
+                                       "hard_minus_easy": w, "met": bool(w["lo"] > 0)}
+    if "oracle-all" in raw:
+        out["vs_all_heads_oracle"] = {"baseline": "oracle-all", "gap": _gap(L["return"], raw["oracle-all"]["return"]),
+                                      "met": None}
+    th = f"base+{chosen['base']['threshold']}"
+    out["threshold_gap_base_heads"] = {"baseline": th, "reference": "base+clairvoyant",
+                                       "gap": _gap(raw[th]["return"], raw["base+clairvoyant"]["return"]), "met": None}
+    for k, v in out.items():
+        v["rule"] = CLAIM_RULES[k]
+    return out
+
+
+# ----------------------------------------------------------------------------- one run
+def _play(cfg: Any, policy: Any, seeds: np.ndarray) -> dict[str, np.ndarray]:
+    from ..env.baselines import evaluate as run_batch
+
+    return run_batch(cfg, policy, seeds)
 
 
 def _traces(env_config: Any, env_id: str, name: str, policy: Any, seeds: np.ndarray) -> list[Any]:
     from ..env import OrchestrationEnv
 
-    env = OrchestrationEnv(env_config, env_id=env_id, policy_name=name)
+    env = OrchestrationEnv(env_config, env_id=env_id, policy_name=name, record_trace=True)
     if hasattr(policy, "bind"):
         policy.bind(env)
     out = []
@@ -220,10 +325,8 @@ def _traces(env_config: Any, env_id: str, name: str, policy: Any, seeds: np.ndar
 
 
 def _trace_measures(traces: list[Any]) -> dict[str, Any]:
-    try:
-        from ..measures import compute
-    except ImportError:
-        return {}
+    from ..measures import compute
+
     per: dict[str, list[float]] = {}
     for tr in traces:
         m = compute(tr, list(_TRACE_MEASURES), validate=False).metrics
@@ -233,59 +336,115 @@ def _trace_measures(traces: list[Any]) -> dict[str, Any]:
     return {k: ci_mean(np.array(v)) for k, v in sorted(per.items())}
 
 
-def evaluate(policy: Any, *, env: str = "default", episodes: int = 500, seed_offset: int = 0,
-             out: str | Path | None = None, sample_traces: int = 20, traced_policies: tuple[str, ...] | None = None,
-             progress: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Evaluate ``policy`` (a run directory, a ``.pt`` file or a loaded policy) on held-out seeds.
-
-    Returns the report dict (also written to ``out/results.json`` when ``out`` is given).
-    """
-    from ._common import progress_bar, require_learn
-    from .checkpoint import load_policy
+def _world(policy: Any, env: str | None, env_set: tuple[str, ...] | list[str]) -> tuple[str, tuple[str, ...], Any]:
+    """The evaluated world: the policy's own (id + overrides) unless ``env`` is given; ``env_set`` on top."""
     from .config import resolve_env_id
     from .envs import env_config_for
 
+    base_id = resolve_env_id(env) if env else (getattr(policy, "env_id", "") or "orchestrace/Orchestrate-v0")
+    sets = (tuple(getattr(policy, "env_set", ())) if not env else ()) + tuple(env_set)
+    return base_id, sets, env_config_for(base_id, sets)
+
+
+def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (), episodes: int = 500,
+             validation: int = 256, seed_offset: int = 0, out: str | Path | None = None, sample_traces: int = 20,
+             oracle_all: bool = True, progress: bool = True, cache: dict[str, Any] | None = None,
+             log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Evaluate ``policy`` (a run directory, a ``.pt`` file or a loaded policy) with the protocol.
+
+    The world is the policy's training world (its id and ``--set`` overrides) unless ``env``
+    is given; ``env_set`` adds overrides (a shifted world). ``cache`` (a dict) shares the
+    base-heads results between runs evaluated in the same world (:func:`evaluate_runs`).
+    Returns the report (also ``out/results.json`` when ``out`` is given).
+    """
+    from ._common import progress_bar, require_learn
+    from .checkpoint import load_policy
+
     require_learn()
-    from ..env.baselines import evaluate as run_batch
+    from ..env.baselines import make_baseline
 
     learned = load_policy(policy) if isinstance(policy, (str, Path)) else policy
-    env_id = resolve_env_id(env)
-    cfg = env_config_for(env_id)
-    seeds = held_out_seeds(episodes, seed_offset)
-    pols = _policies(learned, cfg)
+    env_id, sets, cfg = _world(learned, env, env_set)
+    test = held_out_seeds(episodes, seed_offset)
+    tune = np.arange(TUNING_BASE, TUNING_BASE + validation, dtype=np.int64)
+    cache = {} if cache is None else cache
+    key = json.dumps([env_id, list(sets), episodes, validation, seed_offset])
+    shared = cache.setdefault(key, {"test": {}, "val": {}})
+    rules = _rules(cfg)
+    tuned = [n for n in rules if n != "clairvoyant"]
+    others: list[tuple[str, Any]] = [("adaptive", make_baseline("adaptive", cfg))]
+    others += [(n, make_baseline(n, cfg)) for n in ("random", "fixed-fanout", "greedy", "always-continue")]
+    if oracle_all:
+        others.append(("oracle-all", make_baseline("oracle", cfg, heads="all")))
+    jobs: list[tuple[str, str, Any]] = [("test", "learned", learned)]
+    for heads_name, heads in (("learned", learned), ("base", None)):
+        for r in tuned:
+            jobs.append(("val", f"{heads_name}+{r}", SameHeads(cfg, heads, rules[r], f"{heads_name}+{r}")))
+        for r in rules:
+            jobs.append(("test", f"{heads_name}+{r}", SameHeads(cfg, heads, rules[r], f"{heads_name}+{r}")))
+    jobs += [("test", n, p) for n, p in others]
     raw: dict[str, dict[str, np.ndarray]] = {}
+    val: dict[str, dict[str, np.ndarray]] = {}
     timing: dict[str, float] = {}
-    with progress_bar(len(pols), "evaluate", enabled=progress) as advance:
-        for name, pol in pols:
-            t = time.perf_counter()
-            raw[name] = run_batch(cfg, pol, seeds)
-            timing[name] = time.perf_counter() - t
+    t0 = time.perf_counter()
+    with progress_bar(len(jobs), "evaluate", enabled=progress) as advance:
+        for split, name, pol in jobs:
+            store = raw if split == "test" else val
+            memo = shared[split] if not name.startswith("learned") else None
+            if memo is not None and name in memo:
+                store[name] = memo[name]
+            else:
+                t = time.perf_counter()
+                store[name] = _play(cfg, pol, test if split == "test" else tune)
+                timing[f"{split}/{name}"] = time.perf_counter() - t
+                if memo is not None:
+                    memo[name] = store[name]
             advance(1, policy=name)
+    # validation choices per heads
+    chosen: dict[str, dict[str, str]] = {}
+    val_means: dict[str, dict[str, dict[str, float]]] = {}
+    for h in ("learned", "base"):
+        means = {r: float(val[f"{h}+{r}"]["return"].mean()) for r in tuned}
+        succ = {r: float(val[f"{h}+{r}"]["success"].mean()) for r in tuned}
+        toks = {r: float(val[f"{h}+{r}"]["tokens"].mean()) for r in tuned}
+        budgets = [r for r in tuned if r.startswith("budget@")]
+        thresholds = [r for r in tuned if r.startswith("threshold@")]
+        chosen[h] = {"best_rule": max(tuned, key=lambda r: means[r]),
+                     "budget": max(budgets, key=lambda r: means[r]),
+                     "threshold": max(thresholds, key=lambda r: means[r]),
+                     "budget_by_success": max(budgets, key=lambda r: (succ[r], -toks[r]))}
+        val_means[h] = {r: {"return": means[r], "success": succ[r], "tokens": toks[r]} for r in tuned}
     summary = {n: _summary(r) for n, r in raw.items()}
     front = pareto({n: (s["success"]["mean"], s["tokens"]["mean"]) for n, s in summary.items()})
+    from dataclasses import asdict
+
     report: dict[str, Any] = {
-        "env": env_id, "episodes": episodes, "seeds": [int(seeds[0]), int(seeds[-1])],
-        "policies": summary, "pareto": front, "evidence": evidence(raw), "eval_seconds": timing,
+        "protocol": "orchestrace-fair-eval/1",
+        "env": env_id, "env_set": list(sets), "env_config": asdict(cfg), "episodes": episodes,
+        "seeds": {"test": [int(test[0]), int(test[-1])], "validation": [int(tune[0]), int(tune[-1])]},
+        "policy_source": str(getattr(learned, "source", "") or ""),
+        "policies": summary, "pareto": front,
+        "same_heads": {
+            h: {"rules": {r: summary[f"{h}+{r}"] for r in rules}, "chosen": chosen[h], "validation": val_means[h]}
+            for h in ("learned", "base")},
+        "claims": claims(raw, chosen), "eval_seconds": time.perf_counter() - t0,
     }
-    # traced sample: wasted work and E2–E4 from the traces
     if sample_traces > 0:
-        ev = report["evidence"]
-        names = traced_policies or tuple(dict.fromkeys(
-            ["learned", ev.get("vs_best_fixed_budget", {}).get("baseline", "fixed-budget@2"),
-             ev.get("vs_threshold", {}).get("baseline", "threshold@0.7"), "oracle", "always-continue"]))
-        table = dict(pols)
+        names = ["learned", f"learned+{chosen['learned']['best_rule']}", "learned+clairvoyant",
+                 f"base+{chosen['base']['threshold']}", "adaptive"]
+        table = {n: p for _, n, p in jobs}
         tdir = Path(out) / "traces" if out is not None else None
         if tdir is not None:
             tdir.mkdir(parents=True, exist_ok=True)
-        sample = seeds[:sample_traces]
+        sample = test[:sample_traces]
         with progress_bar(len(names), "traces", enabled=progress) as advance:
-            for n in names:
+            for n in dict.fromkeys(names):
                 trs = _traces(cfg, env_id, n, table[n], sample)
                 report["policies"][n]["trace_sample"] = _trace_measures(trs)
                 if tdir is not None:
                     from ..io import dumps
 
-                    with (tdir / f"{n.replace('@', '_at_')}.jsonl").open("wb") as fh:
+                    with (tdir / f"{n.replace('@', '_at_').replace('+', '_')}.jsonl").open("wb") as fh:
                         for tr in trs:
                             fh.write(dumps(tr, format="jsonl"))
                 advance(1, policy=n)
@@ -293,9 +452,100 @@ def evaluate(policy: Any, *, env: str = "default", episodes: int = 500, seed_off
         o = Path(out)
         o.mkdir(parents=True, exist_ok=True)
         (o / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-        arrays: dict[str, Any] = {f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()}
-        np.savez_compressed(o / "episodes.npz", **arrays)
+        np.savez_compressed(o / "episodes.npz", **{f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()})
     if log is not None:
-        log(f"evaluated {len(pols)} policies × {episodes} held-out episodes")
+        log(f"evaluated {len(jobs)} policy × seed-set jobs ({episodes} test, {validation} validation episodes)")
     report["_raw"] = raw
     return report
+
+
+# ----------------------------------------------------------------------------- many runs, shifted worlds
+_CLAIM_NUMBER = {"beats_best_rule_same_heads": "return_diff", "beats_best_threshold_same_heads": "return_diff", "near_clairvoyant_same_heads": "gap",
+                 "beats_adaptive": "return_diff", "fewer_tokens_at_equal_success": "token_saving",
+                 "adapts_to_difficulty": "hard_minus_easy", "vs_all_heads_oracle": "gap",
+                 "threshold_gap_base_heads": "gap"}
+
+
+def aggregate(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Across training runs: per claim ``passed``/``runs`` and the claim's number as mean ± t-CI."""
+    out: dict[str, Any] = {"runs": len(reports), "claims": {}, "learned_return": t_interval(
+        np.array([r["policies"]["learned"]["return"]["mean"] for r in reports]))}
+    for k in reports[0]["claims"]:
+        vals, met = [], []
+        for r in reports:
+            c = r["claims"].get(k)
+            if c is None:
+                continue
+            v = c[_CLAIM_NUMBER[k]]
+            vals.append(v["mean"] if isinstance(v, dict) else v)
+            met.append(c["met"])
+        out["claims"][k] = {"rule": CLAIM_RULES[k], "number": _CLAIM_NUMBER[k], "across_runs": t_interval(np.array(vals)),
+                            "passed": None if any(m is None for m in met) else int(sum(bool(m) for m in met)),
+                            "runs": len(met)}
+    return out
+
+
+def _check_same_world(policies: list[Any]) -> None:
+    from ..errors import ConfigError
+
+    worlds = {(p.env_id, tuple(p.env_set)) for p in policies}
+    if len(worlds) > 1:
+        desc = "; ".join(f"{w[0]} {' '.join(w[1]) or '(no --set)'}" for w in sorted(worlds))
+        raise ConfigError(f"the runs were trained on different worlds ({desc}); an across-seed claim needs runs of "
+                          "one world — evaluate each group separately")
+
+
+def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (),
+                  episodes: int = 500, validation: int = 256, out: str | Path | None = None,
+                  oracle_all: bool = True, progress: bool = True, cache: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Evaluate ≥ 2 training runs of one world and aggregate their claims (see :func:`aggregate`)."""
+    from ..errors import ConfigError
+    from .checkpoint import load_policy
+
+    if len(runs) < 2:
+        raise ConfigError(f"an across-seed claim needs at least 2 runs, got {len(runs)}; pass more run directories")
+    pols = [load_policy(r) for r in runs]
+    _check_same_world(pols)
+    cache = {} if cache is None else cache
+    reports = []
+    for run, pol in zip(runs, pols, strict=True):
+        sub = Path(out) / Path(run).name if out is not None else None
+        rep = evaluate(pol, env=env, env_set=env_set, episodes=episodes, validation=validation, out=sub,
+                       sample_traces=0, oracle_all=oracle_all, progress=progress, cache=cache)
+        rep.pop("_raw", None)
+        rep["run"] = str(run)
+        reports.append(rep)
+    agg = {"env": reports[0]["env"], "env_set": reports[0]["env_set"], "episodes": episodes,
+           "runs": [str(r) for r in runs], **aggregate(reports)}
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "aggregate.json").write_text(json.dumps({"aggregate": agg, "reports": reports}, indent=1,
+                                                             default=float) + "\n", encoding="utf-8")
+    return {"aggregate": agg, "reports": reports}
+
+
+def evaluate_suite(runs: list[str | Path], suite: str = "shift", *, env: str | None = None, episodes: int = 500,
+                   validation: int = 256, out: str | Path | None = None, progress: bool = True,
+                   shifts: list[str] | None = None) -> dict[str, Any]:
+    """:func:`evaluate_runs` in every world of a named suite (:data:`SUITES`); the all-heads
+    oracle is left out of the shifted worlds (it is the costliest reference)."""
+    from ..errors import ConfigError
+
+    if suite not in SUITES:
+        raise ConfigError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
+    worlds = SUITES[suite]
+    names = shifts or list(worlds)
+    bad = [n for n in names if n not in worlds]
+    if bad:
+        raise ConfigError(f"unknown shift {bad[0]!r} in suite {suite!r}; known: {', '.join(worlds)}")
+    table: dict[str, Any] = {}
+    for n in names:
+        sub = Path(out) / n if out is not None else None
+        res = evaluate_runs(runs, env=env, env_set=worlds[n], episodes=episodes, validation=validation, out=sub,
+                            oracle_all=False, progress=progress)
+        table[n] = {"overrides": list(worlds[n]), **res["aggregate"]}
+    result = {"suite": f"{suite}-v1", "shifts": table}
+    if out is not None:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "suite.json").write_text(json.dumps(result, indent=1, default=float) + "\n", encoding="utf-8")
+    return result

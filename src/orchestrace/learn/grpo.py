@@ -42,13 +42,13 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 1. a group of rollouts per task seed
             seeds = np.repeat(train_seeds(cfg.seed, update, cfg.n_groups), cfg.group_size)  # (E,)
             ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
-            policy.norm.update(ro.obs.to(device))
+            policy.update_norm(ro.obs.to(device))
 
             # 2. group-relative advantages per decision (+ the stop head's own credit)
             ep_return = np.bincount(ro.ep, ro.reward, minlength=ro.n_episodes)  # (E,)
             group = np.repeat(np.arange(cfg.n_groups), cfg.group_size)  # (E,) group id of each episode
             adv, targets = decision_advantages(ro, cfg, raw=ep_return[ro.ep], group=group[ro.ep],
-                                               group_centred=True, stop_index=policy.ranges[4][0])
+                                               group_centred=True, stop_index=policy.stop_index)
 
             # 3. one policy-gradient step
             out_ = policy(ro.obs.to(device), ro.mask.to(device))
@@ -56,7 +56,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             gnorm = run.step(loss, update)
 
             # 4. log and checkpoint
-            scalars = {**episode_scalars(ro, policy.ranges[4][0]), **parts, "losses/grad_norm": gnorm,
+            scalars = {**episode_scalars(ro, policy.stop_index), **parts, "losses/grad_norm": gnorm,
                        "charts/group_return_std": float(np.mean([ep_return[group == g].std()
                                                                  for g in range(cfg.n_groups)]))}
             run.end_update(update, scalars)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..env.layout import Phase
 from .config import TrainConfig
 from .policy import PolicyOutput
 from .rollout import Rollout, discounted_returns, group_normalise, stop_advantages
@@ -104,7 +105,7 @@ def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group
     adv = np.asarray(adv, dtype=np.float64).copy()
 
     targets: dict[str, np.ndarray] = {"returns": returns}
-    stop_rows = np.flatnonzero(head == 4)
+    stop_rows = np.flatnonzero(head == Phase.O5)
     q_stop_t = np.full(len(raw), np.nan)
     q_cont_t = np.full(len(raw), np.nan)
     if len(stop_rows):
@@ -121,7 +122,17 @@ def decision_advantages(ro: Rollout, cfg: TrainConfig, *, raw: np.ndarray, group
         g = returns[stop_rows]
         q_stop_t[stop_rows] = np.where(is_stop, g, cf)
         q_cont_t[stop_rows] = np.where(is_stop, cc, g)
-        if cfg.stop_credit != "return":
+        if cfg.stop_credit != "return" and cfg.stop_update == "regret":
+            # both actions' values are known: a regret-weighted classification of the better one
+            # (the expected policy-gradient over both actions, in logit space: no sigmoid saturation)
+            q_s = np.where(is_stop, g, q_s_other)
+            q_c = np.where(is_stop, q_c_other, g) - cfg.stop_cost
+            gq_s, gq_c = np.full(len(raw), np.nan), np.full(len(raw), np.nan)
+            gq_s[stop_rows] = np.where(forced, np.nan, q_s)
+            gq_c[stop_rows] = np.where(forced, np.nan, q_c)
+            targets["gate_q_stop"], targets["gate_q_cont"] = gq_s, gq_c
+            adv[stop_rows] = 0.0
+        elif cfg.stop_credit != "return":
             a_stop = stop_advantages(g, is_stop, ro.stop_prob[s_idx].double().numpy(), q_s_other, q_c_other,
                                      cfg.stop_cost)
             a_stop[forced] = 0.0
@@ -172,7 +183,18 @@ def policy_value_loss(out: PolicyOutput, ro: Rollout, adv: torch.Tensor, targets
     v_loss = _masked_mse(out.value, targets["returns"][idx])
     q_loss = _masked_mse(out.q_stop, targets["q_stop"][idx]) + _masked_mse(out.q_cont, targets["q_cont"][idx])
     loss = pg - cfg.entropy_coef * entropy + cfg.value_coef * (v_loss + q_loss)
+    gate = torch.zeros((), device=out.logits.device)
+    if "gate_q_stop" in targets:
+        qs = torch.as_tensor(targets["gate_q_stop"][idx], dtype=out.stop_logit.dtype, device=out.logits.device)
+        qc = torch.as_tensor(targets["gate_q_cont"][idx], dtype=out.stop_logit.dtype, device=out.logits.device)
+        ok = torch.isfinite(qs) & torch.isfinite(qc)
+        if bool(ok.any()):
+            d = qs[ok] - qc[ok]  # > 0: stopping is better
+            w = d.abs() / (d.abs().mean() + 1e-8)
+            bce = torch.nn.functional.binary_cross_entropy_with_logits(out.stop_logit[ok], (d > 0).to(d.dtype), reduction="none")
+            gate = (w * bce).mean()
+            loss = loss + gate
     parts = {"losses/policy": float(pg.detach()), "losses/value": float(v_loss.detach()), "losses/stop_value": float(q_loss.detach()),
              "losses/entropy": float(entropy.detach()), "losses/approx_kl": float(approx_kl),
-             "losses/clipfrac": float(clipfrac), "losses/loss": float(loss.detach())}
+             "losses/clipfrac": float(clipfrac), "losses/loss": float(loss.detach()), "losses/stop_gate": float(gate.detach())}
     return loss, parts

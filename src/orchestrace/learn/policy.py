@@ -23,6 +23,19 @@ The stop head's baseline is the gate's own value V_gate = λ·Q_stop + (1−λ)�
 stopping at decision k versus continuing (trained from replay counterfactuals where the
 environment offers them, else from returns; see :mod:`orchestrace.learn.rollout`).
 
+With the ``evidence`` observation (:mod:`orchestrace.env.layout`) the encoder is a set
+encoder that respects its structure (DeepSets; shapes per decision)::
+
+    attempts (N, A, Fa) ──► φ MLP ──► masked sum/A and max over A ──┐
+    subtasks (N, Fs)    ────────────────────────────────────────────┴► ψ MLP (N, E) ──► masked mean, min, max over N
+                                                                                         + the focus row (O1–O3)
+    header (H0) ──► RunningNorm ───────────────────────────────────────────────────────────┴► MLP ──► h (B, H)
+
+so the policy can weigh individual votes and confidences (and the weakest subtask) without
+hand-summarised statistics, whatever the order of attempts and subtasks — and whatever their
+number N: the encoder reads N from the observation's width, so a policy trained on 2–4
+subtasks runs on a world of 4–7.
+
 torch is imported by this module: import it lazily (``orchestrace.learn`` does).
 
 >>> import torch
@@ -47,6 +60,7 @@ from ..vocab import Decision
 
 __all__ = [
     "DECISION_ORDER",
+    "EvidenceEncoder",
     "OrchestrationPolicy",
     "PolicyOutput",
     "RunningNorm",
@@ -121,6 +135,62 @@ class RunningNorm(nn.Module):
         return ((x - mean) / std).clamp(-10.0, 10.0)
 
 
+class EvidenceEncoder(nn.Module):
+    """The set encoder of the ``evidence`` observation (see the module docstring).
+
+    ``layout`` is :meth:`orchestrace.env.layout.ObsLayout.to_dict`.
+
+    >>> enc = EvidenceEncoder({"dim": 2 + 2 * 3 + 2 * 2 * 4, "header": [0, 2], "subtask_shape": [2, 3],
+    ...                        "attempt_shape": [2, 2, 4]}, hidden=8, embed=4)
+    >>> enc(torch.zeros(5, 2), torch.zeros(5, 24)).shape, enc(torch.zeros(5, 2), torch.zeros(5, 2 + 3 * 11)).shape
+    (torch.Size([5, 8]), torch.Size([5, 8]))
+    """
+
+    def __init__(self, layout: dict, hidden: int, embed: int = 32) -> None:
+        super().__init__()
+        self.h0 = int(layout["header"][1])
+        _, self.Fs = (int(x) for x in layout["subtask_shape"])
+        _, self.A, self.Fa = (int(x) for x in layout["attempt_shape"])
+        self.per_subtask = self.Fs + self.A * self.Fa
+        self.phi = nn.Sequential(nn.Linear(self.Fa, embed), nn.Tanh(), nn.Linear(embed, embed), nn.Tanh())
+        self.psi = nn.Sequential(nn.Linear(self.Fs + 2 * embed, embed), nn.Tanh())
+        self.out = nn.Sequential(nn.Linear(self.h0 + 4 * embed + self.Fs, hidden), nn.Tanh(),
+                                 nn.Linear(hidden, hidden), nn.Tanh())
+
+    def n_subtasks(self, width: int) -> int:
+        """N of an observation ``width`` wide (ValueError when no N fits)."""
+        n, rest = divmod(width - self.h0, self.per_subtask)
+        if rest or n < 1:
+            raise ValueError(f"an observation {width} wide does not fit this policy's evidence layout "
+                             f"(header {self.h0} + N × {self.per_subtask}); was it trained with another max_attempts "
+                             "or number of profiles?")
+        return n
+
+    def forward(self, header_norm: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        b, n = x.shape[0], self.n_subtasks(x.shape[1])
+        att_start = self.h0 + n * self.Fs
+        sub = x[:, self.h0:att_start].reshape(b, n, self.Fs)  # (B, N, Fs)
+        att = x[:, att_start:].reshape(b, n, self.A, self.Fa)  # (B, N, A, Fa)
+        present = att[..., :1] > 0.5  # (B, N, A, 1)
+        e = self.phi(att) * present  # (B, N, A, E)
+        e_sum = e.sum(2) / self.A  # (B, N, E)
+        e_max = e.masked_fill(~present, -2.0).amax(2)
+        e_max = torch.where(present.any(2), e_max, torch.zeros_like(e_max))
+        valid = sub[..., :1] > 0.5  # (B, N, 1)
+        z = self.psi(torch.cat([sub, e_sum, e_max], -1))  # (B, N, E)
+        nv = valid.sum(1).clamp_min(1)
+        z_mean = (z * valid).sum(1) / nv
+        z_min = z.masked_fill(~valid, 2.0).amin(1)
+        z_max = z.masked_fill(~valid, -2.0).amax(1)
+        anyv = valid.any(1)
+        z_min = torch.where(anyv, z_min, torch.zeros_like(z_min))
+        z_max = torch.where(anyv, z_max, torch.zeros_like(z_max))
+        focus = sub[..., 1:2]  # (B, N, 1): the subtask being staffed (SUBTASK_FEATURES[1])
+        z_focus = (z * focus).sum(1)  # (B, E)
+        s_focus = (sub * focus).sum(1)  # (B, Fs)
+        return self.out(torch.cat([header_norm, z_mean, z_min, z_max, z_focus, s_focus], -1))  # (B, H)
+
+
 class OrchestrationPolicy(nn.Module):
     """Shared MLP encoder + one masked head per sub-decision + explicit halting gate (O5).
 
@@ -129,7 +199,8 @@ class OrchestrationPolicy(nn.Module):
     actions, STOP then CONTINUE.
     """
 
-    def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2) -> None:
+    def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2,
+                 layout: dict | None = None) -> None:
         super().__init__()
         ranges = {Decision(k): (int(a), int(b)) for k, (a, b) in heads.items()}
         if set(ranges) != set(DECISION_ORDER):
@@ -141,13 +212,22 @@ class OrchestrationPolicy(nn.Module):
         self.ranges = [ranges[d] for d in DECISION_ORDER]
         self.n_actions = max(b for _, b in self.ranges)
         self.hidden, self.layers = int(hidden), int(layers)
-        self.norm = RunningNorm(self.obs_dim)
-        mods: list[nn.Module] = []
+        self.layout = dict(layout) if layout is not None else None
         width = self.obs_dim
-        for _ in range(self.layers):
-            mods += [nn.Linear(width, self.hidden), nn.Tanh()]
+        if self.layout is not None:
+            if int(self.layout["dim"]) != self.obs_dim:
+                raise ValueError(f"layout dim {self.layout['dim']} != obs_dim {self.obs_dim}")
+            self.n_header = int(self.layout["header"][1])
+            self.norm = RunningNorm(self.n_header)  # the set blocks are already in [−1, 1]
+            self.encoder: nn.Module = EvidenceEncoder(self.layout, self.hidden)
             width = self.hidden
-        self.encoder = nn.Sequential(*mods)
+        else:
+            self.norm = RunningNorm(self.obs_dim)
+            mods: list[nn.Module] = []
+            for _ in range(self.layers):
+                mods += [nn.Linear(width, self.hidden), nn.Tanh()]
+                width = self.hidden
+            self.encoder = nn.Sequential(*mods)
         self.heads = nn.ModuleList([nn.Linear(width, b - a) for a, b in self.ranges[:4]])
         self.stop_gate = nn.Linear(width, 1)
         self.value_head = nn.Linear(width, 1)
@@ -164,16 +244,29 @@ class OrchestrationPolicy(nn.Module):
         nn.init.orthogonal_(self.stop_gate.weight, 0.01)
         nn.init.zeros_(self.stop_gate.bias)
 
+    @property
+    def stop_index(self) -> int:
+        """Flat index of the STOP action (CONTINUE is the next one)."""
+        return self.ranges[DECISION_ORDER.index(Decision.O5)][0]
+
+    def update_norm(self, obs: torch.Tensor) -> None:
+        """Merge a batch of observations (B, D) into the running normaliser (the header only
+        with the evidence observation)."""
+        self.norm.update(obs[:, :self.n_header] if self.layout is not None else obs)
+
     # ------------------------------------------------------------------ forward
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> PolicyOutput:
         """Masked logits (B, A) and the value outputs for observations (B, D) and masks (B, A)."""
-        h = self.encoder(self.norm(obs))  # (B, H)
+        if self.layout is not None:
+            h = self.encoder(self.norm(obs[:, :self.n_header]), obs)  # (B, H)
+        else:
+            h = self.encoder(self.norm(obs))  # (B, H)
         b = obs.shape[0]
         logits = torch.zeros(b, self.n_actions, dtype=h.dtype, device=h.device)
         for (a, e), layer in zip(self.ranges[:4], self.heads, strict=True):
             logits[:, a:e] = layer(h)
         z = self.stop_gate(h).squeeze(-1)  # (B,)
-        s5 = self.ranges[4][0]
+        s5 = self.stop_index
         logits[:, s5] = nn.functional.logsigmoid(z)  # log λ      (STOP)
         logits[:, s5 + 1] = nn.functional.logsigmoid(-z)  # log(1 − λ) (CONTINUE)
         logits = logits.masked_fill(~mask.bool(), _MASKED)
@@ -204,15 +297,18 @@ class OrchestrationPolicy(nn.Module):
 
     def spec(self) -> dict[str, object]:
         """The architecture (saved beside the weights; a mismatch is a CheckpointError on load)."""
-        return {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
-                "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
+        spec: dict[str, object] = {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
+                                   "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
+        if self.layout is not None:
+            spec["layout"] = self.layout
+        return spec
 
     @classmethod
     def from_spec(cls, spec: dict) -> OrchestrationPolicy:
         """Rebuild an (untrained) policy from :meth:`spec`."""
         codes = {d.code: d for d in DECISION_ORDER}
         heads = {codes[k]: (int(v[0]), int(v[1])) for k, v in dict(spec["heads"]).items()}
-        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]))
+        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]), layout=spec.get("layout"))
 
 
 def halting_distribution(lambdas: torch.Tensor) -> torch.Tensor:

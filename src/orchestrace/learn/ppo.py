@@ -38,7 +38,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 1. one episode per task seed
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)  # (E,)
             ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
-            policy.norm.update(ro.obs.to(device))
+            policy.update_norm(ro.obs.to(device))
             obs, mask = ro.obs.to(device), ro.mask.to(device)
             with torch.no_grad():  # behaviour log-probs and values under the updated normaliser
                 out0 = policy(obs, mask)
@@ -48,7 +48,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 2. GAE per decision (+ the stop head's own credit)
             raw = gae(ro.reward, values, ro.ep, cfg.gamma, cfg.gae_lambda)  # (N,)
             adv, targets = decision_advantages(ro, cfg, raw=raw, group=np.zeros(len(raw), dtype=np.int64),
-                                               group_centred=False, stop_index=policy.ranges[4][0])
+                                               group_centred=False, stop_index=policy.stop_index)
             targets["returns"] = raw + values  # λ-returns as the value target
 
             # 3. clipped-surrogate epochs over minibatches of whole episodes
@@ -68,7 +68,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
                     break
 
             # 4. log and checkpoint
-            scalars = {**episode_scalars(ro, policy.ranges[4][0]), **parts, "losses/grad_norm": gnorm}
+            scalars = {**episode_scalars(ro, policy.stop_index), **parts, "losses/grad_norm": gnorm}
             run.end_update(update, scalars)
             advance(1, ret=scalars["charts/episodic_return"], succ=scalars.get("charts/success", float("nan")))
     return run.finish()

@@ -39,13 +39,13 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             # 1. one episode per task seed
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)  # (E,)
             ro = run.collect(seeds)  # (+ replayed "continue instead of stopping" values)
-            policy.norm.update(ro.obs.to(device))
+            policy.update_norm(ro.obs.to(device))
 
             # 2. A_t = G_t − V(s_t), per decision (+ the stop head's own credit)
             returns = discounted_returns(ro.reward, ro.ep, cfg.gamma)  # (N,)
             raw = returns - ro.value.double().numpy()
             adv, targets = decision_advantages(ro, cfg, raw=raw, group=np.zeros(len(raw), dtype=np.int64),
-                                               group_centred=False, stop_index=policy.ranges[4][0])
+                                               group_centred=False, stop_index=policy.stop_index)
 
             # 3. one policy-gradient step
             out_ = policy(ro.obs.to(device), ro.mask.to(device))
@@ -53,7 +53,7 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
             gnorm = run.step(loss, update)
 
             # 4. log and checkpoint
-            scalars = {**episode_scalars(ro, policy.ranges[4][0]), **parts, "losses/grad_norm": gnorm}
+            scalars = {**episode_scalars(ro, policy.stop_index), **parts, "losses/grad_norm": gnorm}
             run.end_update(update, scalars)
             advance(1, ret=scalars["charts/episodic_return"], succ=scalars.get("charts/success", float("nan")))
     return run.finish()

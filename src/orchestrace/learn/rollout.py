@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..env.layout import DECISION
+
 __all__ = [
     "HELD_OUT_BASE",
     "VALIDATION_BASE",
@@ -110,7 +112,9 @@ class Rollout:
 
     @property
     def is_stop(self) -> np.ndarray:
-        return self.head == 4
+        from ..env.layout import Phase
+
+        return self.head == Phase.O5
 
 
 def collect(benv: Any, policy: Any, seeds: np.ndarray, *, device: Any, reward_scale: float = 1.0,
@@ -148,7 +152,7 @@ def collect(benv: Any, policy: Any, seeds: np.ndarray, *, device: Any, reward_sc
         rows["q_stop"].append(out.q_stop[sel].cpu())
         rows["q_cont"].append(out.q_cont[sel].cpu())
         rows["lam"].append(out.stop_prob[sel].cpu())
-        rows["head"].append(np.argmax(obs_np[idx, :5], axis=1))
+        rows["head"].append(np.argmax(obs_np[idx, DECISION], axis=1))
         rows["reward"].append(rew[idx])
         rows["ep"].append(idx)
         rows["t"].append(steps_t[idx].copy())
@@ -265,12 +269,12 @@ def continue_values(env_config: Any, policy: Any, ro: Rollout, stop_index: int, 
                     reward_scale: float = 1.0) -> np.ndarray:
     """Counterfactual "continue instead of stopping" by deterministic replay, (N,) (NaN elsewhere).
 
-    For every O5 check where the policy chose STOP and CONTINUE was legal, the episode is
-    replayed in a fresh world from its seed with its recorded actions up to that check, takes
-    CONTINUE there, and then follows the current policy (sampling) to the end; the value is
-    the reward-to-go from the check on. All such replays run in one lock-step batch.
+    For every O5 check where the policy chose STOP and CONTINUE was legal, the environment's
+    :func:`orchestrace.env.replay.rollout_after` replays the episode from its seed with its
+    recorded actions up to that check, takes CONTINUE there, and then follows the current
+    policy (sampling) to the end; the value is the reward-to-go from the check on.
     """
-    from ..env.world import DONE, World
+    from ..env.replay import rollout_after
 
     out = np.full(len(ro.action), np.nan)
     act = ro.action.numpy()
@@ -278,29 +282,17 @@ def continue_values(env_config: Any, policy: Any, ro: Rollout, stop_index: int, 
     if rows.size == 0:
         return out
     eps, t_stop = ro.ep[rows], ro.t[rows]
-    # recorded action prefixes, (F, max t_stop)
     start = np.searchsorted(ro.ep, eps)  # first row of each episode (rows are (episode, step) ordered)
     width = int(t_stop.max()) + 1
     prefix = np.zeros((rows.size, width), dtype=np.int64)
     for j in range(width):
         have = j < t_stop
         prefix[have, j] = act[start[have] + j]
-    w = World(env_config, rows.size)
-    w.reset_rows(np.arange(rows.size), ro.seeds[eps].astype(np.uint64))
-    value = np.zeros(rows.size)
-    j = 0
-    while (w.phase < DONE).any():
-        live = w.phase < DONE
-        obs, mask = w.obs(), w.mask()
-        if j > int(t_stop.min()):
-            a_pol, _, _ = policy.act(torch.as_tensor(obs, device=device), torch.as_tensor(mask, device=device))
-            a = a_pol.cpu().numpy().astype(np.int64)
-        else:
-            a = np.zeros(rows.size, dtype=np.int64)
-        a = np.where(j < t_stop, prefix[:, min(j, width - 1)], a)
-        a = np.where(j == t_stop, stop_index + 1, a)
-        r = w.step(np.where(live, a, 0))
-        value += np.where(j >= t_stop, r, 0.0)
-        j += 1
+
+    def follow(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        a, _, _ = policy.act(torch.as_tensor(obs, device=device), torch.as_tensor(mask, device=device))
+        return a.cpu().numpy().astype(np.int64)
+
+    value = rollout_after(env_config, ro.seeds[eps], prefix, t_stop, np.full(rows.size, stop_index + 1), follow)
     out[rows] = value * reward_scale
     return out

@@ -28,9 +28,10 @@ __all__ = ["behaviour_clone", "teacher_dataset"]
 def teacher_dataset(env_config: Any, teacher: str, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """States, masks and teacher actions of the O1–O4 decisions on ``seeds``."""
     from ..env.baselines import make_baseline
+    from ..env.layout import Phase
     from ..env.world import DONE, World
 
-    pol = make_baseline(teacher, env_config)
+    pol = make_baseline("fixed-budget" if teacher == "base" else teacher, env_config)  # base: O1–O4 of every stop rule
     w = World(env_config, len(seeds))
     w.reset_rows(np.arange(len(seeds)), np.asarray(seeds, dtype=np.uint64))
     obs_l, mask_l, act_l = [], [], []
@@ -38,7 +39,7 @@ def teacher_dataset(env_config: Any, teacher: str, seeds: np.ndarray) -> tuple[n
         live = w.phase < DONE
         obs, mask = w.obs(), w.mask()
         a = np.asarray(pol.act_batch(obs, mask, w), dtype=np.int64)
-        keep = live & (w.phase < 4)  # O1..O4 rows only
+        keep = live & (w.phase < Phase.O5)  # O1..O4 rows only
         obs_l.append(obs[keep])
         mask_l.append(mask[keep])
         act_l.append(a[keep])
@@ -55,7 +56,7 @@ def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int
     o = torch.as_tensor(obs, dtype=torch.float32, device=device)
     m = torch.as_tensor(mask, dtype=torch.bool, device=device)
     a = torch.as_tensor(act, dtype=torch.long, device=device)
-    policy.norm.update(o)
+    policy.update_norm(o)
     opt = torch.optim.Adam([p for n, p in policy.named_parameters()
                             if not n.startswith(("stop_gate", "value_head", "stop_values"))], lr=lr)
     gen = torch.Generator().manual_seed(int(seed))

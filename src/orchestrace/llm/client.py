@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OrchestraceError, require
+from ..errors import LLMError, require
 
 __all__ = [
     "CAUSES",
@@ -83,25 +83,6 @@ RETRYABLE: frozenset[str] = frozenset(
 
 _DEFAULT_KEY_ENVS = ("ORCHESTRACE_API_KEY", "OPENAI_API_KEY")
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|auth|sig|cred", re.I)
-
-
-class LLMError(OrchestraceError):
-    """A chat-completions call failed for good (after retries). ``cause`` is one of :data:`CAUSES`.
-
-    ``attempts`` is the number of HTTP attempts made; ``causes`` the cause of each failed
-    attempt, in order. The message never contains the API key.
-    """
-
-    def __init__(
-        self, message: str, *, cause: str, attempts: int = 1, causes: Sequence[str] = (),
-        log: Sequence[tuple[str | None, float, float]] = (),
-    ) -> None:
-        super().__init__(message)
-        self.cause = cause
-        self.attempts = attempts
-        self.causes: tuple[str, ...] = tuple(causes) or (cause,)
-        #: ``(cause, t_start, t_end)`` of every HTTP attempt, wall-clock seconds
-        self.log: tuple[tuple[str | None, float, float], ...] = tuple(log)
 
 
 class Secret:

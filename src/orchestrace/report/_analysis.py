@@ -14,7 +14,7 @@ built once, serves both):
   event to a privileged call or the final output (at most 50).
 * **measures** — ``orchestrace.measures.compute(...).metrics`` (None = unknown).
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> an = analyse(synth(events=120, agents=4, seed=3))
 >>> an.lanes[0], len(an.lanes), len(an.critical) > 0
 ('orchestrator', 5, True)

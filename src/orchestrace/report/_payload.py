@@ -21,7 +21,7 @@ trace costs a few hundred kilobytes and decodes with one ``JSON.parse``::
 
 Flag bits (``ev.flags``): see :data:`FLAGS`.
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> p = trace_payload(synth(events=60, agents=3, seed=0))
 >>> len(p["ev"]["t"]), len(p["lanes"]), p["kind"]
 (60, 4, 'trace')
@@ -279,7 +279,7 @@ def _policy_of(trace: Trace) -> str | None:
 def summary_row(trace: Trace, measures: Mapping[str, Any]) -> dict[str, Any]:
     """One row of the many-trace summary: ids, policy, success and every numeric measure.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> r = summary_row(synth(events=50, agents=2, seed=0), {"a/b": 1.5, "s": "x"})
     >>> r["measures"], r["events"]
     ({'a/b': 1.5}, 50)

@@ -7,7 +7,7 @@ rule, and a concurrency strip above. Rectangles go into one ``PolyCollection`` p
 type, so 20,000 events draw in about a second.
 
 >>> import tempfile, os
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> p = save_png(synth(events=120, agents=4, seed=0), os.path.join(tempfile.mkdtemp(), "t.png"), dpi=60)
 >>> p.read_bytes()[:4] == b"\\x89PNG"
 True

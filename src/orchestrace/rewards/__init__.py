@@ -23,7 +23,7 @@ Combinators (:func:`weighted_sum`, :func:`mix`, :func:`scale`, :func:`bind`) bui
 reward functions without hidden state; a TOML spec (:func:`load_spec`) names functions
 and weights so a run is reproducible from its spec.
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> r = weighted_sum((shared_outcome, 1.0), (bind(parl, lambda1=0.1, lambda2=0.1), 0.5))
 >>> [(s.unit.value, round(s.value, 3)) for s in r(synth(events=60, agents=4, seed=4))]
 [('team', 1.0), ('orchestrator', 0.575)]
@@ -55,14 +55,11 @@ from ._families import (
     shared_outcome,
     tool_use,
 )
+from ._hybrid import BUILTINS, hybrid, marti, marti_margin, marti_quality
 from ._orchestration import (
     aggregation_quality,
     anneal,
     critical_steps_cost,
-    hybrid,
-    marti,
-    marti_margin,
-    marti_quality,
     parallel_speedup,
     parl,
     parl_reward,
@@ -70,7 +67,7 @@ from ._orchestration import (
     puppeteer_returns,
     split_correctness,
 )
-from ._spec import BUILTINS, CreditSpec, RewardSpec, Term, load_spec, loads_spec
+from ._spec import CreditSpec, RewardSpec, Term, load_spec, loads_spec
 
 __all__ = [
     "BUILTINS",
@@ -119,7 +116,7 @@ def default_signals(trace: Trace) -> list[Signal]:
     """The signals credited when none are given: the trace's own ``signals`` if any, else
     R1 :func:`shared_outcome` (empty when the trace has no outcome at all).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> [(s.unit.value, s.value) for s in default_signals(synth(events=60, agents=3, seed=4))]
     [('team', 1.0)]
     """

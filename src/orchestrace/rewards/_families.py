@@ -90,7 +90,7 @@ def outcome_value(trace: Trace, truth: Any = None) -> float:
 def shared_outcome(trace: Trace, *, truth: Any = None) -> list[Signal]:
     """R1 shared team outcome: one ``team`` signal = :func:`outcome_value`.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> shared_outcome(synth(events=60, agents=3, seed=4))[0].value
     1.0
     """
@@ -213,14 +213,14 @@ def role_reward(
     ``(trace, graph, event_indices, truth) -> float``; other roles use ``default``.
     Roles follow the ``role`` credit unit (event role, else its agent's role).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> [(s.id, s.value) for s in role_reward(synth(events=60, agents=3, seed=4), scorers={"lead": "outcome"})]
     [('lead', 1.0), ('worker', 1.0)]
     """
-    from ..credit._units import _roles
+    from .._units import role_codes
 
     g = _graph(trace)
-    event_role, names, _ = _roles(g)
+    event_role, names, _ = role_codes(g)
     if not names:
         raise ConfigError("role_reward needs roles: set Event.role (or the role on each spawn) in the trace")
     scorers = dict(scorers or {})
@@ -253,7 +253,7 @@ def process(trace: Trace, *, truth: Any = None, default: float | None = None) ->
     >>> [(s.unit.value, s.id, s.value) for s in process(b.build())]
     [('turn', 'e1', 0.5)]
     """
-    from ..credit._units import TURN_TYPES
+    from .._units import TURN_TYPES
 
     out = [s for s in trace.signals if s.unit == CreditUnit.TURN or s.family == RewardFamily.PROCESS]
     named = {s.id for s in out}

@@ -1,4 +1,4 @@
-"""R7 orchestration rewards and R8 hybrid local-global shaping.
+"""R7 orchestration rewards (R8 mixes of them are in :mod:`._hybrid`).
 
 R7 signals land on the ``orchestrator`` unit of the **terminal decision** (the stop
 decision, else the latest ``orchestrator_decision``; the ``team`` unit when the trace has
@@ -13,22 +13,19 @@ no decision). Formulas:
   ``R_t = γ·R_{t+1} − λ·C_t``.
 * parallelism speedup ``1 − 1/e2/speedup`` (or the raw speedup), split correctness,
   aggregation quality, critical-steps cost ``−c·e2/critical_steps``.
-* MARTI shaping (R8) for an agent's turn reward ``R`` with ``Q`` the mean of its earlier
-  rewards: quality ``R + α(Q·R − (1−Q)(1−R))``, margin ``R + α(R − Q)``, ``α = 0.5``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..trace import Signal, Trace
-from ..vocab import CreditUnit, EventType, RewardFamily
-from ._core import mix, signal
+from ..vocab import EventType, RewardFamily
+from ._core import signal
 from ._families import _graph, event_score, outcome_value, subagents
 
 if TYPE_CHECKING:
@@ -38,10 +35,6 @@ __all__ = [
     "aggregation_quality",
     "anneal",
     "critical_steps_cost",
-    "hybrid",
-    "marti",
-    "marti_margin",
-    "marti_quality",
     "parallel_speedup",
     "parl",
     "parl_reward",
@@ -115,7 +108,7 @@ def parl(
 
     With ``step`` and ``total_steps``, ``λ1`` and ``λ2`` are annealed to 0 by ``schedule``.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> s = parl(synth(events=60, agents=4, seed=4), lambda1=0.1, lambda2=0.1, max_agents=8)
     >>> s[0].unit.value, round(s[0].value, 6)        # 0.1·4/8 + 0.1·1 + 1
     ('orchestrator', 1.15)
@@ -168,7 +161,7 @@ def puppeteer(
     ``F_t`` = the decision's tokens × ``token_scale`` (default: thousands of tokens);
     ``φ`` = ``max_steps`` (default: the number of decisions); ``r`` = the outcome.
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> [round(s.value, 4) for s in puppeteer(synth(events=60, agents=3, seed=4), lam=0.1, gamma=1.0)]
     [0.9861, 0.9962]
     """
@@ -195,7 +188,7 @@ def split_correctness(trace: Trace, *, truth: Any = None) -> list[Signal]:
     """R7 split correctness: share of sub-agents whose ``return`` reaches the final output
     and is not flagged ``error`` (0 without sub-agents).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> split_correctness(synth(events=200, agents=10, seed=0))[0].value
     0.9
     """
@@ -225,95 +218,3 @@ def critical_steps_cost(trace: Trace, *, truth: Any = None, per_step: float = 0.
     """R7 critical-steps cost ``−per_step · e2/critical_steps`` (Kimi PARL's latency budget)."""
     g = _graph(trace)
     return _r7(g, -per_step * (_measure(g, "e2/critical_steps") or 0.0), "critical_steps_cost")
-
-
-# -- R8 ---------------------------------------------------------------------------------------
-def marti_quality(R: Any, Q: Any, alpha: float = 0.5) -> Any:
-    """MARTI quality shaping ``R + α(Q·R − (1−Q)(1−R))`` (numpy-vectorised).
-
-    >>> float(marti_quality(1.0, 0.5)), float(marti_quality(0.0, 0.5))
-    (1.25, -0.25)
-    """
-    R, Q = np.asarray(R, dtype=float), np.asarray(Q, dtype=float)
-    return R + alpha * (Q * R - (1.0 - Q) * (1.0 - R))
-
-
-def marti_margin(R: Any, Q: Any, alpha: float = 0.5) -> Any:
-    """MARTI margin shaping ``R + α(R − Q)``.
-
-    >>> float(marti_margin(1.0, 0.5))
-    1.25
-    """
-    R, Q = np.asarray(R, dtype=float), np.asarray(Q, dtype=float)
-    return R + alpha * (R - Q)
-
-
-def _resolve(fn: str | Callable[..., list[Signal]]) -> Callable[..., list[Signal]]:
-    if callable(fn):
-        return fn
-    from ._spec import BUILTINS, suggest
-
-    f = BUILTINS.get(fn)
-    if f is None:
-        raise ConfigError(f"unknown reward function {fn!r}{suggest(fn)}")
-    return f
-
-
-def hybrid(
-    trace: Trace,
-    *,
-    truth: Any = None,
-    local: str | Callable[..., list[Signal]] = "agent_success",
-    global_: str | Callable[..., list[Signal]] = "shared_outcome",
-    alpha: float = 0.5,
-) -> list[Signal]:
-    """R8 hybrid local-global: each ``local`` signal → ``α·local + (1−α)·Σ global``.
-
-    >>> from orchestrace.synth import synth
-    >>> [round(s.value, 3) for s in hybrid(synth(events=60, agents=3, seed=4), alpha=0.5)]
-    [1.0, 1.0, 1.0]
-    """
-    return mix(_resolve(local), _resolve(global_), alpha)(trace, truth=truth)
-
-
-def marti(
-    trace: Trace,
-    *,
-    truth: Any = None,
-    base: str | Callable[..., list[Signal]] = "process",
-    mode: str = "quality",
-    alpha: float = 0.5,
-) -> list[Signal]:
-    """R8 MARTI shaping of per-turn rewards, per agent in time order.
-
-    ``base`` gives event-level signals (default R4 ``process``); for agent ``m``'s ``t``-th
-    rewarded turn, ``Q`` = mean of its earlier raw rewards and the value becomes
-    ``quality`` or ``margin`` shaped (the first turn has no history and stays ``R``).
-
-    >>> from orchestrace.builder import TraceBuilder
-    >>> from orchestrace.trace import Outcome
-    >>> b = TraceBuilder("m"); _ = b.add("message", "a", t=0, outcome=Outcome(score=0.0))
-    >>> _ = b.add("message", "a", t=1, outcome=Outcome(score=1.0))
-    >>> [s.value for s in marti(b.build(), mode="margin")]      # 1 + ½(1 − 0)
-    [0.0, 1.5]
-    """
-    if mode not in ("quality", "margin"):
-        raise ConfigError(f"mode must be quality or margin, got {mode!r}")
-    shape = marti_quality if mode == "quality" else marti_margin
-    g = _graph(trace)
-    sigs = _resolve(base)(trace, truth=truth)
-    out: list[Signal] = []
-    history: dict[int, list[float]] = {}
-    keyed = []
-    for s in sigs:
-        e = g.index.get(s.id.split("[", 1)[0]) if CreditUnit(s.unit) not in (CreditUnit.TEAM, CreditUnit.AGENT, CreditUnit.ROLE) else None
-        if e is None:
-            raise ConfigError(f"marti shapes per-turn rewards; base gave a {CreditUnit(s.unit).value} signal {s.id!r}")
-        keyed.append((g.t[e], e, s))
-    for _, e, s in sorted(keyed, key=lambda x: (x[0], x[1])):
-        past = history.setdefault(int(g.agent[e]), [])
-        val = s.value if not past else float(shape(s.value, float(np.mean(past)), alpha))
-        past.append(s.value)
-        out.append(signal(CreditUnit(s.unit).value, s.id, val, RewardFamily.HYBRID, f"marti_{mode}"))
-    return out
-

@@ -35,7 +35,6 @@ Every field is checked when the spec is parsed; a problem raises
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import math
 import os
@@ -45,20 +44,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..trace import Signal, Trace
 from ._core import WeightedSum, bind, weighted_sum
-from ._families import agent_success, judge, process, role_reward, shared_outcome, tool_use
-from ._orchestration import (
-    aggregation_quality,
-    critical_steps_cost,
-    hybrid,
-    marti,
-    parallel_speedup,
-    parl,
-    puppeteer,
-    split_correctness,
-)
+from ._hybrid import BUILTINS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,33 +56,9 @@ else:  # pragma: no cover
 
 __all__ = ["BUILTINS", "CreditSpec", "RewardSpec", "Term", "load_spec", "loads_spec"]
 
-#: Built-in reward functions by spec name (family in the comment).
-BUILTINS: dict[str, Callable[..., list[Signal]]] = {
-    "shared_outcome": shared_outcome,  # R1
-    "agent_success": agent_success,  # R2
-    "role_reward": role_reward,  # R3
-    "process": process,  # R4
-    "tool_use": tool_use,  # R5
-    "judge": judge,  # R6
-    "parl": parl,  # R7
-    "puppeteer": puppeteer,  # R7
-    "parallel_speedup": parallel_speedup,  # R7
-    "split_correctness": split_correctness,  # R7
-    "aggregation_quality": aggregation_quality,  # R7
-    "critical_steps_cost": critical_steps_cost,  # R7
-    "hybrid": hybrid,  # R8
-    "marti": marti,  # R8
-}
-
 _TOP = ("name", "description", "version", "reward", "credit")
 _TERM = ("fn", "weight", "params")
 _CREDIT = ("unit", "method", "samples", "seed", "params")
-
-
-def suggest(name: str, choices: Any = None) -> str:
-    """``"; did you mean 'x'?"`` for a close name, else ``""``."""
-    close = difflib.get_close_matches(name, list(choices if choices is not None else BUILTINS), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 @dataclass(frozen=True)
@@ -133,7 +98,7 @@ class RewardSpec:
     def evaluate(self, trace: Trace, *, truth: Any = None) -> list[Signal]:
         """Signals of ``trace`` under this spec (merged per unit).
 
-        >>> from orchestrace.synth import synth
+        >>> from orchestrace import synth
         >>> spec = loads_spec('[[reward]]\\nfn = "shared_outcome"\\nweight = 0.5\\n')
         >>> [s.value for s in spec.evaluate(synth(events=60, agents=3, seed=4))]
         [0.5]
@@ -177,7 +142,7 @@ def loads_spec(text: str, *, source: str = "<spec>") -> RewardSpec:
 def _unknown(table: Mapping[str, Any], allowed: tuple[str, ...], source: str, where: str) -> None:
     for key in table:
         if key not in allowed:
-            raise ConfigError(f"{source}: {where}{key}: unknown key{suggest(key, allowed)} (allowed: {', '.join(allowed)})")
+            raise ConfigError(f"{source}: {where}{key}: unknown key{did_you_mean(key, allowed, prefix='; ')} (allowed: {', '.join(allowed)})")
 
 
 def _term(t: Any, at: str) -> Term:
@@ -188,7 +153,7 @@ def _term(t: Any, at: str) -> Term:
     if not isinstance(fn, str):
         raise ConfigError(f"{at}.fn: missing or not a string; name a reward function ({', '.join(BUILTINS)})")
     if fn not in BUILTINS:
-        raise ConfigError(f"{at}.fn: unknown reward function {fn!r}{suggest(fn)} (choose from {', '.join(BUILTINS)})")
+        raise ConfigError(f"{at}.fn: unknown reward function {fn!r}{did_you_mean(fn, BUILTINS, prefix='; ')} (choose from {', '.join(BUILTINS)})")
     w = t.get("weight", 1.0)
     if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
         raise ConfigError(f"{at}.weight: must be a finite number, got {w!r}")
@@ -206,7 +171,7 @@ def _params(fn: Callable[..., Any], params: Mapping[str, Any], at: str) -> dict[
         name = key if key in accepted else f"{key}_" if f"{key}_" in accepted else None  # global → global_
         if name is None:
             allowed = ", ".join(accepted) or "none"
-            raise ConfigError(f"{at}.{key}: {fn.__name__} has no parameter {key!r}{suggest(key, accepted)} "
+            raise ConfigError(f"{at}.{key}: {fn.__name__} has no parameter {key!r}{did_you_mean(key, accepted, prefix='; ')} "
                               f"(parameters: {allowed})")
         default = accepted[name].default
         _check_type(val, default, f"{at}.{key}")
@@ -228,8 +193,8 @@ def _check_type(val: Any, default: Any, at: str) -> None:
 
 
 def _credit(c: Any, at: str) -> CreditSpec:
-    from ..credit._assign import _KW, parse_method
-    from ..credit._units import parse_unit
+    from .._methods import METHOD_OPTIONS, parse_method
+    from .._units import parse_unit
 
     if not isinstance(c, dict):
         raise ConfigError(f"{at}: must be a table with unit, method, samples, seed, params")
@@ -255,9 +220,9 @@ def _credit(c: Any, at: str) -> CreditSpec:
     if not isinstance(params, dict):
         raise ConfigError(f"{at}.params: must be a table, e.g. params = {{ gamma = 0.9 }}")
     if method is not None:
-        allowed = _KW[parse_method(method)]
+        allowed = METHOD_OPTIONS[parse_method(method)]
         for key in params:
             if key not in allowed:
-                raise ConfigError(f"{at}.params.{key}: {method} credit has no option {key!r}{suggest(key, allowed)} "
+                raise ConfigError(f"{at}.params.{key}: {method} credit has no option {key!r}{did_you_mean(key, allowed, prefix='; ')} "
                                   f"(options: {', '.join(sorted(allowed)) or 'none'})")
     return CreditSpec(unit=unit, method=method, samples=samples, seed=seed, params=MappingProxyType(dict(params)))

@@ -1,73 +1,4 @@
-"""The survey's tagged paper pool: load it, check it, count it.
-
-The survey (Zhang 2026, arXiv:2605.02801) ships its evidence base as two CSV files:
-``papers.csv`` (the *retained* pool, one paper a row) and ``excluded.csv`` (records
-screened out, with the reason). :func:`check` finds every problem in either file, located
-as ``papers.csv:row 12:reward_type`` (row = 1-based line number in the file, the header is
-row 1); :func:`load_papers` / :func:`load_excluded` return typed records or raise
-:class:`CorpusError` carrying those problems; :func:`stats` computes the numbers the survey
-publishes, and :func:`to_markdown` / :func:`to_json` render them.
-
-Files are UTF-8 (a leading byte-order mark is accepted), comma-separated with ``"``
-quoting, at most :data:`MAX_BYTES` bytes. Columns are matched by name, in any order.
-
-``papers.csv`` columns (all required; *controlled* columns must hold one allowed value):
-
-===================  ================================================================
-``key``              unique, non-empty id of the paper (``magrpo``)
-``title``            non-empty title
-``first_author``     free text (``"Liu, Shuo"``)
-``affiliation``      free text
-``year``             four digits, 1950 … current year + 1
-``arxiv_id``         empty, or ``2508.04652`` / ``cs/0101001`` style (warning otherwise)
-``venue``            free text (``arXiv``, ``ICLR 2025`` …)
-``url``              one or more ``http(s)://host/…`` URLs separated by ``;``
-``category``         controlled, :class:`Category`: rl_method, benchmark, classical_marl,
-                     industry, survey, framework
-``is_rl``            controlled, :class:`RLStatus`: yes, no, partial
-``reward_type``      controlled, :class:`~orchestrace.vocab.RewardFamily` values
-                     (shared, individual, role, process, tool, debate, orchestration,
-                     hybrid; ``verifier`` is accepted as R6) or ``NA``
-``credit_granularity``  controlled, :class:`~orchestrace.vocab.CreditUnit` values
-                     (token, tool_call, message, turn, agent, role, orchestrator, team)
-                     or ``NA``
-``orchestration_form``  controlled, :class:`~orchestrace.vocab.Topology` values
-                     (centralized, planner_executor_critic, debate, swarm, hierarchical,
-                     harness, mixed, unknown) or ``NA``
-``scenario``         controlled, :class:`Scenario`: general, coding, math, tool_use,
-                     research, web
-``is_core``          controlled, :class:`CoreStatus`: core, supporting, case
-``one_liner``        free text
-``verified``         controlled, :class:`Verified`: yes, partial, no
-``notes``            free text
-===================  ================================================================
-
-``NA`` means "not applicable" (a benchmark has no reward type). Controlled values are
-case-sensitive and exact; near misses get a ``did you mean 'hybrid'?`` hint.
-
-``excluded.csv`` columns: ``record_id`` (unique, non-empty), ``source``, ``query_family``,
-``screening_label`` (free text), ``identifier`` (free text), ``url`` (as above),
-``date_screened`` (ISO date ``YYYY-MM-DD``), ``stage`` (controlled,
-:class:`ScreeningStage`: abstract_screen, full_text_screen, artifact_screen,
-duplicate_screen), ``exclusion_reason`` (non-empty).
-
-Problem codes (stable): ``corpus.not-found``, ``corpus.not-a-file``, ``corpus.unreadable``,
-``corpus.too-large`` (I/O: the file could not be read), ``corpus.encoding``,
-``corpus.empty``, ``corpus.bad-csv``, ``corpus.missing-column``,
-``corpus.duplicate-column``, ``corpus.unknown-column`` (warning), ``corpus.ragged-row``,
-``corpus.missing-value``, ``corpus.unknown-value``, ``corpus.duplicate-id``,
-``corpus.bad-year``, ``corpus.bad-url``, ``corpus.bad-date``, ``corpus.bad-arxiv-id``
-(warning), ``corpus.arxiv-mismatch`` (warning).
-
->>> row = ("magrpo,LLM Collaboration,\\"Liu, Shuo\\",NEU,2025,2508.04652,arXiv,"
-...        "https://arxiv.org/abs/2508.04652,rl_method,yes,hybrid,agent,centralized,"
-...        "general,core,MAGRPO,yes,")
->>> text = ",".join(PAPER_COLUMNS) + "\\n" + row + "\\n"
->>> check_text(text)
-[]
->>> [str(p) for p in check_text(text.replace("hybrid", "hybird"))]
-["error corpus.unknown-value at papers.csv:row 2:reward_type: 'hybird' is not an allowed reward_type (hint: did you mean 'hybrid'?)"]
-"""
+"""Load, check and count the paper pool (see :mod:`orchestrace.corpus` for the columns)."""
 
 from __future__ import annotations
 
@@ -84,35 +15,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ._problems import Problem
-from .errors import OrchestraceError
-from .vocab import CreditUnit, RewardFamily, Severity, Topology
-
-__all__ = [
-    "EXCLUDED_COLUMNS",
-    "IO_CODES",
-    "MAX_BYTES",
-    "PAPER_COLUMNS",
-    "Category",
-    "CoreStatus",
-    "CorpusError",
-    "CorpusStats",
-    "CrossTab",
-    "ExcludedRecord",
-    "Paper",
-    "RLStatus",
-    "Scenario",
-    "ScreeningStage",
-    "StoppingCoverage",
-    "Verified",
-    "check",
-    "check_text",
-    "load_excluded",
-    "load_papers",
-    "stats",
-    "to_json",
-    "to_markdown",
-]
+from .._problems import Problem
+from ..errors import CorpusError, did_you_mean
+from ..vocab import CreditUnit, RewardFamily, Severity, Topology
 
 #: Files larger than this are refused with ``corpus.too-large`` (the real pool is ~30 kB).
 MAX_BYTES = 50 * 1024 * 1024
@@ -122,14 +27,6 @@ NA = "NA"
 
 #: Codes meaning "the file could not be read at all" (the CLI exits 2 for these).
 IO_CODES = frozenset({"corpus.not-found", "corpus.not-a-file", "corpus.unreadable", "corpus.too-large"})
-
-
-class CorpusError(OrchestraceError, ValueError):
-    """A pool file could not be read or has errors; ``problems`` lists every problem found."""
-
-    def __init__(self, message: str, problems: Sequence[Problem] = ()) -> None:
-        super().__init__(message)
-        self.problems: list[Problem] = list(problems)
 
 
 class _StrEnum(str, Enum):
@@ -365,10 +262,7 @@ def _close(value: str, choices: Sequence[str], enum: type[Enum] | None = None) -
     lowered = {c.lower(): c for c in choices}
     if value.strip().lower() in lowered:
         return f"did you mean {lowered[value.strip().lower()]!r}?"
-    match = difflib.get_close_matches(value.strip(), list(choices), n=1, cutoff=0.6)
-    if match:
-        return f"did you mean {match[0]!r}?"
-    return "allowed: " + ", ".join(choices)
+    return did_you_mean(value.strip(), choices) or "allowed: " + ", ".join(choices)
 
 
 def _check_url(value: str) -> str | None:
@@ -482,7 +376,7 @@ def _parse(
     for col in expected:
         if col not in seen:
             near = difflib.get_close_matches(col, extra, n=1, cutoff=0.6)
-            hint = (f"did you mean to name column {near[0]!r} {col!r}?" if near
+            hint = (f"rename column {near[0]!r} to {col!r}" if near
                     else "is the header line missing? the first line must name the columns"
                     if no_header else f"add a {col!r} column to the header")
             problems.append(_problem("corpus.missing-column", f"{name}:row {hline}:{col}",
@@ -490,10 +384,9 @@ def _parse(
     for i, h in enumerate(header, 1):
         if h in expected:
             continue
-        near = difflib.get_close_matches(h, expected, n=1, cutoff=0.6)
         problems.append(_problem("corpus.unknown-column", f"{name}:row {hline}:column {i}",
                                  f"column {h!r} is not part of the format; it is ignored",
-                                 f"did you mean {near[0]!r}?" if near else "", warn=True))
+                                 did_you_mean(h, expected), warn=True))
     if len(records) == 1 and not csv_problems:
         problems.append(_problem("corpus.empty", name, "the file has a header but no rows",
                                  "add one row per record"))
@@ -749,15 +642,3 @@ def to_json(s: CorpusStats) -> str:
     (0, None)
     """
     return msgspec.json.format(msgspec.json.encode(s), indent=2).decode() + "\n"
-
-
-def to_markdown(s: CorpusStats) -> str:
-    """A ready-to-commit statistics page (``docs/corpus.md``), including the CSV columns
-    and their allowed values.
-
-    >>> print(to_markdown(stats([])).splitlines()[0])
-    # Paper pool statistics
-    """
-    from ._corpus_md import render_markdown
-
-    return render_markdown(s)

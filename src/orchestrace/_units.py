@@ -21,7 +21,7 @@ unit                      ids / members
 ``UnitIndex.event_unit[i]`` is the unit of event ``i`` (−1 when event ``i`` belongs to no
 unit of this kind, e.g. a ``tool_result`` for ``unit="turn"``).
 
->>> from orchestrace.synth import synth
+>>> from orchestrace import synth
 >>> ui = unit_index(synth(events=60, agents=3, seed=0), "agent")
 >>> ui.ids, ui.roles
 (('orchestrator', 'w1', 'w2', 'w3'), ('lead', 'worker', 'worker', 'worker'))
@@ -29,19 +29,19 @@ unit of this kind, e.g. a ``tool_result`` for ``unit="turn"``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..graph import EVENT_TYPES
-from ..vocab import CreditUnit, EventType
+from .errors import ConfigError, did_you_mean
+from .graph import EVENT_TYPES
+from .vocab import CreditUnit, EventType
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
+    from .graph import TraceGraph
 
 __all__ = ["TURN_TYPES", "UnitIndex", "parse_unit", "unit_index"]
 
@@ -81,11 +81,8 @@ def parse_unit(unit: CreditUnit | str) -> CreditUnit:
     try:
         return CreditUnit(str(unit).strip().lower().replace("-", "_"))
     except ValueError:
-        import difflib
-
         names = [u.value for u in CreditUnit]
-        close = difflib.get_close_matches(str(unit), names, n=1)
-        tip = f"; did you mean {close[0]!r}?" if close else ""
+        tip = did_you_mean(str(unit), names, prefix="; ")
         raise ConfigError(f"unknown credit unit {unit!r}{tip} (choose from {', '.join(names)})") from None
 
 
@@ -121,17 +118,9 @@ class UnitIndex:
             raise ConfigError(f"no {self.unit.value} unit {unit_id!r} in this trace (units: {shown})") from None
 
 
-def memo(g: TraceGraph, key: object, fn: Callable[[], Any]) -> Any:
-    """Derived data cached on the graph (pure functions of the graph, so results never change)."""
-    cache = g.__dict__.setdefault("_credit_cache", {})
-    if key not in cache:
-        cache[key] = fn()
-    return cache[key]
-
-
-def _roles(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+def role_codes(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """Per-event role codes (−1 = none), role names, per-agent role codes."""
-    return memo(g, "roles", lambda: _compute_roles(g))  # type: ignore[no-any-return]
+    return g.derived(("units", "roles"), lambda: _compute_roles(g))
 
 
 def _compute_roles(g: TraceGraph) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
@@ -167,20 +156,20 @@ def unit_index(trace_or_graph: object, unit: CreditUnit | str) -> UnitIndex:
     Raises :class:`~orchestrace.errors.ConfigError` with a hint when the trace has no unit
     of this kind (e.g. ``role`` in a trace without roles).
 
-    >>> from orchestrace.synth import synth
+    >>> from orchestrace import synth
     >>> ui = unit_index(synth(events=60, agents=3, seed=0), "turn")
     >>> len(ui) == int((ui.event_unit >= 0).sum()), ui.ids[0]
     (True, 'e1')
     """
-    from ..graph import TraceGraph
+    from .graph import TraceGraph
 
     g = trace_or_graph if isinstance(trace_or_graph, TraceGraph) else TraceGraph.from_trace(trace_or_graph)  # type: ignore[arg-type]
     u = parse_unit(unit)
-    return memo(g, ("units", u), lambda: _unit_index(g, u))  # type: ignore[no-any-return]
+    return g.derived(("units", u), lambda: _unit_index(g, u))
 
 
 def _unit_index(g: TraceGraph, u: CreditUnit) -> UnitIndex:
-    event_role, role_names, agent_role = _roles(g)
+    event_role, role_names, agent_role = role_codes(g)
     n = g.n
     if u is CreditUnit.TEAM:
         return UnitIndex(u, ("team",), (None,), np.zeros(n, np.int64), event_role, role_names, agent_role)

@@ -6,7 +6,7 @@ networkx's critical path alone, on synth traces of 200k and 1M events (1,000 sub
 
 Timed per size (medians over repeats):
   load       orchestrace.load(path) of the native JSON file
-  measures   compute(trace, validate=False): TraceGraph build + all 43 measures + safety flows
+  measures   compute(trace, validate=False): TraceGraph build + all 47 measures + safety flows
   validate   orchestrace.validate(trace) (informational; the CLI runs it first)
   networkx   DiGraph build from the dependency edges (node duration on the in-edge) +
              dag_longest_path — the critical path alone

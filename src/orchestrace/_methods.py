@@ -34,7 +34,7 @@ _CF_OPTIONS = {"weight", "batched", "max_players"}
 METHOD_OPTIONS: dict[CreditMethod, set[str]] = {
     CreditMethod.BROADCAST: set(),
     CreditMethod.CAUSAL: {"weight"},
-    CreditMethod.DISCOUNTED: {"gamma", "gamma_s", "lam", "values", "reduce"},
+    CreditMethod.DISCOUNTED: {"gamma", "gamma_s", "lam", "values", "reduce"},  # reduce: auto, max, min, sum, mean
     CreditMethod.LEAVE_ONE_OUT: _CF_OPTIONS,
     CreditMethod.SHAPLEY: _CF_OPTIONS | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
     CreditMethod.OWEN: _CF_OPTIONS | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},

@@ -1,4 +1,11 @@
-"""Located problems and validation reports."""
+"""Located problems, validation reports, and the one table of problem codes.
+
+:data:`PROBLEM_CODES` is the single table of the codes that the validator
+(:func:`orchestrace.validate`) and the graph core (:class:`orchestrace.TraceGraph`, which
+refuses what it cannot analyse) report: the same defect gets the same code, severity and
+message from both. The validator's module docstring lists the table for readers; a test
+checks that the two agree and that nothing reports a code outside it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,50 @@ import msgspec
 
 from .vocab import Severity
 
-__all__ = ["Problem", "ValidationReport"]
+__all__ = ["PROBLEM_CODES", "Problem", "ValidationReport", "problem"]
+
+_E, _W = Severity.ERROR, Severity.WARNING
+
+#: code → (default severity, meaning). Shared by the validator and the graph core.
+PROBLEM_CODES: dict[str, tuple[Severity, str]] = {
+    "io.not-found": (_E, "the path does not exist"),
+    "io.unreadable": (_E, "the file cannot be read (permissions, …)"),
+    "io.is-directory": (_E, "the path is a directory"),
+    "io.too-large": (_E, "the file is over ``ORCHESTRACE_MAX_FILE_BYTES``"),
+    "json.empty": (_E, "the input is empty or only whitespace"),
+    "json.malformed": (_E, "not JSON (includes ``NaN``/``Infinity`` tokens)"),
+    "json.truncated": (_E, "a JSON document ends early"),
+    "json.invalid-utf8": (_E, "bytes that are not UTF-8 (the rest is still checked)"),
+    "json.too-deep": (_E, "nesting beyond ~1000 levels"),
+    "jsonl.truncated": (_W, "the stream's last line was cut; earlier records kept"),
+    "jsonl.no-end": (_W, "a stream trace has no ``end`` record"),
+    "jsonl.no-header": (_E, "records before the first ``header`` record"),
+    "jsonl.bad-record": (_E, "a line is not exactly one of header/event/edge/end"),
+    "schema.type": (_E, "a value has the wrong JSON type"),
+    "schema.missing-field": (_E, "a required field is absent"),
+    "schema.unknown-field": (_E, "an unknown trace field (warning on a native event: kept in ``attrs``)"),
+    "schema.enum": (_E, "an unknown enum value (hint: \"did you mean …?\")"),
+    "reference.missing-field": (_E, "a reference trace (no ``schema_version``) lacks a field the reference schema requires"),
+    "reference.empty-events": (_E, "a reference trace has no events (``minItems: 1``)"),
+    "reference.empty-string": (_E, "an empty id/agent/trace_id/task_id (``minLength: 1``)"),
+    "reference.negative-time": (_E, "``t < 0`` in a reference trace (``minimum: 0``)"),
+    "reference.extra-moved": (_W, "an extra property of a reference event collides with a native field of another type; kept in ``attrs``"),
+    "version.unknown": (_W, "a ``schema_version`` this release does not know"),
+    "id.duplicate": (_E, "two events share an id"),
+    "id.empty": (_E, "an empty event id or agent"),
+    "edge.dangling": (_E, "an edge end is not an event id"),
+    "edge.cycle": (_E, "dependency edges (every type but temporal and safety_flow) form a cycle (one cycle's members are listed)"),
+    "edge.time-backwards": (_E, "a dependency edge goes back in time (``t[dst] < t[src]``)"),
+    "event.end-before-start": (_E, "``t_end < t``"),
+    "agent.before-spawn": (_E, "an agent has events before it is first spawned"),
+    "return.wrong-target": (_E, "a return does not go to the agent's spawner"),
+    "stop.multiple": (_E, "more than one stop decision (O5)"),
+    "stop.has-successor": (_E, "a dependency edge leaves the stop decision"),
+    "cost.negative": (_E, "a negative cost, token count or ``costs`` entry"),
+    "number.non-finite": (_E, "NaN, ±Infinity or a number beyond the float range"),
+    "decision.misplaced": (_W, "a decision payload on a non-decision event"),
+    "internal.error": (_E, "the validator itself failed (a bug: please report)"),
+}
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
@@ -77,3 +127,12 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
             "valid": self.valid,
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+def problem(code: str, path: str, message: str, hint: str = "") -> Problem:
+    """A :class:`Problem` with the severity :data:`PROBLEM_CODES` gives ``code`` (KeyError if unknown).
+
+    >>> problem("edge.dangling", "$.edges[0].src", "edge src 'x' is not the id of any event").severity
+    <Severity.ERROR: 'error'>
+    """
+    return Problem(code=code, severity=PROBLEM_CODES[code][0], path=path, message=message, hint=hint)

@@ -8,14 +8,32 @@ Shape of a synthetic run (``agents = K``)::
 
 Workers start in waves (``waves`` stages of ``K / waves`` workers), run their steps
 sequentially with exponential step times, sometimes message a peer (a ``message`` edge
-into the peer's next event), sometimes read untrusted tool output (``trusted=False``)
-and sometimes err (``error=True``; errors propagate along the worker's chain). A
-fraction ``p_wasted`` of workers return after the aggregate was formed: their work is
+into the peer's next event) and sometimes read untrusted tool output (``trusted=False``).
+A fraction ``p_wasted`` of workers return after the aggregate was formed: their work is
 not an ancestor of the output (wasted work). Same ``seed`` → same trace.
+
+Outcome and errors (realistic defaults: most runs succeed, few events are erroneous):
+
+* the run succeeds with probability ``success`` (default 0.7): the aggregate is correct,
+  ``outcome.success`` is True and ``rewards["team"]`` is 1, else both are 0; the outcome
+  is drawn from its own random stream, so a seed's outcome does not depend on ``events``
+  or ``agents`` (seed 0 succeeds at the default rate, seed 2 fails);
+* any worker step errs with probability ``p_error`` (an error *root*, ``error=True``); an
+  error spreads to the worker's next step with probability ``propagate`` (default 0.5),
+  so an error run has mean length ``1 / (1 − propagate)`` and the expected erroneous share
+  of worker events is about ``p_error / (1 − propagate)`` (2 % by default);
+* in a successful run the aggregate is explicitly clean (``error=False``): an error that
+  reached a worker's result was *caught by aggregation* (E4);
+* in a failed run one useful worker (the culprit) makes the fatal error: an error run
+  that reaches its ``return``, and the aggregate and the run's outcome are erroneous. So
+  blame on failure has a cause to find (``credit --baseline``).
 
 >>> tr = synth(events=200, agents=5, seed=1)
 >>> len(tr.events), tr.stop_event is not None, len(tr.agents)
 (200, True, 6)
+>>> runs = [synth(events=300, agents=4, seed=s) for s in range(40)]
+>>> 0.5 < sum(r.outcome.success for r in runs) / 40 < 0.9
+True
 """
 
 from __future__ import annotations
@@ -29,6 +47,9 @@ from .vocab import Decision, EdgeType, EventType, Topology
 __all__ = ["synth"]
 
 _ORCH = "orchestrator"
+#: The outcome has its own random stream (``[seed, 2]``), so a seed's success does not change
+#: with ``events`` or ``agents`` (at the default success rate seed 0 succeeds, seed 2 fails).
+_OUTCOME_STREAM = 2
 
 
 def synth(
@@ -41,9 +62,25 @@ def synth(
     p_untrusted: float = 0.05,
     p_error: float = 0.01,
     p_wasted: float = 0.1,
+    success: float = 0.7,
+    propagate: float = 0.5,
     trace_id: str | None = None,
+    task_id: str | None = None,
 ) -> Trace:
-    """Generate a synthetic orchestration trace with exactly ``events`` events."""
+    """Generate a synthetic orchestration trace with exactly ``events`` events.
+
+    ``success`` is the probability that the run succeeds, ``p_error`` the per-step chance
+    of an error root, ``propagate`` the chance that an error spreads to the worker's next
+    step (see the module docstring). ``task_id`` defaults to ``synth-task-<seed>``; give
+    several seeds one ``task_id`` to make a group of runs of one task.
+    """
+    for name, p in (("success", success), ("propagate", propagate), ("p_error", p_error), ("p_message", p_message),
+                    ("p_untrusted", p_untrusted), ("p_wasted", p_wasted)):
+        if not 0.0 <= p <= 1.0:
+            raise ConfigError(f"{name} must be a probability in [0, 1], got {p!r}")
+    if propagate >= 1.0 and p_error > 0:
+        raise ConfigError("propagate must be < 1 when p_error > 0 (with 1 every error would run to the end of its "
+                          "worker's chain); use e.g. --propagate 0.9")
     if agents < 1:
         raise ConfigError("agents must be ≥ 1 (the orchestrator spawns at least one worker)")
     overhead = 1 + agents + agents + 1 + 1  # decision, spawns, returns, aggregate, stop
@@ -72,6 +109,9 @@ def synth(
     wasted = rng.random(agents) < p_wasted
     if wasted.all():
         wasted[0] = False
+    failed = bool(np.random.default_rng([seed, _OUTCOME_STREAM]).random() >= success)
+    useful_idx = np.flatnonzero(~wasted)
+    culprit = int(useful_idx[rng.integers(0, useful_idx.size)]) if failed else -1
     # per-worker timelines
     names = [f"w{i + 1}" for i in range(agents)]
     chains: list[list[int]] = []  # event indices per worker (for message targets)
@@ -88,7 +128,10 @@ def synth(
         start = s_t + 0.02 + np.concatenate([[0.0], np.cumsum(dur[:-1] + 0.01)])
         kinds = rng.random(n)
         untrusted = rng.random(n) < p_untrusted
-        err_at = rng.random(n) < p_error
+        err = _error_runs(rng.random(n) < p_error, rng.random(n) < propagate)
+        if i == culprit:  # the fatal error: an error run that reaches the worker's result
+            fatal = n if propagate >= 1 else min(n, int(rng.geometric(1.0 - propagate)))
+            err[n - fatal:] = True
         tok = rng.integers(20, 800, size=n)
         prev = sp
         prev_edge = EdgeType.SPAWN
@@ -99,7 +142,7 @@ def synth(
             eid = ids()
             t0 = float(start[k])
             t1 = t0 + float(dur[k])
-            erroneous = erroneous or bool(err_at[k])
+            erroneous = bool(err[k])
             if kinds[k] < p_message and agents > 1:
                 j = int(rng.integers(0, agents - 1))
                 j = j + 1 if j >= i else j
@@ -138,10 +181,10 @@ def synth(
     agg_t = max(ev[idx].t_end or ev[idx].t for idx in useful) + 0.1
     late = [idx for idx, w in returns if w]
     agg_t2 = max([agg_t] + [(ev[idx].t_end or ev[idx].t) + 0.1 for idx in late])  # waits for stragglers
-    agg_err = any(ev[idx].error for idx in useful)
+    agg_err = failed  # a clean aggregate catches the errors that reached it; a failed run's does not
     ag = ids()
     ev.append(Event(id=ag, t=agg_t, t_end=agg_t + 0.5, type=EventType.AGGREGATE, agent=_ORCH, role="lead",
-                    tokens_in=100 * len(useful), tokens_out=200, error=agg_err or None,
+                    tokens_in=100 * len(useful), tokens_out=200, error=agg_err,
                     outcome=Outcome(success=not agg_err, score=0.0 if agg_err else 1.0)))
     for idx in useful:
         ed.append(Edge(ev[idx].id, ag, EdgeType.AGGREGATE))
@@ -155,7 +198,7 @@ def synth(
     tokens = float(sum(e.tokens for e in ev))
     return Trace(
         trace_id=trace_id or f"synth-{events}-{agents}-{seed}",
-        task_id=f"synth-task-{seed}",
+        task_id=task_id or f"synth-task-{seed}",
         system="orchestrace.synth",
         topology=Topology.CENTRALIZED,
         events=tuple(ev),
@@ -165,8 +208,18 @@ def synth(
                "tool_calls": float(sum(1 for e in ev if e.type is EventType.TOOL_CALL)),
                "messages": float(sum(1 for e in ev if e.type is EventType.MESSAGE))},
         outcome=Outcome(success=not agg_err),
-        meta={"generator": "orchestrace.synth", "seed": seed, "agents": agents},
+        meta={"generator": "orchestrace.synth", "seed": seed, "agents": agents, "success_rate": success,
+              "p_error": p_error, "propagate": propagate},
     )
+
+
+def _error_runs(roots: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """Erroneous steps: a root errs; an erroneous step's error spreads to the next with ``spread[k]``."""
+    out = roots.copy()
+    for k in range(1, out.size):
+        if not out[k] and out[k - 1] and spread[k]:
+            out[k] = True
+    return out
 
 
 class _IdGen:

@@ -44,14 +44,14 @@ code                       severity  meaning
 ``id.duplicate``           error     two events share an id
 ``id.empty``               error     an empty event id or agent
 ``edge.dangling``          error     an edge end is not an event id
-``edge.cycle``             error     causal/spawn/return/aggregate/tool_dependency edges
-                                     form a cycle (one cycle's members are listed)
-``edge.time-backwards``    error     a causal edge goes back in time (``t[dst] < t[src]``)
+``edge.cycle``             error     dependency edges (every type but temporal and
+                                     safety_flow) form a cycle (one cycle's members are listed)
+``edge.time-backwards``    error     a dependency edge goes back in time (``t[dst] < t[src]``)
 ``event.end-before-start`` error     ``t_end < t``
 ``agent.before-spawn``     error     an agent has events before it is first spawned
 ``return.wrong-target``    error     a return does not go to the agent's spawner
 ``stop.multiple``          error     more than one stop decision (O5)
-``stop.has-successor``     error     a causal edge leaves the stop decision
+``stop.has-successor``     error     a dependency edge leaves the stop decision
 ``cost.negative``          error     a negative cost, token count or ``costs`` entry
 ``number.non-finite``      error     NaN, ±Infinity or a number beyond the float range
 ``decision.misplaced``     warning   a decision payload on a non-decision event
@@ -81,12 +81,24 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from ._dag import (
+    DEPENDENCY_CODES,
+    EDGE_CODE,
+    EVENT_CODE,
+    IdIndex,
+    cycle_message,
+    dangling_message,
+    duplicate_message,
+)
+from ._dag import (
+    find_cycle as find_cycle,  # re-exported: the one cycle finder, shared with the graph core
+)
 from ._problems import ValidationReport
 from ._structural import ERROR, WARNING, Collector, Decoded, Locator, decode_bytes, short
 from .errors import TraceDecodeError
 from .io import read_bytes
 from .trace import SCHEMA_VERSION, Trace
-from .vocab import CAUSAL_EDGE_TYPES, EdgeType, EventType
+from .vocab import EventType
 
 __all__ = ["KNOWN_SCHEMA_VERSIONS", "validate"]
 
@@ -95,10 +107,10 @@ KNOWN_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
 
 _ABS_TOL, _REL_TOL = 1e-9, 1e-12  # time comparisons: a ≥ b - (abs + rel·|b|)
 
-_EV_CODE = {e: i for i, e in enumerate(EventType)}
-_ED_CODE = {e: i for i, e in enumerate(EdgeType)}
-_CAUSAL_CODES = np.array(sorted(_ED_CODE[e] for e in CAUSAL_EDGE_TYPES), dtype=np.int8)
-_SPAWN, _RETURN, _DECISION = _EV_CODE[EventType.SPAWN], _EV_CODE[EventType.RETURN], _EV_CODE[EventType.ORCHESTRATOR_DECISION]
+_EV_CODE, _ED_CODE = EVENT_CODE, EDGE_CODE
+_DEP_CODES = np.flatnonzero(DEPENDENCY_CODES).astype(np.int8)  # codes of the dependency edge types
+_SPAWN, _RETURN, _DECISION = (_EV_CODE[EventType.SPAWN], _EV_CODE[EventType.RETURN],
+                              _EV_CODE[EventType.ORCHESTRATOR_DECISION])
 _get = {name: attrgetter(name) for name in (
     "id", "t", "type", "agent", "t_end", "tokens_in", "tokens_out", "cost", "decision", "outcome",
     "src", "dst", "to", "value")}
@@ -190,11 +202,11 @@ def _check(d: Decoded, col: Collector) -> None:
         return
 
     # -- columns (one pass each, no per-event Python loop) --------------------------------
-    # ids, agents and edge ends are handled as 64-bit string hashes (see _IdIndex); the
+    # ids, agents and edge ends are handled as 64-bit string hashes (see _dag.IdIndex); the
     # strings themselves are only fetched (ev[i].id) for the few problems reported
     t = np.fromiter(map(_get["t"], ev), np.float64, n)  # (n,)
     types = np.fromiter(map(_EV_CODE.get, map(_get["type"], ev), repeat(-1)), np.int8, n)  # (n,)
-    index = _IdIndex(np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id)
+    index = IdIndex(np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id)
 
     bad_type = np.flatnonzero(types < 0)
     col.add_many("schema.enum", bad_type, lambda i: (loc.event(i, "type"), f"invalid event type {short(ev[i].type)}", ""))
@@ -202,8 +214,7 @@ def _check(d: Decoded, col: Collector) -> None:
     # -- ids ------------------------------------------------------------------------------
     def dup(i: int) -> tuple[str, str, str]:
         first = int(index.lookup([ev[i].id])[0])
-        return (loc.event(i, "id"), f"event id {short(ev[i].id)} is already used by {loc.event(first)}",
-                "give every event a unique id")
+        return (loc.event(i, "id"), *duplicate_message(ev[i].id, loc.event(first)))
 
     col.add_many("id.duplicate", index.duplicates(), dup)
     empty_code = "reference.empty-string" if d.reference else "id.empty"
@@ -248,11 +259,10 @@ def _check(d: Decoded, col: Collector) -> None:
             if col.dropped_ids:  # an edge to an event that failed to decode is not news
                 dangling = [j for j in dangling if getattr(ed[j], name) not in col.dropped_ids]
             col.add_many("edge.dangling", dangling, lambda j, f=name: (  # type: ignore[misc]
-                loc.edge(j, f), f"edge {f} {short(getattr(ed[j], f))} is not the id of any event",
-                "add the event, or fix the id"))
+                loc.edge(j, f), *dangling_message(f, getattr(ed[j], f))))
         col.add_many("schema.enum", np.flatnonzero(etype < 0),
                      lambda j: (loc.edge(j, "type"), f"invalid edge type {short(ed[j].type)}", ""))
-        causal = np.flatnonzero(np.isin(etype, _CAUSAL_CODES) & (s >= 0) & (dd >= 0))  # edge indices
+        causal = np.flatnonzero(np.isin(etype, _DEP_CODES) & (s >= 0) & (dd >= 0))  # dependency edge indices
         cs, cd = s[causal], dd[causal]
         back = causal[(t[cd] < t[cs] - tol) & np.isfinite(t[cd]) & np.isfinite(t[cs])]
         col.add_many("edge.time-backwards", back, lambda j: (
@@ -375,70 +385,16 @@ def _finite(col: Collector, arr: np.ndarray, where: Any, values: list[Any] | Non
     col.add_many("number.non-finite", np.flatnonzero(bad), lambda i: (where(i), f"value is {float(arr[i])!r}", ""))
 
 
-class _IdIndex:
-    """Event id → position via sorted 64-bit string hashes (numpy).
-
-    Python's string hash (SipHash, seeded per process; cached on the string) is taken
-    once per id and per key; ids are sorted by hash and keys are looked up with one
-    ``searchsorted`` over *sorted* needles (cache-friendly). Ids with equal hashes are
-    compared as strings, so duplicates are exact and a true 64-bit collision between two
-    ids switches to an exact dict. A key that is *not* an id but shares an id's hash would
-    be taken for that id: with SipHash-64 that chance is about
-    ``len(keys) · len(ids) / 2**64`` (≈ 5e-8 for a million edges into a million events).
-    """
-
-    def __init__(self, hashes: np.ndarray, key_at: Any) -> None:
-        self.hashes = hashes  # (n,) in event order
-        self.key_at = key_at
-        self.order = np.argsort(hashes, kind="stable")  # (n,) positions in hash order
-        self.sorted = hashes[self.order]
-        same = np.flatnonzero(self.sorted[1:] == self.sorted[:-1])
-        self.dict: dict[str, int] | None = None
-        a, b = self.order[same].tolist(), self.order[same + 1].tolist()
-        if any(key_at(i) != key_at(j) for i, j in zip(a, b, strict=True)):  # a real collision
-            self.dict = {}
-            for i in range(len(hashes)):
-                self.dict.setdefault(key_at(i), i)
-        self._same = same
-
-    def duplicates(self) -> np.ndarray:
-        """Positions of every later occurrence of an id (first occurrences excluded)."""
-        if self.dict is not None:
-            return np.array([i for i in range(len(self.hashes)) if self.dict[self.key_at(i)] != i], np.int64)
-        return np.sort(self.order[self._same + 1])
-
-    def lookup(self, keys: Sequence[str]) -> np.ndarray:
-        """Position of each key's first occurrence, or -1."""
-        if self.dict is not None:
-            return np.fromiter(map(self.dict.get, keys, repeat(-1)), np.int64, len(keys))
-        return self._lookup_hashes(np.fromiter(map(hash, keys), np.int64, len(keys)))
-
-    def lookup_of(self, items: Sequence[Any], getter: Any) -> np.ndarray:
-        """:meth:`lookup` of ``getter(item)`` for every item, without building a key list."""
-        if self.dict is not None:
-            return self.lookup(list(map(getter, items)))
-        return self._lookup_hashes(np.fromiter(map(hash, map(getter, items)), np.int64, len(items)))
-
-    def _lookup_hashes(self, hk: np.ndarray) -> np.ndarray:
-        o = np.argsort(hk)  # sorted needles make searchsorted cache-friendly
-        hk_sorted = hk[o]
-        pos = np.minimum(np.searchsorted(self.sorted, hk_sorted), len(self.sorted) - 1)
-        hit = self.sorted[pos] == hk_sorted
-        out = np.full(len(hk), -1, np.int64)
-        out[o[hit]] = self.order[pos[hit]]
-        return out
-
-
 # ----------------------------------------------------------------------------- DAG
 def _check_dag(cs: np.ndarray, cd: np.ndarray, causal: np.ndarray, t: np.ndarray, n: int,
                id_at: Any, loc: Locator, col: Collector) -> None:
-    """Causal edges must form a DAG.
+    """Dependency edges must form a DAG.
 
     Fast path: an edge that goes strictly forward in time cannot close a cycle on its own —
-    any cycle needs an edge with ``t[dst] <= t[src]``. If every causal edge goes forward,
+    any cycle needs an edge with ``t[dst] <= t[src]``. If every dependency edge goes forward,
     the graph is a DAG (one vector comparison). If the only non-forward edges join events
     of equal time, a cycle can only use those, so Kahn's peel runs on that small subgraph;
-    otherwise (time runs backwards somewhere, or NaN times) on the whole causal graph.
+    otherwise (time runs backwards somewhere, or NaN times) on the whole dependency graph.
     """
     if not len(cs):
         return
@@ -450,69 +406,10 @@ def _check_dag(cs: np.ndarray, cd: np.ndarray, causal: np.ndarray, t: np.ndarray
     cycle = find_cycle(cs[sub], cd[sub], n)
     if cycle is None:
         return
-    members = ", ".join(short(id_at(i), 30) for i in cycle[:20]) + (" …" if len(cycle) > 20 else "")
     # locate the cycle at one of its edges (the one leaving its first member)
     on = (cs == cycle[0]) & (cd == cycle[1 % len(cycle)])
     j = int(causal[np.flatnonzero(on)[0]]) if on.any() else int(causal[0])
-    col.add("edge.cycle", loc.edge(j),
-            f"causal edges form a cycle of {len(cycle)} events: {members} → {short(id_at(cycle[0]), 30)}",
-            "causal/spawn/return/aggregate/tool_dependency edges must not loop; remove or reverse one")
-
-
-def find_cycle(src: np.ndarray, dst: np.ndarray, n: int) -> list[int] | None:
-    """One directed cycle (node list in edge order) in the graph ``src → dst``, or None.
-
-    Vectorised Kahn peel, frontier by frontier (``np.bincount`` in-degrees, CSR
-    gathers); only if nodes are left over is a cycle walked out of them.
-
-    >>> find_cycle(np.array([0, 1, 2]), np.array([1, 2, 0]), 3)
-    [0, 1, 2]
-    >>> find_cycle(np.array([0, 1]), np.array([1, 2]), 3) is None
-    True
-    """
-    if not len(src):
-        return None
-    nodes, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    k, e = len(nodes), len(src)
-    s, d = inv[:e], inv[e:]
-    order = np.argsort(s, kind="stable")
-    d_sorted = d[order]
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(np.bincount(s, minlength=k), out=indptr[1:])
-    indeg = np.bincount(d, minlength=k)
-    frontier = np.flatnonzero(indeg == 0)
-    while frontier.size:
-        starts, stops = indptr[frontier], indptr[frontier + 1]
-        counts = stops - starts
-        total = int(counts.sum())
-        if not total:
-            break
-        # positions of every out-edge of the frontier, without a Python loop
-        offs = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
-        targets = d_sorted[offs]
-        if total > k // 8:
-            indeg -= np.bincount(targets, minlength=k)
-        else:
-            np.subtract.at(indeg, targets, 1)
-        cand = np.unique(targets)
-        frontier = cand[indeg[cand] == 0]
-    left = indeg > 0
-    if not left.any():
-        return None
-    # every leftover node has an in-edge from a leftover node: walk those backwards
-    both = left[s] & left[d]
-    pred = np.full(k, -1, np.int64)
-    pred[d[both]] = s[both]
-    seen: dict[int, int] = {}
-    walk: list[int] = []
-    node = int(np.flatnonzero(left)[0])
-    while node not in seen:
-        seen[node] = len(walk)
-        walk.append(node)
-        node = int(pred[node])
-    loop = [int(nodes[x]) for x in walk[seen[node]:][::-1]]  # predecessor walk reversed = edge order
-    r = loop.index(min(loop))
-    return loop[r:] + loop[:r]
+    col.add("edge.cycle", loc.edge(j), *cycle_message([id_at(i) for i in cycle]))
 
 
 # ----------------------------------------------------------------------------- agents

@@ -6,19 +6,30 @@
 are touched after :meth:`TraceGraph.from_trace` (a handful of C-level ``map`` passes).
 
 Dependency edges
-    ``causal, spawn, return, aggregate, tool_dependency, message`` (:data:`DEPENDENCY_EDGE_TYPES`):
+    ``causal, spawn, return, aggregate, tool_dependency, message``
+    (:data:`~orchestrace.vocab.DEPENDENCY_EDGE_TYPES`, the one set the validator checks too):
     "the destination used the source". ``temporal`` edges only order events and
     ``safety_flow`` edges annotate taint; neither is a dependency, so neither enters the
     topological order, the critical path, ancestors/descendants or wasted work. (Safety
     taint propagation, :mod:`orchestrace.measures`, follows ``safety_flow`` edges as well.)
-    ``message`` edges are dependencies here although the validator does not require them
-    to be acyclic: a message cycle is reported as a cycle.
+    A cycle of dependency edges is refused with the validator's own ``edge.cycle`` problem.
 
-Durations
-    ``t_end`` comes from the trace. A missing end is filled by the rule *"time to the same
-    agent's next event start; the last event of an agent has zero duration"*; when the rule
-    is used, a sentence saying so is in :attr:`TraceGraph.assumptions` (a tuple fixed when
-    the graph is built). Negative durations are clipped to 0.
+Durations (no double counting)
+    ``t_end`` comes from the trace. A missing end is filled by the rule of
+    :data:`MISSING_END_RULE`: *the event lasts until the first thing that followed it
+    started — the same agent's next event or the earliest event that depends on it,
+    whichever is first; an event followed by neither has zero duration*. A ``spawn`` is
+    therefore the act of spawning (it ends when the child starts), not the child's life,
+    and an orchestrator waiting for a sub-agent is not busy. When the rule is used, a
+    sentence saying so is in :attr:`TraceGraph.assumptions` (a tuple fixed when the graph
+    is built). Negative durations are clipped to 0.
+
+Critical path
+    The longest dependency path, each event weighted by its duration **clipped at the
+    start of the next event on the path** (an event that is still running when an event
+    depending on it starts counts only up to that start). So on a valid trace (dependency
+    edges never go back in time) the critical path is never longer than the run's span,
+    ``max t_end − min t``, and never longer than the total work ``Σ duration``.
 
 Levels
     ``level[v]`` = number of edges on the longest dependency path from a source to ``v``;
@@ -59,9 +70,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ._problems import Problem
+from ._dag import (
+    DEPENDENCY_CODES,
+    EDGE_CODE,
+    EVENT_CODE,
+    IdIndex,
+    cycle_message,
+    dangling_message,
+    duplicate_message,
+    find_cycle,
+)
+from ._problems import problem
 from .errors import TraceInvalidError
-from .vocab import EdgeType, EventType, Severity
+from .vocab import DEPENDENCY_EDGE_TYPES, EdgeType, EventType
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -81,18 +102,18 @@ __all__ = [
 EVENT_TYPES: tuple[EventType, ...] = tuple(EventType)
 #: Edge types in code order.
 EDGE_TYPES: tuple[EdgeType, ...] = tuple(EdgeType)
-#: Edge types that are dependencies (enter topological order, critical path, ancestry).
-DEPENDENCY_EDGE_TYPES: frozenset[EdgeType] = frozenset(EdgeType) - {EdgeType.TEMPORAL, EdgeType.SAFETY_FLOW}
-
-_EV = {et: np.int8(i) for i, et in enumerate(EVENT_TYPES)}
-_ED = {et: np.int8(i) for i, et in enumerate(EDGE_TYPES)}
-_DEP_CODES = np.array([et in DEPENDENCY_EDGE_TYPES for et in EDGE_TYPES])
+_EV = {et: np.int8(i) for et, i in EVENT_CODE.items()}
+_ED = {et: np.int8(i) for et, i in EDGE_CODE.items()}
+_DEP_CODES = DEPENDENCY_CODES
 _I32 = np.int32
 _V = TypeVar("_V")
 _EMPTY = np.zeros(0, dtype=_I32)
 
+#: How a missing ``t_end`` is filled (see the module docstring).
 MISSING_END_RULE = (
-    "time to the same agent's next event start; the last event of an agent has zero duration"
+    "until the first thing that followed it started: the same agent's next event or the earliest "
+    "event that depends on it, whichever is first (zero when followed by neither), so a spawn lasts "
+    "until the child starts, not the child's whole life"
 )
 
 
@@ -234,32 +255,29 @@ class TraceGraph:
         self.agents: list[str] = list(names)
         self.agent_index: dict[str, int] = dict(zip(self.agents, range(len(self.agents)), strict=True))
         self.agent = np.fromiter(map(self.agent_index.__getitem__, agent_names), dtype=_I32, count=n)
-        self.end_known = ~np.isnan(t_end)
-        if not self.end_known.all():
-            t_end = self._fill_missing_ends(t_end)
-        self.t_end = t_end
-        self.duration = np.maximum(t_end - self.t, 0.0)
-
         ed = trace.edges
         m = self.m = len(ed)
-        srcs, dsts = list(map(attrgetter("src"), ed)), list(map(attrgetter("dst"), ed))
-        codes = _fast_codes(self.ids, srcs, dsts)
-        if codes is None:  # non-ASCII ids, hash collision, duplicates or dangling ends: exact slow path
-            index = self.index
-            if len(index) != n:
-                raise _duplicate_ids(self.ids)
-            try:
-                codes = (np.fromiter(map(index.__getitem__, srcs), dtype=_I32, count=m),
-                         np.fromiter(map(index.__getitem__, dsts), dtype=_I32, count=m))
-            except KeyError:
-                raise _dangling(ed, index) from None
-        self.edge_src, self.edge_dst = codes
+        ix = IdIndex.of(self.ids)  # the validator's id index (one core)
+        dup = ix.duplicates()
+        if dup.size:
+            raise _duplicate_ids(self.ids, dup, ix)
+        src = ix.lookup_of(ed, attrgetter("src"))  # (m,) −1 = no such event
+        dst = ix.lookup_of(ed, attrgetter("dst"))
+        if m and (src.min() < 0 or dst.min() < 0):
+            raise _dangling(ed, src, dst)
+        self.edge_src, self.edge_dst = src.astype(_I32), dst.astype(_I32)
         self.edge_type = np.fromiter(map(_ED.__getitem__, map(attrgetter("type"), ed)), dtype=np.int8, count=m)
         dep = _DEP_CODES[self.edge_type] if m else np.zeros(0, dtype=bool)
         self.dep_src = self.edge_src[dep]
         self.dep_dst = self.edge_dst[dep]
         self.succ_ptr, self.succ_idx = _csr(self.dep_src, self.dep_dst, n)
         self.pred_ptr, self.pred_idx = _csr(self.dep_dst, self.dep_src, n)
+
+        self.end_known = ~np.isnan(t_end)
+        if not self.end_known.all():
+            t_end = self._fill_missing_ends(t_end)
+        self.t_end = t_end
+        self.duration = np.maximum(t_end - self.t, 0.0)
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -298,18 +316,22 @@ class TraceGraph:
 
     # ------------------------------------------------------------------ durations
     def _fill_missing_ends(self, t_end: np.ndarray) -> np.ndarray:
+        """:data:`MISSING_END_RULE`: min(the agent's next start, the earliest dependant's start), ≥ t."""
         n = self.n
         miss = ~self.end_known
         order = np.lexsort((np.arange(n), self.t, self.agent))  # by agent, then start, then index
         a_s, t_s = self.agent[order], self.t[order]
-        nxt = t_s.copy()
+        nxt = np.full(n, np.inf)
         same = np.zeros(n, dtype=bool)
         same[:-1] = a_s[1:] == a_s[:-1]
         nxt[:-1][same[:-1]] = t_s[1:][same[:-1]]
         fill = np.empty(n)
-        fill[order] = nxt
+        fill[order] = nxt  # the agent's next start (inf for its last event)
+        if self.dep_src.size:
+            np.minimum.at(fill, self.dep_src, self.t[self.dep_dst])  # … or the earliest dependant's start
+        fill = np.where(np.isfinite(fill), np.maximum(fill, self.t), self.t)  # followed by neither: 0 s
         self.assumptions = (
-            f"{int(miss.sum())} of {n} events have no end time; duration filled as {MISSING_END_RULE}",
+            f"{int(miss.sum())} of {n} events have no end time; each lasts {MISSING_END_RULE}",
         )
         return np.where(miss, fill, t_end)
 
@@ -382,8 +404,8 @@ class TraceGraph:
         """One Kahn pass by frontier levels that also runs the longest-path DP.
 
         Returns ``order, level, finish, ready, level_ptr, lv_src, lv_dst`` where
-        ``finish[v] = ready[v] + duration[v]``, ``ready[v] = max finish over predecessors``
-        (0 for sources), ``order[level_ptr[L]:level_ptr[L+1]]`` are the level-L vertices,
+        ``finish[v] = ready[v] + duration[v]``, ``ready[v] = max over predecessors u of
+        finish[u] − overlap(u, v)`` (0 for sources; :meth:`_overlap`), ``order[level_ptr[L]:level_ptr[L+1]]`` are the level-L vertices,
         and ``lv_src/lv_dst`` are the dependency edges grouped by the level of their source
         (edges of level L at ``lv_ptr[L]:lv_ptr[L+1]``, kept in ``_lv_ptr``).
         """
@@ -408,7 +430,7 @@ class TraceGraph:
             lv_ptr.append(lv_ptr[-1] + tgt.size)
             if not tgt.size:
                 break
-            np.maximum.at(ready, tgt, finish[src])
+            np.maximum.at(ready, tgt, finish[src] - self._overlap(src, tgt))
             np.subtract.at(indeg, tgt, 1)
             nxt = _dedupe(tgt[indeg[tgt] == 0], stamp)
             finish[nxt] = ready[nxt] + self.duration[nxt]
@@ -422,26 +444,21 @@ class TraceGraph:
         lv_dst = np.concatenate(dsts) if dsts else _EMPTY
         return order, level, finish, ready, level_ptr, lv_src, lv_dst
 
+    def _overlap(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """How long ``src`` is still running after ``dst`` (which depends on it) started:
+        ``clip(t_end[src] − t[dst], 0, duration[src])`` — the part of ``src`` that a path
+        through ``src → dst`` does not count (see *Critical path* in the module docstring)."""
+        return np.clip(self.t[src] + self.duration[src] - self.t[dst], 0.0, self.duration[src])
+
     def _cycle_error(self, remaining: np.ndarray) -> TraceInvalidError:
-        """Walk predecessors inside the unsorted remainder until a vertex repeats."""
-        v = int(np.flatnonzero(remaining)[0])
-        seen: dict[int, int] = {}
-        walk: list[int] = []
-        while v not in seen:
-            seen[v] = len(walk)
-            walk.append(v)
-            preds = self.pred_idx[self.pred_ptr[v]:self.pred_ptr[v + 1]]
-            v = int(preds[remaining[preds]][0])
-        cycle = walk[seen[v]:][::-1]  # forward order
-        names = [self.ids[i] for i in cycle]
-        ring = " → ".join([*names, names[0]])
-        return TraceInvalidError(
-            f"trace {self.trace_id!r}: dependency edges form a cycle: {ring}",
-            [Problem(code="graph.cycle", severity=Severity.ERROR, path="$.edges",
-                     message=f"dependency edges form a cycle: {ring}",
-                     hint="causal/spawn/return/aggregate/tool_dependency/message edges must point forward in time; "
-                          f"remove one edge of the cycle ({', '.join(names)})")],
-        )
+        """The validator's ``edge.cycle`` problem, located at an edge of one cycle."""
+        keep = remaining[self.edge_src] & remaining[self.edge_dst] & _DEP_CODES[self.edge_type]
+        cycle = find_cycle(self.edge_src[keep], self.edge_dst[keep], self.n)
+        assert cycle is not None  # Kahn left these vertices: they hold a cycle
+        on = np.flatnonzero(keep & (self.edge_src == cycle[0]) & (self.edge_dst == cycle[1 % len(cycle)]))
+        message, hint = cycle_message([self.ids[i] for i in cycle])
+        p = problem("edge.cycle", f"$.edges[{int(on[0])}]", message, hint)
+        return TraceInvalidError(f"trace {self.trace_id!r}: {message}", [p])
 
     @property
     def level(self) -> np.ndarray:
@@ -544,16 +561,18 @@ class TraceGraph:
     def critical_path(self) -> CriticalPath:
         """The duration-weighted longest dependency path (level-by-level DP).
 
-        ``finish[v] = duration[v] + max(finish[u] for u → v)`` (0 without predecessors);
-        the path ends at ``argmax finish`` (ties: the highest level) and follows, backwards, a predecessor whose
-        finish equals ``v``'s ready time. Length = ``max finish`` seconds.
+        ``finish[v] = duration[v] + max(finish[u] − overlap(u, v) for u → v)`` (0 without
+        predecessors), ``overlap(u, v)`` the part of ``u`` still running when ``v`` started
+        (:meth:`_overlap`); the path ends at ``argmax finish`` (ties: the highest level) and
+        follows, backwards, a predecessor that sets ``v``'s ready time. Length = ``max
+        finish`` seconds ≤ the run's span on a valid trace.
         """
         if self.n == 0:
             return CriticalPath(_EMPTY, 0.0, 0)
         _, level, finish, ready, _, _, _ = self._kahn
         cand = np.flatnonzero(finish == finish.max())
         end = int(cand[np.argmax(level[cand])])  # ties: the deepest, so zero-length tails count
-        tight = finish[self.dep_src] == ready[self.dep_dst]
+        tight = finish[self.dep_src] - self._overlap(self.dep_src, self.dep_dst) == ready[self.dep_dst]
         parent = np.full(self.n, -1, dtype=np.int64)
         parent[self.dep_dst[tight]] = self.dep_src[tight]
         path = []
@@ -733,80 +752,18 @@ class TraceGraph:
         return int(running.max())
 
 
-# ---------------------------------------------------------------------- id mapping
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _keys(strings: np.ndarray, width: int) -> np.ndarray:
-    """An ``S`` array as rows of uint64 words (``width`` bytes, a multiple of 8)."""
-    return strings.astype(f"S{width}", copy=False).view(np.uint64).reshape(len(strings), width // 8)
-
-
-def _hash(rows: np.ndarray) -> np.ndarray:
-    h = rows[:, 0].copy()
-    for c in range(1, rows.shape[1]):
-        h *= _MIX
-        h ^= rows[:, c]
-    return h
-
-
-def _fast_codes(ids: list[str], *queries: list[str]) -> tuple[np.ndarray, ...] | None:
-    """Vertex index of every query id, without a million-entry dict (sort + searchsorted on
-    the ids' bytes). Returns None when the exact dict path must decide: non-ASCII or NUL-
-    padded ids, a hash collision, duplicate ids or unknown query ids."""
-    if not ids:
-        return None if any(queries) else tuple(_EMPTY for _ in queries)
-    try:
-        probe = [np.array(ids, dtype="S"), *(np.array(q, dtype="S") for q in queries)]
-    except UnicodeEncodeError:
-        return None
-    width = -(-max(a.itemsize for a in probe) // 8) * 8
-    rows = _keys(probe[0], width)
-    h = _hash(rows)
-    order = np.argsort(h)
-    hs = h[order]
-    if hs.size > 1 and (hs[1:] == hs[:-1]).any():
-        return None  # duplicate ids (or a collision): let the dict path report them
-    out = []
-    for qa in probe[1:]:
-        if not qa.size:
-            out.append(_EMPTY)
-            continue
-        qrows = _keys(qa, width)
-        qh = _hash(qrows)
-        qord = np.argsort(qh)  # sorted needles make the binary searches cache-friendly
-        pos = np.empty(qh.size, dtype=np.int64)
-        pos[qord] = np.searchsorted(hs, qh[qord])
-        cand = order[np.minimum(pos, hs.size - 1)]
-        if not (rows[cand] == qrows).all():
-            return None
-        out.append(cand.astype(_I32))
-    if any("\x00" in "".join(x) for x in (ids, *queries)):
-        return None  # the bytes view drops trailing NULs: decide such ids exactly
-    return tuple(out)
-
-
-# ---------------------------------------------------------------------- errors
-def _duplicate_ids(ids: list[str]) -> TraceInvalidError:
-    seen: dict[str, int] = {}
-    problems = []
-    for i, x in enumerate(ids):
-        if x in seen:
-            problems.append(Problem(code="event.duplicate-id", severity=Severity.ERROR, path=f"$.events[{i}].id",
-                                    message=f"event id {x!r} is used again (first at $.events[{seen[x]}])",
-                                    hint="give every event a unique id"))
-        else:
-            seen[x] = i
+# ---------------------------------------------------------------------- errors (the validator's codes)
+def _duplicate_ids(ids: list[str], dup: np.ndarray, ix: IdIndex) -> TraceInvalidError:
+    first = ix.lookup([ids[i] for i in dup.tolist()])
+    problems = [problem("id.duplicate", f"$.events[{i}].id", *duplicate_message(ids[i], f"$.events[{f}]"))
+                for i, f in zip(dup.tolist(), first.tolist(), strict=True)]
     return TraceInvalidError(f"{len(problems)} duplicate event id(s), first {problems[0].path}", problems)
 
 
-def _dangling(edges: Iterable, index: dict[str, int]) -> TraceInvalidError:
+def _dangling(edges: tuple, src: np.ndarray, dst: np.ndarray) -> TraceInvalidError:
     problems = []
-    for i, e in enumerate(edges):
-        for end in ("src", "dst"):
-            x = getattr(e, end)
-            if x not in index:
-                problems.append(Problem(code="edge.dangling", severity=Severity.ERROR, path=f"$.edges[{i}].{end}",
-                                        message=f"edge points to unknown event {x!r}",
-                                        hint=f"add event {x!r} or fix the id"))
+    for end, codes in (("src", src), ("dst", dst)):
+        for j in np.flatnonzero(codes < 0).tolist():
+            problems.append(problem("edge.dangling", f"$.edges[{j}].{end}", *dangling_message(end, getattr(edges[j], end))))
+    problems.sort(key=lambda p: p.path)
     return TraceInvalidError(f"{len(problems)} edge end(s) point to unknown events, first {problems[0].path}", problems)

@@ -16,6 +16,14 @@ to another agent, return, aggregate; *work* ``W`` = tool_call, tool_result, and 
 (a ``message`` whose ``to`` is empty or the sender itself: :attr:`TraceGraph.turn`);
 human_intervention and safety_event are neither and are left out of E3 shares.
 
+Declared vs derived costs: ``cost/tokens``, ``cost/wall_clock_s``, ``cost/tool_calls`` and
+``cost/messages`` honour what the trace *declares* in ``Trace.costs`` (the producer may know
+better: a run's real wall clock when the events are illustrative, tokens the events do not
+carry); only when a key is not declared are they derived from the events. The values
+derived from the events are always reported as well, as ``cost/derived/…``, and when the
+two disagree an assumption says so. Every other measure (E2's critical path and work, waste)
+is computed from the events.
+
 >>> from orchestrace import synth
 >>> r = compute(synth(events=300, agents=4, seed=2))
 >>> r.metrics["spawn/agents"], r.metrics["e2/speedup"] >= 1, r.metrics["e1/score"]
@@ -176,7 +184,9 @@ def task_score(x: Trace | TraceGraph) -> Value:
 
 # ---------------------------------------------------------------------- E2
 def critical_path_s(x: Trace | TraceGraph) -> Value:
-    """``e2/critical_path_s`` = max over dependency paths P of Σ_{v∈P} d(v) (seconds)."""
+    """``e2/critical_path_s`` = max over dependency paths P of Σ_{v∈P} d'(v) (seconds), ``d'(v)``
+    the duration of ``v`` clipped at the start of the next event on P (:meth:`TraceGraph.critical_path`);
+    ≤ the run's span ``cost/derived/wall_clock_s`` and ≤ ``e2/work_s``."""
     g = _graph(x)
     return float(_memo(g, "cp", g.critical_path).length_s)  # type: ignore[attr-defined]
 
@@ -193,9 +203,21 @@ def work_s(x: Trace | TraceGraph) -> Value:
 
 
 def speedup(x: Trace | TraceGraph) -> Value:
-    """``e2/speedup`` = Σ_v d(v) / critical_path_s (≥ 1; unknown when the critical path is 0 s)."""
+    """``e2/speedup`` = W / max(CP, W / P): total work ``W = Σ_v d(v)`` over the shortest time
+    the dependency graph allows **with the run's own peak concurrency** ``P`` (Brent's lower
+    bound on a ``P``-way schedule). So ``1 ≤ speedup ≤ min(W / CP, P)``: a trace whose
+    recorded dependencies leave work unordered that in fact ran one piece at a time (sequential
+    sub-agents, waves) is not credited with parallelism it never had. Unknown when the
+    critical path is 0 s."""
     g = _graph(x)
-    return _ratio(work_s(g), critical_path_s(g) or 0.0)  # type: ignore[arg-type]
+    cp, w, p = critical_path_s(g) or 0.0, work_s(g) or 0.0, g.peak_concurrency
+    if not cp:
+        return None
+    if p and w / p > cp:
+        _note(g, f"e2/speedup capped by peak concurrency {p}: the dependency graph alone would allow "
+                 f"{w / cp:.3g}× (work {w:.6g} s / critical path {cp:.6g} s)")
+        return float(p)
+    return w / cp
 
 
 def peak_concurrency(x: Trace | TraceGraph) -> Value:
@@ -205,7 +227,7 @@ def peak_concurrency(x: Trace | TraceGraph) -> Value:
 
 
 def efficiency(x: Trace | TraceGraph) -> Value:
-    """``e2/efficiency`` = speedup / peak_concurrency (reference key ``parallelism_efficiency``)."""
+    """``e2/efficiency`` = speedup / peak_concurrency ∈ (0, 1] (reference key ``parallelism_efficiency``)."""
     g = _graph(x)
     s = speedup(g)
     return None if s is None or g.peak_concurrency == 0 else s / g.peak_concurrency
@@ -586,25 +608,58 @@ def tokens_out(x: Trace | TraceGraph) -> Value:
     return float(g.tokens_out.sum()) if g.tokens_known else None
 
 
-def tokens(x: Trace | TraceGraph) -> Value:
-    """``cost/tokens`` = Σ_v tok(v); else the trace's ``costs.tokens``; else unknown."""
+def derived_tokens(x: Trace | TraceGraph) -> Value:
+    """``cost/derived/tokens`` = Σ_v tok(v) (unknown when no event reports tokens)."""
     g = _graph(x)
-    if g.tokens_known:
-        return float(_tok(g).sum())
-    if "tokens" in g.trace.costs:
-        _note(g, "cost/tokens taken from the trace's costs (no event reports tokens)")
-        return float(g.trace.costs["tokens"])
-    return None
+    return float(_tok(g).sum()) if g.tokens_known else None
 
 
-def tool_calls(x: Trace | TraceGraph) -> Value:
-    """``cost/tool_calls`` = number of ``tool_call`` events."""
+def derived_tool_calls(x: Trace | TraceGraph) -> Value:
+    """``cost/derived/tool_calls`` = number of ``tool_call`` events."""
     return float(_count(_graph(x), _T.TOOL_CALL))
 
 
-def messages(x: Trace | TraceGraph) -> Value:
-    """``cost/messages`` = number of ``message`` events."""
+def derived_messages(x: Trace | TraceGraph) -> Value:
+    """``cost/derived/messages`` = number of ``message`` events."""
     return float(_count(_graph(x), _T.MESSAGE))
+
+
+def derived_wall_clock_s(x: Trace | TraceGraph) -> Value:
+    """``cost/derived/wall_clock_s`` = the run's span, max_v t_end − min_v t (0 for an empty trace)."""
+    g = _graph(x)
+    return float(g.t_end.max() - g.t.min()) if g.n else 0.0
+
+
+def _declared_or(g: TraceGraph, key: str, derived: Value) -> Value:
+    """The declared ``costs[key]`` if the trace has one (noted when it differs from ``derived``), else ``derived``."""
+    declared = g.trace.costs.get(key)
+    if declared is None:
+        return derived
+    declared = float(declared)
+    if derived is None:
+        _note(g, f"cost/{key} = {declared:.6g} as declared in the trace's costs (the events do not give it)")
+    elif not math.isclose(declared, derived, rel_tol=1e-6, abs_tol=1e-9):
+        _note(g, f"cost/{key} = {declared:.6g} as declared in the trace's costs; the events give "
+                 f"{derived:.6g} (cost/derived/{key})")
+    return declared
+
+
+def tokens(x: Trace | TraceGraph) -> Value:
+    """``cost/tokens`` = the trace's declared ``costs.tokens``; else Σ_v tok(v); else unknown."""
+    g = _graph(x)
+    return _declared_or(g, "tokens", derived_tokens(g))
+
+
+def tool_calls(x: Trace | TraceGraph) -> Value:
+    """``cost/tool_calls`` = the declared ``costs.tool_calls``; else the number of ``tool_call`` events."""
+    g = _graph(x)
+    return _declared_or(g, "tool_calls", derived_tool_calls(g))
+
+
+def messages(x: Trace | TraceGraph) -> Value:
+    """``cost/messages`` = the declared ``costs.messages``; else the number of ``message`` events."""
+    g = _graph(x)
+    return _declared_or(g, "messages", derived_messages(g))
 
 
 def events(x: Trace | TraceGraph) -> Value:
@@ -613,9 +668,10 @@ def events(x: Trace | TraceGraph) -> Value:
 
 
 def wall_clock_s(x: Trace | TraceGraph) -> Value:
-    """``cost/wall_clock_s`` = max_v t_end − min_v t (0 for an empty trace)."""
+    """``cost/wall_clock_s`` = the declared ``costs.wall_clock_s``; else the events' span
+    (``cost/derived/wall_clock_s``)."""
     g = _graph(x)
-    return float(g.t_end.max() - g.t.min()) if g.n else 0.0
+    return _declared_or(g, "wall_clock_s", derived_wall_clock_s(g))
 
 
 # ---------------------------------------------------------------------- registry
@@ -664,6 +720,10 @@ MEASURES: dict[str, Callable[[Trace | TraceGraph], Value]] = {
     "cost/messages": messages,
     "cost/events": events,
     "cost/wall_clock_s": wall_clock_s,
+    "cost/derived/tokens": derived_tokens,
+    "cost/derived/tool_calls": derived_tool_calls,
+    "cost/derived/messages": derived_messages,
+    "cost/derived/wall_clock_s": derived_wall_clock_s,
 }
 
 #: Reference ``metrics`` keys (the survey schema) and how each is computed.

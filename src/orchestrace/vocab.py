@@ -20,6 +20,7 @@ from __future__ import annotations
 from enum import Enum
 
 __all__ = [
+    "DEPENDENCY_EDGE_TYPES",
     "CreditUnit",
     "Decision",
     "EdgeType",
@@ -56,8 +57,11 @@ class EventType(_StrEnum):
 class EdgeType(_StrEnum):
     """The eight edge types of the reference schema.
 
-    ``temporal`` and ``message`` edges order events; the others are *causal*: they must
-    form a DAG and time may not run backwards along them (see :data:`CAUSAL_EDGE_TYPES`).
+    Every type but ``temporal`` and ``safety_flow`` is a *dependency* ("the destination
+    used the source", :data:`DEPENDENCY_EDGE_TYPES`): dependency edges must form a DAG, time
+    may not run backwards along them, and they alone enter the topological order, the
+    critical path, ancestry and wasted work. ``temporal`` edges only order events and
+    ``safety_flow`` edges annotate taint.
     """
 
     TEMPORAL = "temporal"
@@ -70,10 +74,11 @@ class EdgeType(_StrEnum):
     SAFETY_FLOW = "safety_flow"
 
 
-#: Edge types that must form a DAG (the validator reports a cycle among them as ``edge.cycle``).
-CAUSAL_EDGE_TYPES: frozenset[EdgeType] = frozenset(
-    {EdgeType.CAUSAL, EdgeType.SPAWN, EdgeType.RETURN, EdgeType.AGGREGATE, EdgeType.TOOL_DEPENDENCY}
-)
+#: The one set of dependency edge types, shared by the validator (acyclic, forward in time)
+#: and the graph core (topological order, critical path, ancestry): every type but
+#: ``temporal`` and ``safety_flow``. A ``message`` edge is a dependency — the receiver used
+#: the message — so a cycle through message edges is a cycle for both.
+DEPENDENCY_EDGE_TYPES: frozenset[EdgeType] = frozenset(EdgeType) - {EdgeType.TEMPORAL, EdgeType.SAFETY_FLOW}
 
 
 class Topology(_StrEnum):

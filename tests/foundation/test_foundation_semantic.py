@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import orchestrace as ot
 from orchestrace._validate import find_cycle
-from orchestrace.vocab import CAUSAL_EDGE_TYPES
+from orchestrace.vocab import DEPENDENCY_EDGE_TYPES
 
 TOL = 1e-9
 
@@ -35,7 +35,7 @@ def plain_problems(tr: ot.Trace) -> set[tuple[str, str]]:
         for f in ("src", "dst"):
             if getattr(d, f) not in first:
                 out.add(("edge.dangling", f"$.edges[{j}].{f}"))
-        if d.src in first and d.dst in first and d.type in CAUSAL_EDGE_TYPES:
+        if d.src in first and d.dst in first and d.type in DEPENDENCY_EDGE_TYPES:
             causal.append((first[d.src], first[d.dst]))
             if ev[first[d.dst]].t < ev[first[d.src]].t - TOL:
                 out.add(("edge.time-backwards", f"$.edges[{j}]"))
@@ -73,7 +73,7 @@ def plain_problems(tr: ot.Trace) -> set[tuple[str, str]]:
     out |= {("stop.multiple", f"$.events[{i}]") for _, i in stops[1:]}
     stop_ids = {i for _, i in stops}
     for j, d in enumerate(tr.edges):
-        if d.type in CAUSAL_EDGE_TYPES and d.dst in first and first.get(d.src) in stop_ids:
+        if d.type in DEPENDENCY_EDGE_TYPES and d.dst in first and first.get(d.src) in stop_ids:
             out.add(("stop.has-successor", f"$.edges[{j}]"))
     return out
 

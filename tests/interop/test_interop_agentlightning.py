@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import assert_valid
+from interop_helpers import assert_valid
 
 from orchestrace.credit import assign
 from orchestrace.importers import import_traces

@@ -7,6 +7,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from interop_helpers import assert_valid, write_jsonl
@@ -44,7 +45,9 @@ def test_session_with_task_subagent_golden(fx: Path) -> None:
     assert tr.agents == ["main", "a881341"]
     t = _types(tr)
     assert (t["spawn"], t["return"], t["orchestrator_decision"]) == (1, 1, 1)
-    assert (t["tool_call"], t["tool_result"], t["message"], t["human_intervention"]) == (187, 187, 155, 5)
+    # 2 of the 189 tool results are <task-notification> records (background tasks that finished),
+    # which used to be counted as human interventions: the person wrote 2 prompts and 1 interrupt
+    assert (t["tool_call"], t["tool_result"], t["message"], t["human_intervention"]) == (187, 189, 155, 3)
     assert len(tr.events) == 537
     # tokens = the transcript's usage fields (main + sidechain; the compaction run apart)
     side = cc / SESSION / "subagents" / "agent-a881341.jsonl"
@@ -64,6 +67,45 @@ def test_session_with_task_subagent_golden(fx: Path) -> None:
     assert sum(res.report.totals().values()) == n_lines == 1877
     assert res.report.totals()["unknown"] == 0
     assert res.report.reasons["progress/agent_progress: duplicate of the sub-agent's sidechain file"] == 5
+
+
+def _raw_user_messages(path: Path) -> Counter:
+    """What the person sent, counted on the raw transcript: user records with text that are not
+    meta, tool results, compaction summaries, or text the CLI writes (notifications, command
+    output, reminders); interrupts apart."""
+    cli = ("<task-notification>", "<local-command-", "<bash-stdout>", "<bash-stderr>", "<system-reminder>",
+           "<user-prompt-submit-hook>")
+    out: Counter = Counter()
+    for line in path.read_text().splitlines():
+        o = json.loads(line)
+        if o.get("type") != "user" or o.get("isMeta") or o.get("isCompactSummary") or o.get("isSidechain"):
+            continue
+        c = o["message"]["content"]
+        if isinstance(c, list):
+            if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c):
+                continue
+            c = "\n".join(b.get("text", "") for b in c if isinstance(b, dict))
+        c = c.lstrip()
+        if c.startswith(cli):
+            continue
+        out["interrupt" if c.startswith("[Request interrupted by user") else "message"] += 1
+    return out
+
+
+@pytest.mark.parametrize(("name", "messages", "interrupts"), [
+    (f"{SESSION}.jsonl", 2, 1), ("subagent.jsonl", 2, 1), ("short.jsonl", 1, 1), ("tool_heavy.jsonl", 3, 2)])
+def test_human_interventions_match_the_raw_user_messages(fx: Path, name: str, messages: int, interrupts: int) -> None:
+    """Before: 5 / 3 / 2 / 6 human interventions (task notifications and local-command output
+    counted as people); now the prompts and slash commands the person sent, plus interrupts."""
+    f = fx / "claude-code" / name
+    (tr,) = import_traces("claude-code", [f], content="keep").traces
+    kinds = Counter((e.attrs or {}).get("kind") for e in tr.events if e.type.value == "human_intervention")
+    raw = _raw_user_messages(f)
+    assert (raw["message"], raw["interrupt"]) == (messages, interrupts)
+    assert kinds["prompt"] + kinds["command"] + kinds["shell"] == raw["message"]
+    assert kinds["interrupt"] == raw["interrupt"]
+    assert all(not (e.content or "").startswith(("<task-notification>", "<local-command-")) for e in tr.events
+               if e.type.value == "human_intervention")
 
 
 def test_compaction_file_is_not_a_subagent(fx: Path) -> None:
@@ -110,7 +152,9 @@ def test_sources_point_at_real_lines(fx: Path) -> None:
             lines[fname] = (cc / fname).read_text().splitlines()
         rec = json.loads(lines[fname][int(line) - 1])
         assert rec["type"] in ("user", "assistant")
-        if e.type.value == "tool_result":
+        if e.type.value == "tool_result" and e.attrs.get("kind") == "task-notification":
+            assert rec["message"]["content"].startswith("<task-notification>")
+        elif e.type.value == "tool_result":
             assert any(b.get("tool_use_id") == e.attrs["tool_use_id"] for b in rec["message"]["content"])
 
 

@@ -46,7 +46,7 @@ def test_json_lines_and_select(example, tmp_path):
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["trace_id"] for x in lines] == ["demo-trace-001"] + [f"synth-200-3-{s}" for s in range(3)]
     assert set(lines[0]) == {"trace_id", "metrics", "assumptions"}
-    assert lines[0]["metrics"]["e2/speedup"] == pytest.approx(9 / 8)
+    assert lines[0]["metrics"]["e2/speedup"] == pytest.approx(1.0)  # one event at a time (was 9/8)
     assert set(lines[0]["metrics"]) == {"e2/speedup", "e4/erroneous_events", "e4/erroneous_roots",
                                         "e4/amplification", "e4/output_tainted", "e4/caught_by_aggregation"}
 
@@ -70,8 +70,9 @@ def test_write_reference_keeps_reference_format(example):
     assert r.exit_code == 0
     raw = json.loads(example.read_text())
     assert "schema_version" not in raw  # still the reference format
-    assert raw["metrics"]["parallelism_efficiency"] == pytest.approx(9 / 16)
-    assert raw["metrics"]["e2/critical_path_s"] == 8.0 and raw["metrics"]["task_success"] == 1.0
+    assert raw["metrics"]["parallelism_efficiency"] == pytest.approx(1.0)  # was 9/16 with the spawn's double count
+    assert raw["metrics"]["e2/critical_path_s"] == 6.0 and raw["metrics"]["task_success"] == 1.0
+    assert raw["costs"]["wall_clock_s"] == 420 and raw["metrics"]["cost/wall_clock_s"] == 420.0
     schema = json.loads((LOCAL / "trace_schema.json").read_text())
     jsonschema.validate(raw, schema)
 

@@ -339,7 +339,10 @@ def missing_durations():
 
     O: d t=0 → spawn t=1 ............................ agg t=6 → stop t=7
     b:            c t=2 → ret t=5 ─return→ agg
-    filled: d 1, spawn 5 (to O's next event), c 3, ret 0 (b's last), agg 1, stop 0
+    filled (each event lasts until the first thing that followed it: the agent's next event
+    or its earliest dependant): d 1, spawn 1 (until c starts — not 5, O's wait for b),
+    c 3, ret 1 (until agg), agg 1, stop 0. Before this rule the spawn lasted 5 s, b's work
+    was counted twice and the critical path was 10 s in a 7-s run.
     """
     b = TraceBuilder("nodur")
     d = b.decide("spawn", action="spawn:1", t=0)
@@ -354,12 +357,12 @@ def missing_durations():
 def test_missing_durations_filled_and_recorded():
     tr = missing_durations()
     res = check(tr, {
-        "e2/work_s": 10.0, "e2/critical_path_s": 10.0, "e2/speedup": 1.0,
-        "e2/peak_concurrency": 2.0, "e2/efficiency": 0.5,
+        "e2/work_s": 7.0, "e2/critical_path_s": 7.0, "e2/speedup": 1.0,
+        "e2/peak_concurrency": 1.0, "e2/efficiency": 1.0,
         "e2/critical_steps": 6.0, "cost/wall_clock_s": 7.0,
     })
     g = TraceGraph.from_trace(tr)
-    assert g.duration.tolist() == [1.0, 5.0, 3.0, 0.0, 1.0, 0.0]
+    assert g.duration.tolist() == [1.0, 1.0, 3.0, 1.0, 1.0, 0.0]
     assert not g.end_known.any()
     assert any("6 of 6 events have no end time" in a for a in res.assumptions)
 
@@ -406,8 +409,12 @@ def test_cycle_is_named():
     with pytest.raises(TraceInvalidError) as info:
         compute(cyclic(), validate=False)
     msg = str(info.value)
-    assert "cycle" in msg and "e3 → e2 → e3" in msg
-    assert info.value.problems[0].code == "graph.cycle"
+    assert "cycle" in msg and "e2 → e3 → e2" in msg
+    p = info.value.problems[0]  # the validator's code, located at an edge of the cycle
+    assert (p.code, p.path) == ("edge.cycle", "$.edges[1]")
+    from orchestrace import validate
+    (v,) = [q for q in validate(cyclic()).problems if q.code == "edge.cycle"]
+    assert (v.path, v.message) == (p.path, p.message)  # one graph core, one problem table
     with pytest.raises(TraceInvalidError):  # through the validator too
         compute(cyclic())
 
@@ -416,21 +423,30 @@ def test_cycle_is_named():
 def test_reference_example():
     """The survey's example: no end times, no stop, one untrusted result reaching the output.
 
-    orchestrator: e1 t0, e2 t1, e3 t2, e8 t7 → durations 1, 1, 5, 0; executor e5 t4, e7 t6 → 2, 0;
-    critical path e1 → e3 → e4 → e5 → e6 → e7 → e8 = 1 + 5 + 0 + 2 + 0 + 0 + 0 = 8 s.
+    No end times: each event lasts until the first thing that followed it (its agent's next
+    event or its earliest dependant) — e1 1 (until e2), e2 1 (until e3), e3 1 (until e4, not 5
+    until the orchestrator's next event e8), e4 1, e5 1 (until e6), e6 1, e7 1, e8 0: work 7 s
+    in a 7-s run, one event at a time. Critical path e1 → e3 → e4 → e5 → e6 → e7 → e8 =
+    1 + 1 + 1 + 1 + 1 + 1 + 0 = 6 s; speedup = 7 / max(6, 7 / 1) = 1 (peak concurrency 1).
+    Before: work 9, critical path 8 s for a 7-s run, peak concurrency 2, speedup 9/8.
+    The trace declares costs (tokens 12000, wall_clock_s 420): cost/* honours them,
+    cost/derived/* gives the events' own values.
     """
     tr = load(REFERENCE)
     res = check(tr, {
         "e1/task_success": 1.0,            # the producer's own metrics (recorded as an assumption)
-        "e2/work_s": 9.0, "e2/critical_path_s": 8.0, "e2/critical_path_events": 7.0,
-        "e2/speedup": 9 / 8, "e2/peak_concurrency": 2.0, "e2/efficiency": 9 / 16,
+        "e2/work_s": 7.0, "e2/critical_path_s": 6.0, "e2/critical_path_events": 7.0,
+        "e2/speedup": 1.0, "e2/peak_concurrency": 1.0, "e2/efficiency": 1.0,
         "e2/critical_steps": 6.0, "spawn/finish_rate": 0.5, "safety/flows": 1.0,
-        "cost/tokens": 12000.0, "e3/overhead_tokens": None,
+        "cost/tokens": 12000.0, "cost/wall_clock_s": 420.0, "cost/tool_calls": 1.0, "cost/messages": 1.0,
+        "cost/derived/tokens": None, "cost/derived/wall_clock_s": 7.0, "cost/derived/tool_calls": 1.0,
+        "cost/derived/messages": 1.0, "e3/overhead_tokens": None,
     })
     assert [f.path for f in res.flows] == [("e6", "e7", "e8")]
     assert any("task_success taken from the trace's own metrics" in a for a in res.assumptions)
+    assert any("cost/wall_clock_s = 420 as declared" in a and "the events give 7" in a for a in res.assumptions)
     line = json.dumps({"trace_id": res.trace_id, "metrics": res.metrics})
-    assert json.loads(line)["metrics"]["e2/critical_path_s"] == 8.0
+    assert json.loads(line)["metrics"]["e2/critical_path_s"] == 6.0
 
 
 def test_flows_are_capped():

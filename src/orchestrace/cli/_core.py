@@ -439,19 +439,38 @@ def synth(
     events: int = typer.Option(1000, "--events", "-n", help="Number of events (exact)."),
     agents: int = typer.Option(10, "--agents", "-k", help="Number of sub-agents the orchestrator spawns."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same trace)."),
+    success: float = typer.Option(0.7, "--success", help="Probability that the run succeeds (its outcome and team reward)."),
+    p_error: float = typer.Option(0.01, "--p-error", help="Per-step probability of an error root in a worker."),
+    propagate: float = typer.Option(0.5, "--propagate", help="Probability that an error spreads to the worker's next step."),
+    runs: int = typer.Option(1, "--runs", help="Write this many runs of one task (seeds SEED, SEED+1, …) to a .jsonl: a group for --baseline group."),
 ) -> None:
-    """Write a realistic synthetic trace (orchestrator, K workers, tools, messages, stop)."""
+    """Write a realistic synthetic trace (orchestrator, K workers, tools, messages, stop; ~70 % succeed)."""
     from .._synth import synth as make
     from ..errors import ConfigError
-    from ..io import dump
+    from ..io import dump, dumps
 
     with _no_traceback():
+        if runs < 1:
+            raise fail(f"--runs must be ≥ 1, got {runs}")
+        if runs > 1 and out.suffix != ".jsonl":
+            raise fail(f"{runs} runs need a .jsonl output (-o {escape(str(out.with_suffix('.jsonl')))})")
         try:
-            tr = make(events=events, agents=agents, seed=seed)
+            trs = [make(events=events, agents=agents, seed=seed + k, success=success, p_error=p_error,
+                        propagate=propagate, task_id=f"synth-task-{seed}" if runs > 1 else None) for k in range(runs)]
         except ConfigError as exc:
             raise fail(str(exc)) from None
+        tr = trs[0]
         try:
-            dump(tr, out)
+            if runs > 1:
+                out.write_bytes(b"".join(dumps(t, format="jsonl") for t in trs))
+            else:
+                dump(tr, out)
         except OSError as exc:
             raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
-        console.print(f"wrote {escape(str(out))}: {len(tr.events)} events, {len(tr.edges)} edges, {len(tr.agents)} agents")
+        if runs > 1:
+            ok = sum(bool(t.outcome and t.outcome.success) for t in trs)
+            console.print(f"wrote {escape(str(out))}: {runs} runs of task synth-task-{seed}, {ok} succeeded")
+            return
+        verdict = "succeeded" if tr.outcome is not None and tr.outcome.success else "failed"
+        console.print(f"wrote {escape(str(out))}: {len(tr.events)} events, {len(tr.edges)} edges, {len(tr.agents)} agents; "
+                      f"the run {verdict}")

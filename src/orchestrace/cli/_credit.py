@@ -1,10 +1,14 @@
 """``orchestrace reward`` and ``orchestrace credit``: rewards R1–R8 and credit per unit.
 
 ``reward PATH --spec spec.toml [--json]`` evaluates a reward spec on every trace in PATH;
-``credit PATH --unit UNIT --method METHOD [--spec spec.toml] [--samples N] [--json]``
-credits each unit. Without ``--spec`` the trace's own signals (else its outcome, R1) are
-credited. ``--json`` prints one JSON object per line: per signal for ``reward``, per unit
-(``unit``, ``credit``, ``stderr`` where sampled) for ``credit``; notes go to stderr.
+``credit PATH --unit UNIT --method METHOD [--spec spec.toml] [--baseline B] [--samples N]
+[--json]`` credits each unit. Without ``--spec`` the trace's own signals (else its
+outcome, R1) are credited. ``--baseline VALUE`` credits the advantage ``R − VALUE``;
+``--baseline group`` uses, for each trace, the mean reward of the traces in PATH with the
+same ``task_id`` (a GRPO group): a failed run then gets negative credit — blame — placed on
+the causes of its failure. ``--json`` prints one JSON object per line: per signal for
+``reward``, per unit (``unit``, ``credit``, ``stderr`` where sampled) for ``credit``; notes
+go to stderr.
 
 Exit codes: 0 ok; 1 a trace is invalid or undecodable; 2 usage, spec or I/O error.
 """
@@ -67,6 +71,53 @@ def _truth(raw: str | None) -> Any:
         return raw
 
 
+def parse_baseline(raw: str | None) -> float | str | None:
+    """``--baseline``: None, a finite number, or ``"group"``."""
+    if raw is None:
+        return None
+    if raw.strip().lower() == "group":
+        return "group"
+    try:
+        v = float(raw)
+    except ValueError:
+        raise fail(f"--baseline must be a number or 'group', got {raw!r}", code=EXIT_USAGE) from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise fail(f"--baseline must be finite, got {raw!r}", code=EXIT_USAGE)
+    return v
+
+
+def signals_and_baselines(traces: list[Any], spec: Any, truth: str | None, baseline: float | str | None,
+                          where: Any) -> tuple[list[Any], list[float | None]]:
+    """Per trace: the reward signals to credit and the baseline (``group``: the task's mean reward)."""
+    from ..credit import group_baselines
+    from ..errors import ConfigError, TraceError
+    from ..rewards import default_signals, shared_outcome
+
+    sigs: list[Any] = []
+    for tr in traces:
+        try:
+            if spec is not None:
+                sigs.append(spec.evaluate(tr, truth=_truth(truth)))
+            elif truth is not None:  # an imported run with no recorded outcome: the user's verdict
+                sigs.append(shared_outcome(tr, truth=_truth(truth)))
+            else:
+                sigs.append(default_signals(tr))
+        except ConfigError as exc:
+            raise fail(f"{where(tr)}: {exc}", code=EXIT_USAGE) from None
+        except TraceError as exc:
+            raise fail(f"{where(tr)}: {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
+    if baseline == "group":
+        totals = [sum(x.value for x in s) for s in sigs]
+        groups = [tr.task_id for tr in traces]
+        base = group_baselines(totals, groups).tolist()
+        alone = sum(1 for g in groups if groups.count(g) == 1)
+        if alone:
+            err_console.print(f"note: {alone} trace(s) are alone in their task group: their baseline is their own "
+                              f"reward (advantage 0); put several runs of one task in the file", soft_wrap=True)
+        return sigs, base
+    return sigs, [baseline] * len(traces)  # type: ignore[list-item]
+
+
 def _json_line(obj: dict[str, Any]) -> None:
     import msgspec
 
@@ -123,14 +174,15 @@ def credit(
     samples: int = typer.Option(None, "--samples", help="Permutations for sampled Shapley / Owen values."),
     seed: int = typer.Option(None, "--seed", help="Random seed for sampling (default 0)."),
     truth: str = typer.Option(None, "--truth", help="Ground truth passed to the reward functions; without --spec, the team outcome (e.g. --truth true for a run that succeeded)."),
+    baseline: str = typer.Option(None, "--baseline", help="Credit the advantage R − b: a number b, or 'group' (the mean reward of the file's runs of the same task). A failed run then gets negative credit on the causes of its failure."),
     limit: int = typer.Option(50, "--limit", help="Rows shown in the table (0 = all; --json prints all)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per unit: unit, credit (, stderr)."),
 ) -> None:
     """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
     from ..credit import assign
     from ..errors import ConfigError, TraceError, ValueFunctionError
-    from ..rewards import default_signals, shared_outcome
 
+    base_opt = parse_baseline(baseline)
     rs = _spec(spec)
     cs = rs.credit if rs is not None else None
     chosen_unit = unit or (cs.unit if cs is not None else None)
@@ -142,16 +194,11 @@ def credit(
     seed = seed if seed is not None else (cs.seed if cs else 0)
     traces = _traces(path)
     multi = len(traces) > 1
-    for tr in traces:
+    all_sigs, bases = signals_and_baselines(traces, rs, truth, base_opt, lambda t: f"{path} (trace {t.trace_id!r})")
+    for tr, sigs, b in zip(traces, all_sigs, bases, strict=True):
         where = f"{path} (trace {tr.trace_id!r})"
         try:
-            if rs is not None:
-                sigs = rs.evaluate(tr, truth=_truth(truth))
-            elif truth is not None:  # an imported run with no recorded outcome: the user's verdict
-                sigs = shared_outcome(tr, truth=_truth(truth))
-            else:
-                sigs = default_signals(tr)
-            res = assign(tr, sigs, unit=chosen_unit, method=chosen, samples=samples, seed=seed, **params)
+            res = assign(tr, sigs, unit=chosen_unit, method=chosen, samples=samples, seed=seed, baseline=b, **params)
         except (ConfigError, ValueFunctionError) as exc:
             raise fail(f"{where}: {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
@@ -186,7 +233,11 @@ def _table(trace_id: str, res: Any, limit: int) -> None:
     console.print(table)
     if shown < len(res):
         console.print(f"[dim]… {len(res) - shown} more unit(s); use --limit 0 or --json for all[/]")
-    tail = f"Σ credit = {sum(vals):.6g}; total reward = {res.total_reward:.6g}"
+    if res.baseline is not None:
+        tail = (f"Σ credit = {sum(vals):.6g}; advantage = reward {res.total_reward + res.baseline:.6g} − "
+                f"baseline {res.baseline:.6g} = {res.total_reward:.6g}")
+    else:
+        tail = f"Σ credit = {sum(vals):.6g}; total reward = {res.total_reward:.6g}"
     if res.epsilon is not None:
         tail += f"; max error ≤ {res.epsilon:.3g} with probability ≥ {1 - res.delta:g} ({res.samples} permutations)"
     console.print(tail)

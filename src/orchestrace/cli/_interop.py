@@ -140,19 +140,43 @@ def export_cmd(
     out: Path = typer.Option(..., "-o", "--out", help="Output file (verl: .parquet; rllm/trl: .jsonl; otlp/reference: .json)."),
     method: str = typer.Option("discounted", "--method", help="Credit method for per-turn rewards (training formats)."),
     normalize: Normalize = typer.Option(Normalize.none, "--normalize", help="Advantage normalisation: none, agent (Dr. MAS) or grpo."),
+    truth: str = typer.Option(None, "--truth", help="Ground truth for the rewards: a number/true/false verdict or the answer string (an imported run records no outcome)."),
+    spec: Path = typer.Option(None, "--spec", help="TOML reward spec whose rewards are credited to the turns (default: the trace's own, else its outcome)."),
+    baseline: str = typer.Option(None, "--baseline", help="Per-turn rewards relative to a baseline: a number, or 'group' (the mean reward of the file's runs of the same task); a failed run then gets negative rewards on its causes."),
 ) -> None:
     """Export traces as OTLP JSON, reference JSON, or RL training data (rLLM, verl, TRL)."""
     from ..errors import ConfigError, MissingExtraError, TraceDecodeError
-    from ..exporters import to_otlp, to_rllm, to_trl, to_verl
+    from ..exporters import export_turns, export_warnings, to_otlp, to_rllm, to_trl, to_verl
     from ..exporters.training import write_jsonl
     from ..io import iter_traces, to_reference
+    from ._credit import _spec, parse_baseline, signals_and_baselines
 
     try:
         traces = list(iter_traces(path))
     except TraceDecodeError as exc:
         raise fail(f"cannot read {path}", problems=exc.problems,
                    code=EXIT_USAGE if any(p.code.startswith("io.") for p in exc.problems) else EXIT_INVALID) from None
-    kw: dict[str, Any] = {"method": method, "normalize": normalize.value}
+    kw: dict[str, Any] = {}
+    warnings: list[str] = []
+    training = fmt in (ExportFormat.verl, ExportFormat.rllm, ExportFormat.trl)
+    if not training and (truth is not None or spec is not None or baseline is not None):
+        raise fail(f"--truth, --spec and --baseline set the rewards of training data; {fmt.value} has none "
+                   f"(use rllm, verl or trl)")
+    if training:
+        sigs, bases = signals_and_baselines(traces, _spec(spec), truth, parse_baseline(baseline),
+                                            lambda t: f"{path} (trace {t.trace_id!r})")
+        missing = [t.trace_id for t, sg in zip(traces, sigs, strict=True) if not sg]
+        if missing:
+            warnings.append(f"{len(missing)} trace(s) record no outcome, rewards or signals (first {missing[0]!r}): "
+                            f"their rows have reward 0; pass --truth true|false or --spec SPEC")
+        try:
+            turns = export_turns(traces, method=method, normalize=normalize.value,
+                                 signals={t.trace_id: sg for t, sg in zip(traces, sigs, strict=True) if sg},
+                                 baseline={t.trace_id: b for t, b in zip(traces, bases, strict=True) if b is not None})
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
+        warnings.extend(export_warnings(turns))
+        kw = {"turns": turns}
     try:
         if fmt is ExportFormat.otlp:
             docs = [to_otlp(t) for t in traces]
@@ -180,4 +204,9 @@ def export_cmd(
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     console.print(f"wrote {escape(str(out))}: {n} {what} from {len(traces)} trace(s)")
+    if training:
+        nz = sum(1 for t in kw["turns"] if t.reward != 0)
+        console.print(f"{nz} of {len(kw['turns'])} turn rewards are non-zero", soft_wrap=True)
+    for w in warnings:
+        err_console.print(f"[yellow]warning[/] {escape(w)}", soft_wrap=True)
     raise typer.Exit(EXIT_OK)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .._methods import CreditMethod, parse_method
 from .._units import TURN_TYPES, UnitIndex, parse_unit, unit_index
-from ._assign import CreditResult, assign
+from ._assign import CreditResult, assign, group_baselines
 from ._baselines import c3_advantages, coma_advantage
 from ._flow import graph_returns
 from ._games import GameResult, hoeffding_epsilon, hoeffding_samples, leave_one_out, owen, shapley
@@ -49,6 +49,7 @@ __all__ = [
     "c3_advantages",
     "coma_advantage",
     "graph_returns",
+    "group_baselines",
     "hoeffding_epsilon",
     "hoeffding_samples",
     "leave_one_out",

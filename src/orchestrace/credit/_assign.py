@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..graph import TraceGraph
     from ..trace import Signal, Trace
 
-__all__ = ["CreditResult", "assign"]
+__all__ = ["CreditResult", "assign", "group_baselines"]
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,10 @@ class CreditResult:
 
     ``stderr`` ``(k,)`` standard errors where the method sampled (else None); ``epsilon``
     the Hoeffding bound on the largest error at confidence ``1 − delta``; ``samples`` the
-    permutations drawn; ``evaluations`` the coalitions valued; ``total_reward`` the sum of
-    the signals credited; ``notes`` say which assumptions were made (e.g. that the
-    trace-only value function was used). Token units hold **per-token** credit of a span.
+    permutations drawn; ``evaluations`` the coalitions valued; ``total_reward`` the sum
+    credited — the signals' sum minus ``baseline`` when one was given (the advantage);
+    ``notes`` say which assumptions were made (e.g. that the trace-only value function was
+    used). Token units hold **per-token** credit of a span.
     """
 
     unit: CreditUnit
@@ -49,6 +50,7 @@ class CreditResult:
     evaluations: int = 0
     total_reward: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    baseline: float | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -82,12 +84,18 @@ def assign(
     seed: int = 0,
     graph: TraceGraph | None = None,
     placement: str = "uniform",
+    baseline: float | None = None,
     **kw: Any,
 ) -> CreditResult:
     """Credit each unit of kind ``unit`` for the reward ``signals`` by ``method``.
 
     ``signals`` default to the trace's own (``Trace.signals``), else the shared outcome
-    (R1). Methods and their keyword arguments:
+    (R1). With a ``baseline`` ``b`` (e.g. the mean reward of runs of the same task:
+    :func:`group_baselines`) the credited quantity is the **advantage** ``R − b``, added as
+    a team signal of value ``−b``: a run above its baseline earns positive credit, a failed
+    run negative credit — *blame* — which the methods that find causes concentrate on the
+    origins of the errors that reached the output (see below). Methods and their keyword
+    arguments:
 
     ===================  ============================================================
     ``broadcast``        every unit in a signal's scope gets its full value
@@ -106,6 +114,23 @@ def assign(
     over :func:`unit_index` ids when :func:`~orchestrace.credit.batched`, else a frozenset
     of unit ids); without one they use the trace-only value function
     (:class:`~orchestrace.credit._trace_value.TraceValue`) and say so in ``notes``.
+
+    What each method does with a baseline (``A = R − b``; ``A < 0`` is a failure's blame):
+
+    ===================  ============================================================
+    ``broadcast``        every unit in scope gets ``A`` (no cause is singled out)
+    ``causal``           ``A ≥ 0`` shared by the output's ancestral work; ``A < 0`` by
+                         the origins of the errors that reached the output (events
+                         flagged ``error``), else by work; Σ credit = ``A``
+    ``discounted``       ``A`` flows back along the graph, ``γ`` per hop; a unit takes
+                         its event of largest ``|G|`` (``reduce="auto"``: max for
+                         ``A ≥ 0``, min for ``A < 0``) — nearness, not causes
+    ``shapley``/``owen`` the trace-only game with ``A < 0`` spread over the error
+                         origins: the erring unit and what it depended on share the
+                         blame; Σ credit = ``A`` (efficiency)
+    ``leave-one-out``,   ``v(N) − v(N∖{i})`` of the same game: blame on the units
+    ``c3``, ``coma``     without which the failure would not have happened
+    ===================  ============================================================
     ``token`` units are credited as turns, then placed on tokens (``placement``:
     ``uniform`` over the turn's tokens or all on the ``last`` token).
 
@@ -140,15 +165,31 @@ def assign(
             "no reward signals to credit: the trace has no outcome, rewards or signals; "
             "pass signals (e.g. from a reward spec: --spec spec.toml) or record an outcome"
         )
+    signals = list(signals)
+    reward = float(sum(sig.value for sig in signals))
+    if baseline is not None:
+        if not isinstance(baseline, (int, float, np.integer, np.floating)) or not math.isfinite(float(baseline)):
+            raise ConfigError(f"baseline must be a finite number, got {baseline!r}")
+        from ..trace import Signal
+
+        signals.append(Signal(unit=CreditUnit.TEAM, id="team", value=-float(baseline), name="baseline"))
     base = CreditUnit.TURN if u is CreditUnit.TOKEN else u
     ui = unit_index(g, base)
     an = _flow.anchor_signals(g, ui, signals)
     notes: list[str] = list(g.assumptions)
+    if baseline is not None:
+        notes.append(f"credit relative to the baseline {float(baseline):.6g}: the advantage R − b = {reward:.6g} − "
+                     f"{float(baseline):.6g} = {an.total:.6g} is credited")
+    elif reward == 0.0:
+        notes.append("the reward is 0 (a failed run?) and no baseline was given, so every credit is 0; give a "
+                     "baseline (CLI --baseline VALUE|group) to credit the run relative to it and find who to blame")
     res = _run(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
     values, stderr, extra = res
     if u is CreditUnit.TEAM:
         values = np.array([an.total])  # the whole team earns the whole reward, whatever the method
         stderr = None if stderr is None else np.zeros(1)
+    if baseline is not None:
+        extra["baseline"] = float(baseline)
     if u is CreditUnit.TOKEN:
         return _to_tokens(g, ui, values, stderr, placement, m, an, extra, notes)
     return CreditResult(unit=u, method=m, ids=ui.ids, roles=ui.roles, values=values, stderr=stderr,
@@ -195,10 +236,15 @@ def _run(
         return vals, None, {}
     if m is CreditMethod.CAUSAL:
         w, wname = _flow.event_weights(g, kw.get("weight", "auto"))
-        vals, missed = _flow.causal(g, ui, an, w)
+        vals, missed, caused, uncaused = _flow.causal(g, ui, an, w)
         notes.append(f"causal shares weighted by {wname}; work that is no ancestor of a rewarded event gets 0")
+        if caused:
+            notes.append("negative value shared among the origins of the errors that reached the output "
+                         "(events flagged error), not among all the work")
         if missed:
             notes.append(f"{missed} rewarded events have no {ui.unit.value} unit among their ancestors")
+        if uncaused:
+            notes.append(_UNCAUSED)
         return vals, None, {}
     if m is CreditMethod.DISCOUNTED:
         r = np.bincount(an.event, weights=an.value, minlength=g.n)
@@ -217,7 +263,9 @@ def _run(
             G, A = returns()
         if A is not None and V is None:
             notes.append("no critic values: GAE with V ≡ 0 (λ = 1 gives the discounted return)")
-        how = kw.get("reduce", "max")
+        how = kw.get("reduce", "auto")
+        if how == "auto":  # the event of largest |G|: nearest the rewarded (or blamed) outcome
+            how = "min" if an.total < 0 else "max"
         return _flow.reduce_units(G if A is None else A, ui, how), None, {}
     return _counterfactual(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
 
@@ -244,8 +292,14 @@ def _counterfactual(
                 f"method causal or discounted, or pass a value function"
             )
         w, wname = _flow.event_weights(g, kw.get("weight", "auto"))
-        v: Callable[..., Any] = TraceValue(g, ui, an, w)
+        tv = TraceValue(g, ui, an, w)
+        v: Callable[..., Any] = tv
         notes.insert(0, DESCRIPTION.format(weight=wname))
+        if tv.caused:
+            notes.append("negative value (below the baseline) spread over the origins of the errors that reached "
+                         "the output (events flagged error), so the blame falls on their units")
+        if tv.uncaused:
+            notes.append(_UNCAUSED)
     else:
         v = value_fn
     ev = Evaluator(v, n=n, labels=ui.ids, batched=kw.get("batched"))
@@ -310,6 +364,28 @@ def _counterfactual(
                      f"removal, so A = (1 − π(taken))·(v(N) − v(N∖{{a}})); π from the decision's logprob, "
                      f"else uniform over its alternatives, else ½")
     return out, None, {"evaluations": ev.evaluations}
+
+
+_UNCAUSED = ("a negative value found no flagged cause (no event with error: true leads to the output), so it is "
+             "shared by work like a positive one")
+
+
+def group_baselines(rewards: Sequence[float], groups: Sequence[Hashable]) -> np.ndarray:
+    """The baseline of each run: the mean reward of the runs in its group (GRPO's group mean).
+
+    A run alone in its group gets its own reward as baseline (advantage 0).
+
+    >>> group_baselines([1.0, 0.0, 1.0, 0.5], ["a", "a", "a", "b"]).tolist()
+    [0.6666666666666666, 0.6666666666666666, 0.6666666666666666, 0.5]
+    """
+    r = np.asarray(rewards, dtype=float)
+    if r.shape != (len(groups),):
+        raise ConfigError(f"one group key per reward: {len(groups)} keys for {r.size} rewards")
+    keys: dict[Hashable, int] = {}
+    code = np.fromiter((keys.setdefault(k, len(keys)) for k in groups), dtype=np.int64, count=len(groups))
+    sums = np.bincount(code, weights=r, minlength=len(keys))
+    counts = np.bincount(code, minlength=len(keys))
+    return (sums / np.maximum(counts, 1))[code]
 
 
 def _behaviour_prob(g: TraceGraph, ui: UnitIndex, k: int) -> float:

@@ -11,13 +11,18 @@ set of events it is about: all events, the agent's, the role's, or the one event
 * **causal** — the value is shared among the anchor's ancestors-or-self that belong to a
   unit, in proportion to their work ``w_e`` (duration, tokens or 1 — see ``weight``);
   units add up their events' shares, so Σ credit = Σ rewards, and work that is not an
-  ancestor of a rewarded event (wasted work) gets 0.
+  ancestor of a rewarded event (wasted work) gets 0. A **negative** value (a run below its
+  baseline) is shared instead among the *causes* of the failure, when the trace flags
+  errors: the events where the errors that reached the anchor began (:func:`error_origins`);
+  so blame lands on the agent whose error the run failed of, not on everyone who worked.
 * **discounted** — the return on the graph, backwards along dependency edges:
   ``G_e = r_e + max_{e→c} γ·γ_s^{t_c − t_e}·G_c`` (``γ`` per hop, ``γ_s`` per second;
   ``r_e`` = the signals anchored at ``e``). For one rewarded event this is
   ``R·γ^{hops}·γ_s^{Δt}`` along the shortest path; on a chain it is the usual discounted
   return. A unit takes the largest return reaching one of its events (``reduce="max"``;
-  ``"sum"`` and ``"mean"`` are available).
+  the default ``"auto"`` takes the most negative one when the credited total is negative —
+  a failure below its baseline — so a unit's value is always that of its event nearest the
+  outcome; ``"min"``, ``"sum"`` and ``"mean"`` are available).
 * **GAE over the graph** (``lam`` given) — along each event's best successor ``c*(e)``
   (the argmax above): ``δ_e = r_e + γ_e·V(c*) − V(e)``, ``A_e = δ_e + γ_e·λ·A_{c*}``
   with ``γ_e = γ·γ_s^{t_{c*} − t_e}`` and ``V`` a critic's event values (0 if none, so that
@@ -40,7 +45,8 @@ if TYPE_CHECKING:
     from ..graph import TraceGraph
     from ..trace import Signal
 
-__all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "event_weights", "graph_returns"]
+__all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "error_origins", "event_weights", "graph_returns",
+           "sharers"]
 
 SCOPE_TEAM, SCOPE_AGENT, SCOPE_ROLE, SCOPE_EVENT = 0, 1, 2, 3
 
@@ -183,27 +189,100 @@ def broadcast(g: TraceGraph, ui: UnitIndex, an: Anchors) -> tuple[np.ndarray, in
     return out, missed
 
 
-def causal(g: TraceGraph, ui: UnitIndex, an: Anchors, w: np.ndarray) -> tuple[np.ndarray, int]:
-    """Shares of each signal among its anchor's ancestors-or-self, ∝ work, summed per unit.
+def causal(g: TraceGraph, ui: UnitIndex, an: Anchors, w: np.ndarray) -> tuple[np.ndarray, int, int, int]:
+    """Shares of each signal among its anchor's ancestors-or-self, ∝ work, summed per unit; a
+    negative value among the *causes* of the anchor's failure (:func:`sharers`).
 
-    Returns per-unit values and the number of signals with no unit among the ancestors.
+    Returns per-unit values, the number of signals with no unit among the ancestors, the
+    number of negative values placed on causes, and the number that found no cause (shared
+    by work instead).
     """
     out = np.zeros(len(ui))
     eu = ui.event_unit
-    player = eu >= 0
     uniq, inv = np.unique(an.event, return_inverse=True)
     per_anchor = np.bincount(inv, weights=an.value, minlength=uniq.size)
-    missed = 0
+    missed = caused = uncaused = 0
     for a, value in zip(uniq.tolist(), per_anchor.tolist(), strict=False):
-        anc = np.flatnonzero(ancestors_of(g, a) & player)
-        if not anc.size:
+        idx, share, blamed = sharers(g, ui, a, value, w)
+        if not idx.size:
             missed += 1
             continue
-        wa = w[anc]
-        tot = wa.sum()
-        share = wa / tot if tot > 0 else np.full(anc.size, 1.0 / anc.size)
-        out += np.bincount(eu[anc], weights=value * share, minlength=len(ui))
-    return out, missed
+        caused += blamed
+        uncaused += value < 0 and not blamed
+        out += np.bincount(eu[idx], weights=value * share, minlength=len(ui))
+    return out, missed, caused, uncaused
+
+
+def sharers(g: TraceGraph, ui: UnitIndex, anchor: int, value: float, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The unit events that share the value anchored at ``anchor``, their shares (Σ = 1) and
+    whether they are the causes of a failure.
+
+    A value ≥ 0 is shared by the anchor's ancestors-or-self, ∝ work ``w``. A negative value
+    (a run below its baseline) is shared by the **causes** of the failure when the trace
+    flags them: the origins of the errors that reached the anchor (:func:`error_origins`);
+    an origin that is no unit event (a failed ``tool_result`` for the ``turn`` unit) passes
+    its blame to the unit events of the same agent it directly depends on (the call); if
+    that finds none, every unit event on the error paths shares. Without flagged causes it
+    is shared like a positive value (``blamed`` False).
+    """
+    player = ui.event_unit >= 0
+    idx = np.zeros(0, np.int64)
+    blamed = False
+    if value < 0:
+        origins, chain = error_origins(g, anchor)
+        cause = origins & player
+        for o in np.flatnonzero(origins & ~player).tolist():  # e.g. a failed tool_result: blame its call
+            pred = g.pred_idx[g.pred_ptr[o]:g.pred_ptr[o + 1]]
+            cause[pred[player[pred] & (g.agent[pred] == g.agent[o])]] = True
+        for cand in (cause, chain & player):
+            if cand.any():
+                idx, blamed = np.flatnonzero(cand), True
+                break
+    if not blamed:
+        idx = np.flatnonzero(ancestors_of(g, anchor) & player)
+    if not idx.size:
+        return idx, np.zeros(0), blamed
+    wa = w[idx]
+    tot = wa.sum()
+    return idx, (wa / tot if tot > 0 else np.full(idx.size, 1.0 / idx.size)), blamed
+
+
+def error_origins(g: TraceGraph, anchor: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where the errors that reached ``anchor`` began: ``(origins, chain)`` bool masks.
+
+    ``chain`` = the events reached from ``anchor`` backwards along dependency edges through
+    events flagged ``error: true`` only (the anchor included, when it is flagged); ``origins``
+    = the chain's events with no flagged predecessor in the chain — where each error run
+    started. Both are empty when the anchor is not flagged.
+
+    >>> from orchestrace.builder import TraceBuilder
+    >>> from orchestrace.graph import TraceGraph
+    >>> b = TraceBuilder("e"); a = b.add("tool_call", "w", t=0); c = b.add("tool_call", "w", t=1, after=a, error=True)
+    >>> d = b.add("return", "w", t=2, after=c, error=True); o = b.add("aggregate", "m", t=3, after=d, error=True)
+    >>> origins, chain = error_origins(TraceGraph.from_trace(b.build()), 3)
+    >>> np.flatnonzero(origins).tolist(), np.flatnonzero(chain).tolist()
+    ([1], [1, 2, 3])
+    """
+    def run() -> tuple[np.ndarray, np.ndarray]:
+        flagged = g.error
+        chain = np.zeros(g.n, dtype=bool)
+        if not flagged[anchor]:
+            return chain, chain
+        chain[anchor] = True
+        frontier = np.array([anchor], dtype=np.int64)
+        while frontier.size:
+            starts = g.pred_ptr[frontier]
+            counts = g.pred_ptr[frontier + 1] - starts
+            pos = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+            preds = g.pred_idx[pos].astype(np.int64)
+            preds = np.unique(preds[flagged[preds] & ~chain[preds]])
+            chain[preds] = True
+            frontier = preds
+        has_pred = np.zeros(g.n, dtype=bool)
+        inside = chain[g.dep_src] & chain[g.dep_dst]
+        has_pred[g.dep_dst[inside]] = True
+        return chain & ~has_pred, chain
+    return g.derived(("credit", ("error_origins", anchor)), run)
 
 
 def ancestors_of(g: TraceGraph, event: int) -> np.ndarray:
@@ -327,7 +406,7 @@ def values_array(g: TraceGraph, values: Mapping[str, float] | np.ndarray | Seque
 
 
 def reduce_units(event_value: np.ndarray, ui: UnitIndex, how: str = "max") -> np.ndarray:
-    """Per-unit ``max``/``sum``/``mean`` of per-event values over the unit's events."""
+    """Per-unit ``max``/``min``/``sum``/``mean`` of per-event values over the unit's events."""
     eu = ui.event_unit
     has = eu >= 0
     k = len(ui)
@@ -336,9 +415,9 @@ def reduce_units(event_value: np.ndarray, ui: UnitIndex, how: str = "max") -> np
     if how == "mean":
         cnt = np.bincount(eu[has], minlength=k)
         return np.bincount(eu[has], weights=event_value[has], minlength=k) / np.maximum(cnt, 1)
-    if how == "max":
-        out = np.full(k, -np.inf)
-        np.maximum.at(out, eu[has], event_value[has])
+    if how in ("max", "min"):
+        out = np.full(k, -np.inf if how == "max" else np.inf)
+        (np.maximum if how == "max" else np.minimum).at(out, eu[has], event_value[has])
         out[~np.isfinite(out)] = 0.0
         return out
-    raise ConfigError(f"reduce must be max, sum or mean, got {how!r}")
+    raise ConfigError(f"reduce must be auto, max, min, sum or mean, got {how!r}")

@@ -14,6 +14,15 @@ with ``a_s`` the signal's anchor event and ``w_e`` the event's work (duration, t
 on is essential to everyone's work, and a worker whose output feeds nothing rewarded is a
 dummy. The game is additive exactly when no unit's events depend on another unit's.
 
+A **negative** value (a run below its baseline: ``credit --baseline``) is spread not over
+the anchor's ancestral work but over the *causes* of the failure when the trace flags
+errors — the events where the errors that reached the anchor began
+(:func:`~orchestrace.credit._flow.sharers`) — and a cause is its own unit's alone: the
+failure happens in a coalition iff the erring unit is in it (the units it depended on, such
+as the orchestrator that spawned it, enabled the work but did not make the error). This part
+of the game is additive, so Shapley, Owen, leave-one-out, C3, COMA and ``causal`` agree
+on the blame: each erring unit answers for its share of the failure, nobody else does.
+
 Evaluation is vectorised: events are grouped by their dependency set ``U(e)`` (``K``
 distinct sets, as a ``(K, n)`` bool matrix ``D``) with summed coefficients ``c``; then
 ``v(masks) = [(¬masks) · Dᵀ = 0] · c`` — one matrix product per batch.
@@ -25,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._flow import ancestors_of
+from ._flow import ancestors_of, sharers
 
 if TYPE_CHECKING:
     from .._units import UnitIndex
@@ -55,16 +64,17 @@ class TraceValue:
         uniq, inv = np.unique(an.event, return_inverse=True)
         per_anchor = np.bincount(inv, weights=an.value, minlength=uniq.size)
         coef = np.zeros(g.n)  # Σ_s r_s w_e / W_s per event
+        blame = np.zeros(g.n)  # the same for failures' causes: their own unit alone answers for them
         relevant = np.zeros(g.n, dtype=bool)
+        self.caused = 0  # negative values placed on the causes of a failure
+        self.uncaused = 0  # negative values with no flagged cause (shared by work instead)
         for a, r in zip(uniq.tolist(), per_anchor.tolist(), strict=False):
-            anc = ancestors_of(g, a)
-            relevant |= anc
-            pl = np.flatnonzero(anc & (eu >= 0))
-            if not pl.size:
-                continue
-            wa = w[pl]
-            tot = wa.sum()
-            coef[pl] += r * (wa / tot if tot > 0 else np.full(pl.size, 1.0 / pl.size))
+            relevant |= ancestors_of(g, a)
+            pl, share, blamed = sharers(g, ui, a, r, w)
+            self.caused += blamed
+            self.uncaused += r < 0 and not blamed
+            if pl.size:
+                (blame if blamed else coef)[pl] += r * share
         # dependency sets U(e) as Python-int bit sets, in topological order
         order = g.topo_order()
         order = order[relevant[order]].tolist()
@@ -80,6 +90,9 @@ class TraceValue:
             bits[e] = m
             if coefl[e] != 0.0:
                 groups[m] = groups.get(m, 0.0) + coefl[e]
+        for e in np.flatnonzero(blame).tolist():  # a cause of failure is its own unit's (additive part)
+            m = 1 << eul[e]
+            groups[m] = groups.get(m, 0.0) + float(blame[e])
         self.n = n
         self.k = len(groups)
         nbytes = (n + 7) // 8

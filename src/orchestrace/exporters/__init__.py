@@ -20,13 +20,25 @@ format           what                                                         fu
 from __future__ import annotations
 
 from .otlp import to_otlp
-from .training import Turn, advantages_of, to_rllm, to_trl, to_verl, turns_of, verl_rows
+from .training import (
+    Turn,
+    advantages_of,
+    export_turns,
+    export_warnings,
+    to_rllm,
+    to_trl,
+    to_verl,
+    turns_of,
+    verl_rows,
+)
 
 __all__ = [
     "EXPORT_FORMATS",
     "Turn",
     "advantages_of",
     "emit_to_tracer",
+    "export_turns",
+    "export_warnings",
     "to_otlp",
     "to_rllm",
     "to_trl",

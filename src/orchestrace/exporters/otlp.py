@@ -19,7 +19,7 @@ spawn edges), model calls with token usage and tool calls. Ids are derived from 
 the trace and event ids (deterministic); times are ``meta["t0_unix"]`` (or 1.7e9 s) + ``t``.
 
 >>> from orchestrace import synth
->>> doc = to_otlp(synth(events=40, agents=2, seed=0))
+>>> doc = to_otlp(synth(events=40, agents=2, seed=1))
 >>> spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
 >>> sorted({s["name"].split(" ")[0] for s in spans})[:4]
 ['aggregate', 'chat', 'execute_tool', 'invoke_agent']

@@ -10,10 +10,19 @@ text: the completion is then the ``content_ref`` and :attr:`Turn.has_text` is Fa
 
 Per-turn values: ``reward`` = the credit of the turn from :func:`orchestrace.credit.assign`
 (``unit="turn"``, ``method`` as given, default ``discounted``: the team outcome discounted
-by γ per hop back along the causal graph); ``advantage`` = the same value, or normalised
+by γ per hop back along the causal graph) for the trace's reward signals — its own, else its
+outcome (R1), or the ``signals={trace id: [...]}`` given (from a reward spec or a verdict:
+``export --spec``, ``--truth``) — relative to ``baseline`` when one is given (a number or
+``{trace id: number}``; ``export --baseline VALUE|group``), so that a failed run yields
+negative rewards on the causes of its failure; ``advantage`` = the same value, or normalised
 over all exported turns with the same ``(task_id, agent)`` key (``normalize="agent"``,
 Dr. MAS; singleton groups keep their value) or ``(task_id,)`` (``"grpo"``). An explicit
 ``advantages={event id: value}`` mapping overrides the credit module.
+
+A trace with no outcome, rewards or signals exports rows with reward 0; so does a failed
+run without a baseline. :func:`export_warnings` says when every exported reward is 0 and
+when completions carry no text (an import with ``--content hash`` or ``drop``), which
+``orchestrace export`` prints.
 
 >>> from orchestrace import synth
 >>> tr = synth(events=40, agents=2, seed=0)
@@ -34,11 +43,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..trace import Event, Trace
+from ..trace import Event, Signal, Trace
 from ..vocab import EventType
 
-__all__ = ["RLLM_TERMINATION", "Turn", "advantages_of", "credit_reward", "dpo_pairs", "to_rllm", "to_trl", "to_verl", "turns_of",
-           "verl_rows"]
+__all__ = ["RLLM_TERMINATION", "Turn", "advantages_of", "credit_reward", "dpo_pairs", "export_turns", "export_warnings",
+           "to_rllm", "to_trl", "to_verl", "turns_of", "verl_rows"]
+
+Signals = Mapping[str, Sequence[Signal]]
+Baseline = float | Mapping[str, float] | None
 
 _TURN_TYPES = frozenset({EventType.ORCHESTRATOR_DECISION, EventType.MESSAGE, EventType.TOOL_CALL, EventType.RETURN,
                          EventType.AGGREGATE})
@@ -79,25 +91,36 @@ def _text(e: Event) -> tuple[str, bool]:
     return body, ok
 
 
-def advantages_of(trace: Trace, *, method: str = "discounted", **kw: Any) -> dict[str, float]:
-    """Per-turn credit ``{event id: value}`` from :func:`orchestrace.credit.assign` (unit ``turn``).
+def advantages_of(trace: Trace, *, method: str = "discounted", signals: Sequence[Signal] | None = None,
+                  baseline: float | None = None, **kw: Any) -> dict[str, float]:
+    """Per-turn credit ``{event id: value}`` from :func:`orchestrace.credit.assign` (unit ``turn``)
+    for ``signals`` (default: the trace's own, else its outcome), relative to ``baseline``.
 
     >>> from orchestrace import synth
     >>> adv = advantages_of(synth(events=40, agents=2, seed=0), method="broadcast")
     >>> set(adv.values())
     {1.0}
+    >>> set(advantages_of(synth(events=40, agents=2, seed=0), method="broadcast", baseline=0.25).values())
+    {0.75}
     """
     from ..credit import assign
 
-    return assign(trace, unit="turn", method=method, **kw).as_dict()
+    return assign(trace, signals, unit="turn", method=method, baseline=baseline, **kw).as_dict()
+
+
+def _baseline_of(baseline: Baseline, trace_id: str) -> float | None:
+    if baseline is None or isinstance(baseline, (int, float)):
+        return baseline
+    return baseline.get(trace_id)
 
 
 def turns_of(trace: Trace, advantages: Mapping[str, float] | None = None, *, method: str = "discounted",
-             context: int = 32) -> list[Turn]:
-    """The trace's turns in time order per agent, with ``reward`` and ``advantage`` set."""
+             context: int = 32, signals: Sequence[Signal] | None = None, baseline: float | None = None) -> list[Turn]:
+    """The trace's turns in time order per agent, with ``reward`` and ``advantage`` set
+    (credit of ``signals`` relative to ``baseline``; 0 when the trace has nothing to credit)."""
     if advantages is None:
         try:
-            advantages = advantages_of(trace, method=method)
+            advantages = advantages_of(trace, method=method, signals=signals, baseline=baseline)
         except ConfigError:
             advantages = {}
     convo: dict[str, list[dict[str, str]]] = {}
@@ -131,13 +154,17 @@ def turns_of(trace: Trace, advantages: Mapping[str, float] | None = None, *, met
     return [Turn(**{**tu.__dict__, "last": k in marks}) for k, tu in enumerate(out)]
 
 
-def _all_turns(traces: Iterable[Trace], advantages: Mapping[str, Mapping[str, float]] | None, method: str,
-               normalize: str) -> list[Turn]:
+def export_turns(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
+                 method: str = "discounted", normalize: str = "none", signals: Signals | None = None,
+                 baseline: Baseline = None) -> list[Turn]:
+    """Every turn of every trace with its reward and (normalised) advantage: what the
+    ``to_*`` exporters write (pass the result as their ``turns=`` to credit only once)."""
     if normalize not in ("none", "agent", "grpo"):
         raise ConfigError(f"normalize must be 'none', 'agent' or 'grpo', not {normalize!r}")
     turns: list[Turn] = []
     for tr in traces:
-        turns.extend(turns_of(tr, (advantages or {}).get(tr.trace_id), method=method))
+        turns.extend(turns_of(tr, (advantages or {}).get(tr.trace_id), method=method,
+                              signals=(signals or {}).get(tr.trace_id), baseline=_baseline_of(baseline, tr.trace_id)))
     if normalize != "none" and turns:
         from ..advantages import agentwise_advantages, grpo_advantages
 
@@ -158,7 +185,8 @@ RLLM_TERMINATION = ("max_prompt_length_exceeded", "max_response_length_exceeded"
 
 
 def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
-            method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
+            method: str = "discounted", normalize: str = "none", signals: Signals | None = None,
+            baseline: Baseline = None, turns: Sequence[Turn] | None = None) -> list[dict[str, Any]]:
     """rLLM episodes: one per trace, one trajectory per agent, one step per turn.
 
     The dicts have exactly the keys of rLLM's ``Episode.to_dict()`` / ``Trajectory.to_dict()``
@@ -175,7 +203,9 @@ def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, fl
     ids: rLLM tokenises ``chat_completions``). The trace id is in ``Episode.info.trace_id``.
     """
     traces = list(traces)
-    turns = _all_turns(traces, advantages, method, normalize)
+    if turns is None:
+        turns = export_turns(traces, advantages=advantages, method=method, normalize=normalize, signals=signals,
+                             baseline=baseline)
     by_trace: dict[str, list[Turn]] = {}
     for tu in turns:
         by_trace.setdefault(tu.trace_id, []).append(tu)
@@ -226,7 +256,8 @@ def to_rllm(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, fl
 
 # ----------------------------------------------------------------------------- verl
 def verl_rows(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
-              method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
+              method: str = "discounted", normalize: str = "none", signals: Signals | None = None,
+              baseline: Baseline = None, turns: Sequence[Turn] | None = None) -> list[dict[str, Any]]:
     """verl RL-dataset rows: ``data_source, prompt, ability, reward_model, extra_info``.
 
     ``extra_info`` holds ``trace_id, agent_id, role, turn_id, turn, response, reward,
@@ -234,8 +265,11 @@ def verl_rows(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, 
     the reward back, :func:`~orchestrace.exporters.verl_plugin.token_level_advantages`
     spreads the advantage over the response tokens.
     """
+    if turns is None:
+        turns = export_turns(traces, advantages=advantages, method=method, normalize=normalize, signals=signals,
+                             baseline=baseline)
     rows = []
-    for k, tu in enumerate(_all_turns(traces, advantages, method, normalize)):
+    for k, tu in enumerate(turns):
         rows.append({
             "data_source": "orchestrace",
             "prompt": list(tu.prompt) or [{"role": "user", "content": ""}],
@@ -262,12 +296,16 @@ def to_verl(traces: Iterable[Trace], path: str | os.PathLike[str], **kw: Any) ->
 
 # ----------------------------------------------------------------------------- TRL
 def to_trl(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, float]] | None = None,
-           method: str = "discounted", normalize: str = "none") -> list[dict[str, Any]]:
+           method: str = "discounted", normalize: str = "none", signals: Signals | None = None,
+           baseline: Baseline = None, turns: Sequence[Turn] | None = None) -> list[dict[str, Any]]:
     """TRL rows in the conversational prompt–completion format with a scalar ``reward``.
 
     ``{"prompt": [messages], "completion": [{"role": "assistant", "content": …}], "reward",
     "advantage", "trace_id", "agent_id", "turn_id"}`` — one row per turn.
     """
+    if turns is None:
+        turns = export_turns(traces, advantages=advantages, method=method, normalize=normalize, signals=signals,
+                             baseline=baseline)
     return [{
         "prompt": list(tu.prompt) or [{"role": "user", "content": ""}],
         "completion": [{"role": "assistant", "content": tu.completion}],
@@ -276,7 +314,29 @@ def to_trl(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[str, flo
         "trace_id": tu.trace_id,
         "agent_id": tu.agent,
         "turn_id": tu.event_id,
-    } for tu in _all_turns(traces, advantages, method, normalize)]
+    } for tu in turns]
+
+
+def export_warnings(turns: Sequence[Turn]) -> list[str]:
+    """What a user should know before training on these rows (empty when nothing is amiss).
+
+    >>> from orchestrace import synth
+    >>> t = export_turns([synth(events=40, agents=2, seed=2)])  # a failed run, no baseline
+    >>> export_warnings(t)[0][:40]
+    'every exported reward is 0 (22 rows from'
+    """
+    out = []
+    if turns and all(t.reward == 0 and t.advantage == 0 for t in turns):
+        n_tr = len({t.trace_id for t in turns})
+        out.append(f"every exported reward is 0 ({len(turns)} rows from {n_tr} trace(s)): the traces record no "
+                   f"outcome, or failed with no baseline; pass --truth true|false or --spec SPEC for the outcome, "
+                   f"and --baseline VALUE|group to give a failed run negative rewards on its causes")
+    blind = [t for t in turns if not t.has_text]
+    if blind:
+        out.append(f"{len(blind)} of {len(turns)} completions carry no text, only a sha256 reference or nothing "
+                   f"(content hashed or dropped at import, or never recorded); re-import with --content keep to "
+                   f"train on the text")
+    return out
 
 
 def _content(x: Any) -> str:

@@ -5,7 +5,16 @@ A session is ``<id>.jsonl`` plus an optional ``<id>/subagents/`` folder. Mapping
 ==========================================  ===============================================
 record                                      trace
 ==========================================  ===============================================
-human ``user`` text (not ``isMeta``)        ``human_intervention`` on the main agent
+``user`` text a person sent (not            ``human_intervention`` on the main agent,
+``isMeta``): a prompt, a slash command      ``attrs.kind`` = ``prompt`` / ``command`` /
+(``<command-name>``), a ``!`` shell input   ``shell`` / ``interrupt`` (rules in
+(``<bash-input>``), an interrupt            :data:`USER_TEXT_RULES`)
+(``[Request interrupted by user…``)
+``user`` text the CLI wrote                 not human: ``<task-notification>`` (a background
+                                            task finished) → ``tool_result`` of tool
+                                            ``background_task``; command and shell output
+                                            (``<local-command-stdout>``, ``<bash-stdout>`` …),
+                                            ``<system-reminder>``, hook output → structure
 ``assistant`` lines of one ``message.id``   one ``message`` turn: ``tokens_in`` = input +
                                             cache-creation + cache-read tokens,
                                             ``tokens_out`` = output tokens (max over the
@@ -18,7 +27,9 @@ human ``user`` text (not ``isMeta``)        ``human_intervention`` on the main a
                                             ``error`` from ``is_error``; web tools untrusted)
 ``tool_use`` named ``Task`` / ``Agent``     ``orchestrator_decision`` (O1 spawn) → ``spawn``
                                             → the sub-agent's own events → ``return`` to the
-                                            main agent at the Task result's time
+                                            main agent at the Task result's time; decision,
+                                            spawn and return are instants (``t_end = t``), so
+                                            the sub-agent's time is counted once, as its own
 sub-agent lines                             from ``subagents/agent-<agentId>.jsonl`` (agentId
                                             from the result's ``toolUseResult`` or the
                                             ``agent_progress`` lines), else from the
@@ -67,12 +78,31 @@ from ..vocab import Decision, EdgeType, EventType, Topology
 from ._common import ContentMode, Graph, iter_jsonl, parse_ts, relative_label, text_of
 from ._report import ImportReport
 
-__all__ = ["SPAWN_TOOLS", "read"]
+__all__ = ["SPAWN_TOOLS", "USER_TEXT_RULES", "read"]
 
 #: Tool names that spawn a sub-agent (``Agent`` is the newer name of ``Task``).
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 #: Tools whose results carry content from outside (untrusted for safety flows).
 UNTRUSTED_TOOLS = frozenset({"WebFetch", "WebSearch"})
+#: How the text of a ``user`` record is read, first matching prefix wins: ``(prefix, kind,
+#: reason)``. ``kind`` is the ``human_intervention`` kind for what a person sent, ``None`` for
+#: text the CLI wrote (kept as structure, ``reason`` in the report), ``"notification"`` for a
+#: background task's completion notice (a ``tool_result``). Any other text is a typed prompt.
+USER_TEXT_RULES: tuple[tuple[str, str | None, str], ...] = (
+    ("<task-notification>", "notification", "background task finished: a tool result, not a person"),
+    ("<local-command-stdout>", None, "output of a local slash command, written by the CLI"),
+    ("<local-command-stderr>", None, "output of a local slash command, written by the CLI"),
+    ("<local-command-caveat>", None, "caveat written by the CLI"),
+    ("<bash-stdout>", None, "output of a ! shell command, written by the CLI"),
+    ("<bash-stderr>", None, "output of a ! shell command, written by the CLI"),
+    ("<system-reminder>", None, "reminder injected by the CLI"),
+    ("<user-prompt-submit-hook>", None, "hook output injected by the CLI"),
+    ("[Request interrupted by user", "interrupt", "the person interrupted the agent"),
+    ("<command-name>", "command", "slash command run by the person"),
+    ("<command-message>", "command", "slash command run by the person"),
+    ("<bash-input>", "shell", "! shell command typed by the person"),
+)
+
 #: Tools with side effects (privileged for safety flows).
 PRIVILEGED_TOOLS = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "KillShell"})
 MAIN = "main"
@@ -373,16 +403,16 @@ class _Session:
         child_id = str(child_id)
         resumed = child_id in self.agents
         kind = Decision.DELEGATE if resumed else Decision.SPAWN
-        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, agent.id, r.t, deps=[(turn, EdgeType.CAUSAL)],
+        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, agent.id, r.t, t_end=r.t, deps=[(turn, EdgeType.CAUSAL)],
                          role=agent.role, source=r.where,
                          decision=DecisionPayload(kind=kind, action=f"{kind.value}:{sub_type}"),
                          attrs={"tool_use_id": tid, "description": inp.get("description")})
         prompt = inp.get("prompt") if isinstance(inp.get("prompt"), str) else None
         if resumed:
-            sp = self.g.add(EventType.MESSAGE, agent.id, r.t, deps=[(dec, EdgeType.CAUSAL)], role=agent.role,
+            sp = self.g.add(EventType.MESSAGE, agent.id, r.t, t_end=r.t, deps=[(dec, EdgeType.CAUSAL)], role=agent.role,
                             from_=agent.id, to=child_id, text=prompt, source=r.where, attrs={"tool_use_id": tid})
         else:
-            sp = self.g.add(EventType.SPAWN, agent.id, r.t, deps=[(dec, EdgeType.SPAWN)], role=agent.role, to=child_id,
+            sp = self.g.add(EventType.SPAWN, agent.id, r.t, t_end=r.t, deps=[(dec, EdgeType.SPAWN)], role=agent.role, to=child_id,
                             text=prompt, source=r.where,
                             attrs={"tool_use_id": tid, "subagent_type": sub_type, "model": inp.get("model")})
         child = self._agent(child_id, sub_type)
@@ -435,10 +465,18 @@ class _Session:
             # a sidechain's user text is the prompt its parent sent: the spawn event carries it
             self.report.count(r.rtype, "structure", "sub-agent prompt (carried by the spawn)")
             return
-        kind = "notification" if text.lstrip().startswith("<task-notification>") else "prompt"
-        ev = self.g.add(EventType.HUMAN_INTERVENTION, agent.id, r.t, deps=[(f, EdgeType.CAUSAL) for f in agent.frontier],
-                        from_="user", to=agent.id, text=text or None, source=r.where,
-                        attrs={"kind": kind})
+        kind, reason = user_text_kind(text)
+        if kind is None:
+            self.report.count(r.rtype, "structure", reason)
+            return
+        deps = [(f, EdgeType.CAUSAL) for f in agent.frontier]
+        if kind == "notification":  # input from the harness, not from a person
+            ev = self.g.add(EventType.TOOL_RESULT, agent.id, r.t, t_end=r.t, deps=deps, role=agent.role,
+                            tool="background_task", text=text or None, source=r.where,
+                            attrs={"kind": "task-notification"})
+        else:
+            ev = self.g.add(EventType.HUMAN_INTERVENTION, agent.id, r.t, deps=deps,
+                            from_="user", to=agent.id, text=text or None, source=r.where, attrs={"kind": kind})
         agent.frontier = [ev]
         self.report.count(r.rtype, "mapped")
 
@@ -464,7 +502,7 @@ class _Session:
             attrs = {k: info[k] for k in ("status", "totalDurationMs", "totalTokens", "totalToolUseCount") if k in info}
             attrs["tool_use_id"] = tid
             status = info.get("status")
-            ev = self.g.add(EventType.RETURN, child_id, r.t, deps=deps, role=child.role if child else None,
+            ev = self.g.add(EventType.RETURN, child_id, r.t, t_end=r.t, deps=deps, role=child.role if child else None,
                             from_=child_id, to=caller, error=err or (True if status not in (None, "completed") else None),
                             text=text or None, source=r.where, attrs=attrs)
             if child:
@@ -537,6 +575,21 @@ class _Session:
                           topology=Topology.CENTRALIZED if n_sub else Topology.HARNESS,
                           meta=self.meta, shift=t0, costs=costs)
         return tr
+
+
+def user_text_kind(text: str) -> tuple[str | None, str]:
+    """``(kind, reason)`` of a ``user`` record's text by :data:`USER_TEXT_RULES` (``"prompt"`` by default).
+
+    >>> user_text_kind("<local-command-stdout>ok</local-command-stdout>")[0] is None
+    True
+    >>> user_text_kind("did you push?"), user_text_kind("[Request interrupted by user]")[0]
+    (('prompt', 'typed by the person'), 'interrupt')
+    """
+    head = text.lstrip()
+    for prefix, kind, reason in USER_TEXT_RULES:
+        if head.startswith(prefix):
+            return kind, reason
+    return "prompt", "typed by the person"
 
 
 def _d(v: Any) -> dict[str, Any]:

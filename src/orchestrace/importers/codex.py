@@ -6,8 +6,15 @@ A rollout line is ``{"timestamp", "type", "payload"}``. Mapping:
 record                                     trace
 =========================================  ================================================
 ``session_meta``, ``turn_context``         structure (``meta``: session id, CLI version, model)
-``response_item`` user ``message``         ``human_intervention`` (CLI-injected context such
-                                           as ``<environment_context>`` → structure)
+``response_item`` user ``message``         ``human_intervention`` for what the person sent
+                                           (``attrs.kind`` ``prompt``; ``interrupt`` for
+                                           ``<turn_aborted>``); context the CLI injects
+                                           (:data:`INJECTED_PREFIXES`, e.g.
+                                           ``<environment_context>``, ``# AGENTS.md``,
+                                           ``<subagent_notification>``) → structure. When the
+                                           rollout records ``event_msg`` ``user_message``
+                                           lines, they are the authority: a user item no
+                                           such line records is structure too
 ``response_item`` assistant ``message``    ``message`` turn (``t`` = when the agent was ready,
                                            ``t_end`` = the line's time)
 ``response_item`` ``reasoning``            ``message`` with ``attrs.kind = "reasoning"``
@@ -57,12 +64,20 @@ from ..vocab import Decision, EdgeType, EventType, Topology
 from ._common import ContentMode, Graph, iter_jsonl, parse_ts, text_of
 from ._report import ImportReport
 
-__all__ = ["read"]
+__all__ = ["INJECTED_PREFIXES", "read"]
 
 MAIN = "main"
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output"}
-_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>")
+#: Text prefixes of user-role items that Codex writes itself (its ``is_contextual_user_message``
+#: list): instructions, environment and context updates, shell-command records, notifications.
+INJECTED_PREFIXES: tuple[str, ...] = (
+    "<environment_context", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>",
+    "<skills_instructions>", "<skill>", "<user_shell_command>", "<subagent_notification>",
+    "<codex_internal_context", "<recommended_plugins>", "<hook_prompt", "<context_update>", "<external_",
+    "<collaboration_mode>", "<model_switch>", "<personality_spec>", "<realtime_conversation>",
+)
+_INTERRUPT = "<turn_aborted>"
 _OLD_ITEMS = {"message", "reasoning", *_CALLS, *_OUTPUTS}
 
 
@@ -218,6 +233,7 @@ class _Import:
         if ro.sid:
             self.used.add(ro.sid)
         usage, out_t, call_names, spawn_ids = self._prepass(ro)
+        typed = _typed_messages(ro)  # what event_msg user_message lines say the person sent, if recorded
         calls: dict[str, str] = {}
         prompt_seen = False
         for r in ro.recs:
@@ -241,16 +257,19 @@ class _Import:
                     self._output(agent, r, usage.get(r.line))
                 elif typ == "message":
                     text = text_of(p.get("content"))
-                    if p.get("role") in ("developer", "system") or text.lstrip().startswith(_INJECTED):
+                    kind = None if p.get("role") in ("developer", "system") else _user_kind(p.get("content"), text)
+                    if kind is None:
                         self.report.count(r.rtype, "structure", "instructions / context injected by the CLI")
                     elif parent is not None and not prompt_seen:
                         prompt_seen = True
                         self.report.count(r.rtype, "structure", "sub-agent prompt (carried by the spawn)")
+                    elif kind == "prompt" and typed is not None and not _take(typed, text):
+                        self.report.count(r.rtype, "structure", "user item no user_message event records (injected)")
                     else:
                         agent.resp = None
                         ev = self.g.add(EventType.HUMAN_INTERVENTION, agent.id, r.t, from_="user",
                                         to=agent.id, deps=[(f, EdgeType.CAUSAL) for f in agent.frontier],
-                                        text=text or None, source=r.where)
+                                        text=text or None, source=r.where, attrs={"kind": kind})
                         agent.frontier = [ev]
                         self.report.count(r.rtype, "mapped")
                 elif typ in _CALLS:
@@ -380,7 +399,7 @@ class _Import:
         args = args if isinstance(args, dict) else {}
         role = str(args.get("agent_type") or "default")
         deps = self._start_response(agent)
-        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, agent.id, r.t, deps=[(d, EdgeType.CAUSAL) for d in deps],
+        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, agent.id, r.t, t_end=r.t, deps=[(d, EdgeType.CAUSAL) for d in deps],
                          role=agent.role, source=r.where, attrs={"call_id": cid},
                          decision=DecisionPayload(kind=Decision.SPAWN, action=f"spawn:{role}"), **_tokens(usage))
         child_ro = self.by_id.get(child_sid) if child_sid else None
@@ -388,7 +407,7 @@ class _Import:
             cands = [c for c in self.children.get(self._sid_of(agent), []) if c.sid not in self.used]
             child_ro = cands[0] if cands else None
         child_id = (child_ro.sid if child_ro else None) or child_sid or cid
-        sp = self.g.add(EventType.SPAWN, agent.id, r.t, deps=[(dec, EdgeType.SPAWN)], role=agent.role, to=child_id,
+        sp = self.g.add(EventType.SPAWN, agent.id, r.t, t_end=r.t, deps=[(dec, EdgeType.SPAWN)], role=agent.role, to=child_id,
                         text=args.get("message") if isinstance(args.get("message"), str) else None,
                         source=r.where, attrs={"call_id": cid, "agent_type": role})
         agent.frontier = [f for f in agent.frontier if f not in deps] + [sp]
@@ -399,7 +418,8 @@ class _Import:
                                 "imported its spawn only; pass the child rollout file too")
             return
         self._agent(child, child_ro, parent=agent)
-        ret = self.g.add(EventType.RETURN, child_id, max(self.g.end(f) for f in child.frontier),
+        t_ret = max(self.g.end(f) for f in child.frontier)
+        ret = self.g.add(EventType.RETURN, child_id, t_ret, t_end=t_ret,
                          deps=[(f, EdgeType.RETURN) for f in child.frontier], role=role, from_=child_id, to=agent.id,
                          source=f"{child_ro.path.name}:end")
         child.frontier = [ret]
@@ -409,6 +429,38 @@ class _Import:
         if agent.id == MAIN:
             return self.root.sid
         return agent.id
+
+
+def _user_kind(content: Any, text: str) -> str | None:
+    """``"prompt"``, ``"interrupt"`` or None (injected by the CLI) for a user-role item.
+
+    An item is injected when any of its text parts starts with an :data:`INJECTED_PREFIXES`
+    entry (as Codex itself decides); ``<turn_aborted>`` records that the person interrupted.
+    """
+    parts = [text_of([c]) for c in content] if isinstance(content, list) else [text]
+    heads = [x.lstrip() for x in parts if x.strip()] or [text.lstrip()]
+    if any(h.startswith(_INTERRUPT) for h in heads):
+        return "interrupt"
+    if any(h.startswith(INJECTED_PREFIXES) for h in heads):
+        return None
+    return "prompt"
+
+
+def _typed_messages(ro: _Rollout) -> list[str] | None:
+    """Texts of the rollout's ``event_msg`` ``user_message`` lines (None when it records none)."""
+    out = [str(r.payload.get("message") or "").strip() for r in ro.recs
+           if r.kind == "event_msg" and r.payload.get("type") == "user_message"]
+    return out or None
+
+
+def _take(typed: list[str], text: str) -> bool:
+    """Match a user item to an unused ``user_message`` text (equal, or contained in the item)."""
+    t = text.strip()
+    for k, msg in enumerate(typed):
+        if msg == t or (msg and msg in t):
+            del typed[k]
+            return True
+    return False
 
 
 def _agent_id(output: Any) -> str | None:

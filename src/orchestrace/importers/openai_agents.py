@@ -53,7 +53,7 @@ from ..trace import Trace
 from ._common import ContentMode, iter_jsonl, load_json, parse_ts
 from ._report import ImportReport
 from ._spans import Span
-from .otel import _Mapper
+from .otel import _Mapper, dedupe_spans
 
 __all__ = ["from_items", "looks_like", "read"]
 
@@ -118,6 +118,7 @@ def from_items(items: list[Any], label: str, *, content: ContentMode = "hash",
             report.problem("import.unknown-record", where, f"unknown item object {obj!r}", "counted as unknown")
     out = []
     for tid, group in spans.items():
+        group = dedupe_spans(tid, group, label, report)
         tr = _Mapper(tid, group, label, content, report).run()
         if tr is None:
             continue

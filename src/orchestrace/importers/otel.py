@@ -28,6 +28,12 @@ service name when a trace has no agent span). Within one agent, an activity depe
 every earlier activity that had ended when it started, so parallel calls stay parallel.
 An LLM span that contains tool spans ends, as a turn, when the first tool starts.
 
+Duplicate spans: a file that carries a trace's spans more than once (an export or copy
+accident) would multiply the run. Spans are keyed by (trace id, span id): an *identical*
+copy is dropped and counted (``span/duplicate``, skipped; one ``import.duplicate-span``
+warning per trace with the count); a *different* span under an id already seen is an
+``import.conflicting-span`` error located at the span id (the first copy is kept).
+
 Rewards reported the Agent Lightning way — an ``agentlightning.annotation`` span with
 ``agentlightning.reward.<i>.name`` / ``.value`` attributes, as ``agentlightning.emit_reward``
 writes — are read too: the last one's primary value (the reward Agent Lightning's trainer
@@ -65,7 +71,7 @@ from ._common import ContentMode, Graph, iter_jsonl, load_json, text_of
 from ._report import ImportReport
 from ._spans import Span, parse_spans, shape_of
 
-__all__ = ["classify", "read"]
+__all__ = ["classify", "dedupe_spans", "read"]
 
 _AGENT_OPS = {"invoke_agent", "create_agent"}
 _TOOL_OPS = {"execute_tool"}
@@ -109,6 +115,7 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
         for s in spans:
             by_trace.setdefault(s.trace_id, []).append(s)
         for tid, group in by_trace.items():
+            group = dedupe_spans(tid, group, label, report)
             rewards = [s for s in group if _AGL_REWARD in s.attrs or any(k.startswith(_AGL_REWARD + ".") for k in s.attrs)]
             group = [s for s in group if s not in rewards]
             native = [s for s in group if "orchestrace.event" in s.attrs]
@@ -185,6 +192,46 @@ def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> 
             report.error("import.bad-span", path, msg, "the span was skipped")
         spans.extend(parsed)
     return spans
+
+
+# ----------------------------------------------------------------------------- duplicates
+_SPAN_FIELDS = ("name", "parent_id", "kind", "start", "end", "error", "attrs", "service", "links", "resource")
+
+
+def dedupe_spans(tid: str, spans: list[Span], label: str, report: ImportReport) -> list[Span]:
+    """The spans of one trace with repeated span ids removed (see the module docstring)."""
+    first: dict[str, Span] = {}
+    copies: dict[str, int] = {}
+    dropped = 0
+    for s in spans:
+        seen = first.get(s.span_id)
+        if seen is None:
+            first[s.span_id] = s
+            continue
+        copies[s.span_id] = copies.get(s.span_id, 1) + 1
+        if s == seen:
+            dropped += 1
+            report.count("span/duplicate", "skipped", "identical copy of a span already read (same trace and span id)")
+            continue
+        diff = [f for f in _SPAN_FIELDS if getattr(s, f) != getattr(seen, f)]
+        what = "; ".join(_diff(f, getattr(seen, f), getattr(s, f)) for f in diff[:3])
+        report.count("span/duplicate", "skipped", "conflicting copy of a span id (error reported; first copy kept)")
+        report.error("import.conflicting-span", f"{s.where} (copy {copies[s.span_id]})",
+                     f"span id {s.span_id} of trace {tid} appears again with different content: {what}",
+                     "span ids must be unique within a trace; fix the exporter, or split the file per run")
+    if dropped:
+        report.problem("import.duplicate-span", f"{label}#{tid}",
+                       f"{dropped} identical duplicate span(s) of trace {tid} dropped "
+                       f"({len(copies)} span id(s) repeated, e.g. {next(iter(copies))})",
+                       "the file carries some spans more than once (an export or copy accident?); each was imported once")
+    return list(first.values()) if copies else spans
+
+
+def _diff(field: str, a: Any, b: Any) -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+        return f"{field} differ in {', '.join(keys[:4])}{' …' if len(keys) > 4 else ''}"
+    return f"{field} {str(a)[:40]!r} vs {str(b)[:40]!r}"
 
 
 # ----------------------------------------------------------------------------- exact path
@@ -361,14 +408,14 @@ class _Mapper:
         deps = self._deps(outer, s.start)
         spawn = not known
         kind = Decision.SPAWN if spawn else Decision.DELEGATE
-        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, outer.id, s.start, deps=deps, source=s.where,
+        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, outer.id, s.start, t_end=s.start, deps=deps, source=s.where,
                          decision=DecisionPayload(kind=kind, action=f"{kind.value}:{name}"))
         if spawn:
-            entry = self.g.add(EventType.SPAWN, outer.id, s.start, deps=[(dec, EdgeType.SPAWN)], to=name,
+            entry = self.g.add(EventType.SPAWN, outer.id, s.start, t_end=s.start, deps=[(dec, EdgeType.SPAWN)], to=name,
                                source=s.where, text=_text(a, "input"))
             st.spawner = outer.id
         else:
-            entry = self.g.add(EventType.MESSAGE, outer.id, s.start, deps=[(dec, EdgeType.CAUSAL)], from_=outer.id,
+            entry = self.g.add(EventType.MESSAGE, outer.id, s.start, t_end=s.start, deps=[(dec, EdgeType.CAUSAL)], from_=outer.id,
                                to=name, source=s.where, text=_text(a, "input"))
         self.report.count("span/agent", "mapped")
         st.entry, st.open = entry, []
@@ -385,10 +432,10 @@ class _Mapper:
         """End one invocation of an agent: a ``return`` to its spawner, else a message."""
         deps = [(a.last, EdgeType.RETURN) for a in st.open if a.last] or ([(st.entry, EdgeType.RETURN)] if st.entry else [])
         if st.spawner == to:
-            ev = self.g.add(EventType.RETURN, st.id, end, deps=deps, from_=st.id, to=to, source=where,
+            ev = self.g.add(EventType.RETURN, st.id, end, t_end=end, deps=deps, from_=st.id, to=to, source=where,
                             error=error or None, text=text)
         else:
-            ev = self.g.add(EventType.MESSAGE, st.id, end, deps=[(d, EdgeType.CAUSAL) for d, _ in deps], from_=st.id,
+            ev = self.g.add(EventType.MESSAGE, st.id, end, t_end=end, deps=[(d, EdgeType.CAUSAL) for d, _ in deps], from_=st.id,
                             to=to, source=where, error=error or None, text=text)
         st.open = [_Act(end, end, ev, ev)]
         return ev
@@ -418,15 +465,15 @@ class _Mapper:
     def _handoff(self, s: Span, st: _AgentState) -> None:
         """A handoff hands control to another agent: O2 delegate, then ``spawn`` (first time) or ``message``."""
         to = str(s.attrs["orchestrace.handoff.to"])
-        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, st.id, s.start, deps=self._deps(st, s.start), source=s.where,
+        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, st.id, s.start, t_end=s.start, deps=self._deps(st, s.start), source=s.where,
                          decision=DecisionPayload(kind=Decision.DELEGATE, action=f"handoff:{to}"))
         target = self._state(to)
         if to not in self._spawned and not target.open:
-            entry = self.g.add(EventType.SPAWN, st.id, s.start, deps=[(dec, EdgeType.SPAWN)], to=to, source=s.where,
+            entry = self.g.add(EventType.SPAWN, st.id, s.start, t_end=s.start, deps=[(dec, EdgeType.SPAWN)], to=to, source=s.where,
                                attrs={"kind": "handoff"})
             self._spawned.add(to)
         else:
-            entry = self.g.add(EventType.MESSAGE, st.id, s.start, deps=[(dec, EdgeType.CAUSAL)], from_=st.id, to=to,
+            entry = self.g.add(EventType.MESSAGE, st.id, s.start, t_end=s.start, deps=[(dec, EdgeType.CAUSAL)], from_=st.id, to=to,
                                source=s.where, attrs={"kind": "handoff"})
         target.entry, target.open = entry, []
         st.open.append(_Act(s.start, s.start, dec, entry))

@@ -1,7 +1,7 @@
 """Credit for the report: parse ``unit:method`` and run :func:`orchestrace.credit.assign`.
 
 >>> from orchestrace import synth
->>> c = credit_payload(synth(events=60, agents=3, seed=2), "agent:broadcast")
+>>> c = credit_payload(synth(events=60, agents=3, seed=0), "agent:broadcast")
 >>> c["unit"], c["method"], c["ids"], c["values"]
 ('agent', 'broadcast', ['orchestrator', 'w1', 'w2', 'w3'], [1.0, 1.0, 1.0, 1.0])
 """

@@ -189,7 +189,7 @@ def split_correctness(trace: Trace, *, truth: Any = None) -> list[Signal]:
     and is not flagged ``error`` (0 without sub-agents).
 
     >>> from orchestrace import synth
-    >>> split_correctness(synth(events=200, agents=10, seed=6))[0].value
+    >>> split_correctness(synth(events=200, agents=10, seed=0))[0].value
     0.9
     """
     from ..measures import useful_mask

@@ -108,3 +108,43 @@ def test_evaluate_runs_needs_two_runs_of_one_world(tmp_path) -> None:
     _check_same_world([P("a", ()), P("a", ())])
     with pytest.raises(ConfigError, match="different worlds"):
         _check_same_world([P("a", ()), P("a", ("token_cost=1e-4",))])
+
+
+@pytest.mark.parametrize("variant", [
+    {"stop_update": "regret"},                                   # the main recipe, O1–O4 cloned from the base heuristic
+    {"stop_update": "regret", "warm_start": "none"},             # from scratch
+    {"stop_update": "regret", "stop_credit": "critic"},          # no privileged replay: critic stop credit
+    {"stop_update": "pg", "stop_credit": "return"},              # plain returns
+])
+def test_every_evidence_variant_trains_a_tiny_budget_on_v1_and_evaluates(variant: dict, tmp_path) -> None:
+    import torch
+
+    from orchestrace.learn import TrainConfig, train
+    from orchestrace.learn.evaluate import evaluate
+
+    torch.set_num_threads(1)
+    cfg = TrainConfig(**{"env": "small-v1", "steps": 2, "episodes_per_step": 16, "group_size": 4, "hidden": 16,
+                         "warm_start_episodes": 16, "warm_start_steps": 5, "eval_every": 0, **variant})
+    res = train(cfg, tmp_path / "run", progress=False)
+    assert np.isfinite(res.last_row["losses/loss"])
+    if variant.get("stop_update") == "regret":
+        assert "losses/stop_gate" in res.last_row
+    rep = evaluate(tmp_path / "run", episodes=12, validation=8, sample_traces=0, oracle_all=False, progress=False)
+    assert rep["env"] == "orchestrace/Orchestrate-small-v1" and rep["policies"]["learned"]["success"]["n"] == 12
+    assert rep["claims"]["beats_best_rule_same_heads"]["met"] in (True, False)
+
+
+def test_a_policy_trained_on_2_to_4_subtasks_runs_on_4_to_7(tmp_path) -> None:
+    import torch
+
+    from orchestrace.learn import TrainConfig, train
+    from orchestrace.learn.checkpoint import load_policy
+    from orchestrace.learn.envs import env_config_for
+
+    torch.set_num_threads(1)
+    train(TrainConfig(env="small-v1", steps=1, episodes_per_step=8, group_size=4, hidden=16, warm_start_episodes=8,
+                      warm_start_steps=2, eval_every=0), tmp_path / "r", progress=False)
+    pol = load_policy(tmp_path / "r")
+    cfg = env_config_for("small-v1", ["n_subtasks_min=4", "n_subtasks_max=7"])
+    res = play(cfg, pol, range(6))
+    assert res["success"].shape == (6,) and np.isfinite(res["return"]).all()

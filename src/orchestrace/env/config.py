@@ -271,8 +271,9 @@ class EnvConfig:
 
     @classmethod
     def small_v1(cls) -> EnvConfig:
-        """The v1 world at test size (2–3 subtasks, ≤ 3 rounds)."""
-        return cls.default_v1().replace(n_subtasks_max=3, max_rounds=3, max_attempts=6, name="small-v1")
+        """The v1 world at test size (2–3 subtasks, ≤ 3 rounds; the same attempt slots as
+        ``default_v1``, so a policy trained on one runs on the other)."""
+        return cls.default_v1().replace(n_subtasks_max=3, max_rounds=3, name="small-v1")
 
     @classmethod
     def industrial_v1(cls) -> EnvConfig:

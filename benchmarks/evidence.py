@@ -66,6 +66,9 @@ def _eval(args: tuple[str, list[str], tuple[str, ...], bool, int, int, str]) -> 
     torch.set_num_threads(1)
     from orchestrace.learn.evaluate import evaluate_runs
 
+    done = Path(out) / "eval" / key / "aggregate.json"
+    if done.exists():  # evaluated in an earlier (interrupted) run of the benchmark
+        return key, json.loads(done.read_text())["aggregate"], 0.0
     t = time.perf_counter()
     res = evaluate_runs(runs, env_set=overrides, episodes=episodes, validation=validation,
                         out=Path(out) / "eval" / key, oracle_all=oracle_all, progress=False)

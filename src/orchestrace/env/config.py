@@ -353,10 +353,11 @@ def parse_overrides(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         except ValueError as exc:
             tname = getattr(typ, "__name__", str(typ))
             raise ConfigError(f"--set {item}: {exc if str(exc) and 'invalid literal' not in str(exc) and 'could not convert' not in str(exc) else f'expected a {tname}'}") from None
-        try:  # the field's own range (cross-field rules are checked when the world is built)
-            EnvConfig(**{key: value})
-        except ConfigError as exc:
-            if str(exc).startswith(f"EnvConfig.{key}="):
-                raise ConfigError(f"--set {item}: {exc}") from None
         out[key] = value
+    try:  # the fields' own ranges, together (rules that involve the world's other fields wait for it)
+        EnvConfig(**out)
+    except ConfigError as exc:
+        bad = next((k for k in out if str(exc).startswith(f"EnvConfig.{k}=")), None)
+        if bad is not None:
+            raise ConfigError(f"--set {bad}={out[bad]!r}: {exc}") from None
     return out

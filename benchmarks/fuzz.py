@@ -24,7 +24,7 @@ Inputs are mutated structurally (values replaced by hostile ones — ``-5``, ``"
 ``1e300``, 400-digit numbers, deep nesting, self-parented spans, invalid UTF-8, a BOM, cut
 lines …) from seeds: orchestrace's own formats (synthetic traces as native, reference and
 JSONL; their OTLP export), small hand-written records of every import format, and the
-third-party fixtures in ``../shared/fixtures`` when present. Under atheris, libFuzzer's
+third-party fixtures in ``tests/data/fixtures``. Under atheris, libFuzzer's
 byte mutations and coverage guidance are added.
 
 A crash (any exception escaping a target) is written to ``--findings`` (default
@@ -51,17 +51,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = ROOT / "tests" / "data" / "fixtures"
 TARGETS = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "reference", "auto", "validate")
 
 
 # ----------------------------------------------------------------------------- the contract
 def run_one(target: str, data: bytes, workdir: str | None = None) -> None:
     """Run ``target`` on ``data`` (written to a file); raises only when the contract is broken."""
+    from orchestrace import validate
     from orchestrace.errors import TraceError
     from orchestrace.importers import import_traces
     from orchestrace.measures import compute
-    from orchestrace import validate
 
     fd, path = tempfile.mkstemp(suffix=".jsonl" if target in ("claude-code", "codex") else ".json", dir=workdir)
     try:

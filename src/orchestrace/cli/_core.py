@@ -25,7 +25,18 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..errors import OrchestraceError
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, error, escape, fail, note
+from ._app import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    app,
+    console,
+    err_console,
+    error,
+    escape,
+    fail,
+    note,
+)
 from ._checks import FORCE_HELP
 
 if TYPE_CHECKING:

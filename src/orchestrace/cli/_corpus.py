@@ -11,6 +11,7 @@ from enum import Enum
 from pathlib import Path
 
 import typer
+
 from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, console, err_console, error, escape
 
 __all__ = ["corpus_app"]

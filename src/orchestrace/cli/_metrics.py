@@ -19,7 +19,18 @@ from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, error, escape, fail, note
+from ._app import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    app,
+    console,
+    err_console,
+    error,
+    escape,
+    fail,
+    note,
+)
 from ._checks import FORCE_HELP
 
 __all__ = ["metrics"]
@@ -148,10 +159,10 @@ def metrics(
     import msgspec
     import numpy as np
 
+    from .._validate import validate
     from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
     from ..measures import compute, select_measures
-    from .._validate import validate
 
     try:
         names = select_measures(select)

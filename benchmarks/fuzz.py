@@ -91,7 +91,7 @@ def run_one(target: str, data: bytes, workdir: str | None = None) -> None:
 def _synth_seeds() -> list[tuple[str, bytes]]:
     from orchestrace.exporters import to_otlp
     from orchestrace.io import dumps, to_reference
-    from orchestrace.synth import synth
+    from orchestrace import synth
 
     tr = synth(events=24, agents=2, seed=3)
     with warnings.catch_warnings():

@@ -89,9 +89,9 @@ def run_one(target: str, data: bytes, workdir: str | None = None) -> None:
 
 # ----------------------------------------------------------------------------- seeds
 def _synth_seeds() -> list[tuple[str, bytes]]:
+    from orchestrace import synth
     from orchestrace.exporters import to_otlp
     from orchestrace.io import dumps, to_reference
-    from orchestrace import synth
 
     tr = synth(events=24, agents=2, seed=3)
     with warnings.catch_warnings():

@@ -102,8 +102,8 @@ def signals_and_baselines(traces: list[Any], spec: Any, truth: str | None, basel
         base = group_baselines(totals, groups).tolist()
         alone = sum(1 for g in groups if groups.count(g) == 1)
         if alone:
-            err_console.print(f"note: {alone} trace(s) are alone in their task group: their baseline is their own "
-                              f"reward (advantage 0); put several runs of one task in the file", soft_wrap=True)
+            note(f"{alone} trace(s) are alone in their task group: their baseline is their own "
+                 f"reward (advantage 0); put several runs of one task in the file")
         return sigs, base
     return sigs, [baseline] * len(traces)  # type: ignore[list-item]
 

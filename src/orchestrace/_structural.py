@@ -209,6 +209,8 @@ def decode_bytes(data: bytes, source: str, col: Collector) -> list[Decoded]:
     """Decode a JSON document or JSONL stream; structural problems go to ``col``."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+        col.add("json.bom", "line 1, column 1", "the file starts with a UTF-8 byte-order mark; it was ignored",
+                "save the file as UTF-8 without BOM (JSON forbids one, RFC 8259 §8.1)", WARNING)
     if _NON_SPACE.search(data) is None:
         col.add("json.empty", "$", "input is empty" if not data else "input holds only whitespace")
         return []

@@ -23,6 +23,7 @@ code                       severity  meaning
 ``json.malformed``         error     not JSON (includes ``NaN``/``Infinity`` tokens)
 ``json.truncated``         error     a JSON document ends early
 ``json.invalid-utf8``      error     bytes that are not UTF-8 (the rest is still checked)
+``json.bom``               warning   a UTF-8 byte-order mark before the JSON (ignored)
 ``json.too-deep``          error     nesting beyond ~1000 levels
 ``jsonl.truncated``        warning   the stream's last line was cut; earlier records kept
 ``jsonl.no-end``           warning   a stream trace has no ``end`` record
@@ -53,6 +54,7 @@ code                       severity  meaning
 ``stop.multiple``          error     more than one stop decision (O5)
 ``stop.has-successor``     error     a dependency edge leaves the stop decision
 ``cost.negative``          error     a negative cost, token count or ``costs`` entry
+``cost.too-large``         error     a token count beyond 2**53 (a corrupt value)
 ``number.non-finite``      error     NaN, ±Infinity or a number beyond the float range
 ``decision.misplaced``     warning   a decision payload on a non-decision event
 ``internal.error``         error     the validator itself failed (a bug: please report)
@@ -95,7 +97,7 @@ from ._dag import (
 )
 from ._problems import ValidationReport
 from ._structural import ERROR, WARNING, Collector, Decoded, Locator, decode_bytes, short
-from .errors import TraceDecodeError
+from .errors import ConfigError, TraceDecodeError
 from .io import read_bytes
 from .trace import SCHEMA_VERSION, Trace
 from .vocab import EventType
@@ -154,6 +156,8 @@ def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = Fa
                 del data
         for d in decoded:
             check_semantics(d, col)
+    except ConfigError:  # a bad ORCHESTRACE_* setting is not a problem of the input
+        raise
     except Exception as exc:  # the contract: bad input never escapes as an exception
         col.add("internal.error", "$", f"validator failed: {type(exc).__name__}: {short(str(exc), 200)}",
                 "please report this as a bug, with the input")
@@ -248,6 +252,10 @@ def _check(d: Decoded, col: Collector) -> None:
             _finite(col, arr, lambda i, f=field: loc.event(i, f), values)
         col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (  # type: ignore[misc]
             loc.event(i, f), f"{f} = {float(a[i])!r} is negative", "costs and token counts are ≥ 0"))
+        if field != "cost":
+            col.add_many("cost.too-large", np.flatnonzero(arr > _MAX_TOKENS), lambda i, f=field, a=arr: (  # type: ignore[misc]
+                loc.event(i, f), f"{f} = {float(a[i]):.3g} is beyond 2**53 tokens", "a token count is a whole number "
+                "that a float holds exactly; fix the corrupt value"))
 
     # -- edges ----------------------------------------------------------------------------
     if m:
@@ -354,6 +362,10 @@ _EMPTY_HASH = hash("")
 
 def _empty_problem(loc: Locator, field: str) -> Any:
     return lambda i: (loc.event(i, field), f"{field} is empty", f"give the event a non-empty {field}")
+
+
+#: Token counts above this cannot be summed exactly as floats (and are corrupt values anyway).
+_MAX_TOKENS = float(2**53)
 
 
 def _float_column(values: list[Any]) -> np.ndarray:

@@ -341,8 +341,8 @@ class TraceGraph:
 
     @cached_property
     def _tokens(self) -> tuple[np.ndarray, np.ndarray, bool]:
-        raw_in = np.array(self._column("tokens_in"), dtype=np.float64).reshape(self.n)
-        raw_out = np.array(self._column("tokens_out"), dtype=np.float64).reshape(self.n)
+        raw_in = _floats(self._column("tokens_in")).reshape(self.n)
+        raw_out = _floats(self._column("tokens_out")).reshape(self.n)
         known = bool((~np.isnan(raw_in)).any() or (~np.isnan(raw_out)).any())
         return np.nan_to_num(raw_in), np.nan_to_num(raw_out), known
 
@@ -767,3 +767,11 @@ def _dangling(edges: tuple, src: np.ndarray, dst: np.ndarray) -> TraceInvalidErr
             problems.append(problem("edge.dangling", f"$.edges[{j}].{end}", *dangling_message(end, getattr(edges[j], end))))
     problems.sort(key=lambda p: p.path)
     return TraceInvalidError(f"{len(problems)} edge end(s) point to unknown events, first {problems[0].path}", problems)
+
+
+def _floats(values: list) -> np.ndarray:
+    """Floats with None → NaN; an integer beyond the float range → inf (never OverflowError)."""
+    try:
+        return np.array(values, dtype=np.float64)
+    except OverflowError:
+        return np.array([np.inf if v is not None and abs(v) > 1e308 else v for v in values], dtype=np.float64)

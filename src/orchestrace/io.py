@@ -27,6 +27,7 @@ Encodings
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import threading
@@ -40,6 +41,7 @@ import msgspec
 from ._problems import Problem
 from ._structural import Collector, _End, _Header, decode_bytes
 from .errors import (
+    ConfigError,
     ReferenceLossWarning,
     TraceDecodeError,
     TraceFormatWarning,
@@ -51,6 +53,7 @@ from .vocab import Severity, Topology
 __all__ = [
     "MAX_FILE_BYTES",
     "TraceWriter",
+    "atomic_write",
     "dump",
     "dumps",
     "iter_traces",
@@ -62,16 +65,48 @@ __all__ = [
 Format = Literal["native", "reference", "jsonl"]
 
 #: Files larger than this are refused (override with ``ORCHESTRACE_MAX_FILE_BYTES``).
-MAX_FILE_BYTES = int(os.environ.get("ORCHESTRACE_MAX_FILE_BYTES", 4 * 1024**3))
+MAX_FILE_BYTES = 4 * 1024**3
+
+
+def env_bytes(name: str, default: int) -> int:
+    """A byte count from the environment variable ``name`` (``default`` when unset).
+
+    A value that is not a positive whole number is a :class:`~orchestrace.errors.ConfigError`
+    naming the variable (read at use time, so a typo never breaks ``import orchestrace``).
+
+    >>> env_bytes("ORCHESTRACE_SURELY_UNSET_XYZ", 7)
+    7
+    """
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{name} must be a positive whole number of bytes, got {raw[:40]!r}; "
+                          f"unset it for the default ({default})")
+    return value
+
+
+def max_file_bytes() -> int:
+    """The file-size cap: ``ORCHESTRACE_MAX_FILE_BYTES`` or :data:`MAX_FILE_BYTES`."""
+    return env_bytes("ORCHESTRACE_MAX_FILE_BYTES", MAX_FILE_BYTES)
 
 _encoder = msgspec.json.Encoder()
 
 
 # ----------------------------------------------------------------------------- reading
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """Read a file with a size cap; I/O problems become :class:`TraceDecodeError` (``io.*``)."""
+def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """Read a file with a size cap; I/O problems become :class:`TraceDecodeError` (``io.*``).
+
+    The cap (``limit``, default :func:`max_file_bytes`) is enforced while reading, so an
+    endless device or pipe (``/dev/zero``) is refused instead of filling the memory.
+    """
     p = Path(path)
     where = str(p)
+    cap = max_file_bytes() if limit is None else limit
     try:
         if p.is_dir():
             raise TraceDecodeError(
@@ -80,13 +115,14 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
                           "pass .json/.jsonl files (a quoted glob works), or use `validate -r DIR`")],
             )
         size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TraceDecodeError(
-                f"{where} is too large",
-                [_problem("io.too-large", where, f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit",
-                          "split it, or raise ORCHESTRACE_MAX_FILE_BYTES")],
-            )
-        return p.read_bytes()
+        if size > cap:
+            raise _too_large(where, f"file is {size} bytes")
+        with open(p, "rb") as fh:
+            # a device or a pipe has no size to trust: read it piecewise
+            data = fh.read(cap + 1) if p.is_file() and size > 0 else _read_stream(fh, cap, where)
+        if len(data) > cap:
+            raise _too_large(where, f"file holds more than {cap} bytes")
+        return data
     except OSError as exc:
         code = "io.not-found" if isinstance(exc, FileNotFoundError) else "io.unreadable"
         raise TraceDecodeError(
@@ -94,6 +130,68 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
             [_problem(code, where, f"cannot read file: {exc.strerror or exc}",
                       "check the path and its permissions")],
         ) from None
+
+
+def _read_stream(fh: IO[bytes], cap: int, where: str) -> bytes:
+    parts: list[bytes] = []
+    total = 0
+    while total <= cap:
+        chunk = fh.read(min(1 << 20, cap + 1 - total))
+        if not chunk:
+            break
+        if chunk.count(0) == len(chunk):  # /dev/zero and friends: NUL bytes are never JSON text
+            raise TraceDecodeError(f"{where} is not text", [_problem(
+                "io.not-text", where, "input is a stream of NUL bytes, not JSON text (a device like /dev/zero?)",
+                "pass a trace file")])
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
+
+
+def _too_large(where: str, what: str) -> TraceDecodeError:
+    cap = max_file_bytes()
+    return TraceDecodeError(
+        f"{where} is too large",
+        [_problem("io.too-large", where, f"{what}, over the {cap}-byte limit",
+                  "split it, or raise ORCHESTRACE_MAX_FILE_BYTES")],
+    )
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file + rename), keeping an existing file's mode.
+
+    A reader never sees a half-written file, a crash leaves the old file intact, and a
+    read-only file stays read-only (its permission bits are copied to the new file).
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.json"); atomic_write(p, b"{}")
+    >>> os.chmod(p, 0o444); atomic_write(p, b"[]"); oct(os.stat(p).st_mode & 0o777), open(p).read()
+    ('0o444', '[]')
+    """
+    import stat
+    import tempfile
+
+    p = Path(path)
+    try:
+        mode: int | None = stat.S_IMODE(p.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None:  # a new file: the usual mode (mkstemp makes it 0600)
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def load(path: str | os.PathLike[str]) -> Trace:
@@ -169,7 +267,7 @@ def dumps(trace: Trace, *, format: Format = "native") -> bytes:
 def dump(trace: Trace, path: str | os.PathLike[str], *, format: Format | None = None) -> None:
     """Write a trace; the format defaults from the suffix (``.jsonl`` → stream)."""
     fmt: Format = format or ("jsonl" if str(path).endswith(".jsonl") else "native")
-    Path(path).write_bytes(dumps(trace, format=fmt))
+    atomic_write(path, dumps(trace, format=fmt))
 
 
 def _jsonl_lines(trace: Trace) -> Iterator[bytes]:

@@ -278,5 +278,5 @@ def test_cli_bad_dataset_exits_cleanly(tmp_path: Path) -> None:
     (folder / "events.parquet").unlink()
     res = runner.invoke(app, ["convert", str(folder), "-o", str(tmp_path / "x.jsonl")])
     assert res.exit_code == 2 and "Traceback" not in res.output and "io.not-found" in res.output
-    res = runner.invoke(app, ["metrics", str(folder)])
-    assert res.exit_code == 1 and "Traceback" not in res.output and "missing" in res.output
+    res = runner.invoke(app, ["metrics", str(folder)])  # I/O, like convert above: exit 2
+    assert res.exit_code == 2 and "Traceback" not in res.output and "missing" in res.output

@@ -150,6 +150,9 @@ def test_convert_formats_via_cli_are_lossless(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert len(list(ot.iter_traces(tmp_path / "two.jsonl"))) == 2
     res = runner.invoke(app, ["convert", str(DATA / "bad" / "cycle.json"), "-o", str(tmp_path / "e.json")])
-    assert res.exit_code == 0  # convert checks structure only; `validate` finds the cycle
+    assert res.exit_code == 1 and "edge.cycle" in res.stderr and "--force" in res.stderr  # validate rejects it
+    assert not (tmp_path / "e.json").exists()
+    res = runner.invoke(app, ["convert", str(DATA / "bad" / "cycle.json"), "-o", str(tmp_path / "e.json"), "--force"])
+    assert res.exit_code == 0 and "--force" in res.stderr and (tmp_path / "e.json").exists()
     res = runner.invoke(app, ["convert", str(DATA / "bad" / "not_json.json"), "-o", str(tmp_path / "e.json")])
     assert res.exit_code == 1 and "json.malformed" in res.stderr and "Traceback" not in res.stderr

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ._app import app, plain_help
+from ._app import app, guard_all, plain_help
 
 # Each module registers its commands on ``app`` when imported (heavy imports stay inside
 # the command functions, so ``orchestrace --help`` is fast).
@@ -24,6 +24,7 @@ from . import _learn  # noqa: E402,F401  (train, eval, demo)
 
 app.add_typer(corpus_app, name="corpus")
 plain_help(app)
+guard_all(app)  # after every command module registered: no command lets a traceback out
 
 __all__ = ["app", "main"]
 

@@ -1,9 +1,21 @@
-"""The shared typer application and CLI helpers (exit codes, error printing)."""
+"""The shared typer application and CLI helpers (exit codes, error printing, the no-traceback guard).
+
+Every message about bad input has one shape, on stderr, with markup off for the user's
+text (so ``pip install 'orchestrace[env]'`` prints whole)::
+
+    error: <where>: <what is wrong>[; how to fix it]
+      <severity> <code> at <file:line or JSON path>: <message> (hint: …)
+
+Exit codes: 0 ok · 1 the input is invalid · 2 usage or I/O (a missing file, a bad
+option, a missing extra, an unwritable output). :func:`guard` wraps every command so
+that nothing escapes as a traceback.
+"""
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -73,11 +85,91 @@ def plain_help(typer_app: typer.Typer) -> None:
 
 
 def fail(message: str, *, problems: Iterable[Problem] = (), code: int = EXIT_USAGE) -> typer.Exit:
-    """Print an actionable error (and its located problems) to stderr; return an Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
-    for p in problems:
-        err_console.print(f"  {p}", markup=False, soft_wrap=True)
+    """Print ``error: message`` (and its located problems) to stderr; return an Exit to raise.
+
+    The message is printed as plain text: square brackets in it are kept, never read as markup.
+    """
+    error(message, problems=problems)
     return typer.Exit(code)
+
+
+def error(message: str, *, problems: Iterable[Problem] = (), limit: int = 20) -> None:
+    """Print ``error: message`` and up to ``limit`` located problems (the rest are counted)."""
+    from rich.text import Text
+
+    err_console.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+    problems = list(problems)
+    for p in problems[:limit]:
+        err_console.print(f"  {p}", markup=False, soft_wrap=True)
+    if len(problems) > limit:
+        err_console.print(f"  … and {len(problems) - limit} more problem(s)", markup=False)
+
+
+def note(message: str, *, kind: str = "note") -> None:
+    """Print ``note: message`` (or ``warning: …``) to stderr, markup off for the message."""
+    from rich.text import Text
+
+    err_console.print(Text.assemble((f"{kind}:", "yellow"), " ", message), soft_wrap=True)
+
+
+#: Click's own errors (typer vendors click: its ClickException is found through BadParameter).
+_CLICK_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+#: The extra that provides each optional top-level module (pyproject.toml).
+_EXTRA_OF = {"gymnasium": "env", "torch": "learn", "pyarrow": "parquet", "opentelemetry": "otel",
+             "matplotlib": "plot", "httpx": "llm", "xllamacpp": "llm"}
+
+
+def guard(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a command: an OrchestraceError, an OSError or any bug becomes one ``error:`` line, never a traceback.
+
+    ConfigError / MissingExtraError / OSError → exit 2; a TraceError → 1 (2 when the
+    problem is I/O); anything else is reported as an internal error (exit 2).
+    """
+    from ..errors import ConfigError, MissingExtraError, OrchestraceError, TraceError
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, _CLICK_ERROR, KeyboardInterrupt, SystemExit):
+            raise
+        except TraceError as exc:
+            io = any(p.code.startswith("io.") for p in exc.problems)
+            raise fail(str(exc), problems=exc.problems, code=EXIT_USAGE if io else EXIT_INVALID) from None
+        except (ConfigError, MissingExtraError) as exc:
+            raise fail(str(exc), code=EXIT_USAGE) from None
+        except ImportError as exc:  # an optional stack imported without errors.require
+            top = (exc.name or "").split(".")[0]
+            extra = _EXTRA_OF.get(top)
+            if extra is None:
+                raise fail(f"internal error: {type(exc).__name__}: {exc} — this is a bug in orchestrace; "
+                           "please report it with the command", code=EXIT_USAGE) from None
+            raise fail(f"{top} is needed for this; install it with: pip install 'orchestrace[{extra}]'",
+                       code=EXIT_USAGE) from None
+        except OrchestraceError as exc:
+            raise fail(str(exc), code=EXIT_INVALID) from None
+        except RecursionError:
+            raise fail("the input is nested too deeply to process", code=EXIT_INVALID) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            raise fail(f"{where}{exc.strerror or exc}", code=EXIT_USAGE) from None
+        except Exception as exc:  # the CLI's contract: never a traceback
+            raise fail(f"internal error: {type(exc).__name__}: {str(exc)[:500]} — this is a bug in orchestrace; "
+                       "please report it with the command and the input", code=EXIT_USAGE) from None
+
+    return run
+
+
+def guard_all(typer_app: typer.Typer) -> None:
+    """Apply :func:`guard` to every command and sub-group callback of ``typer_app`` (once)."""
+    for info in typer_app.registered_commands:
+        if info.callback is not None and not getattr(info.callback, "_guarded", False):
+            info.callback = guard(info.callback)
+            info.callback._guarded = True  # type: ignore[attr-defined]
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            guard_all(group.typer_instance)
 
 
 def is_tty() -> bool:

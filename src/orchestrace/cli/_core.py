@@ -24,7 +24,20 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, escape, fail
+from ..errors import OrchestraceError
+from ._app import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    app,
+    console,
+    err_console,
+    error,
+    escape,
+    fail,
+    note,
+)
+from ._checks import FORCE_HELP
 
 if TYPE_CHECKING:
     from .._problems import ValidationReport
@@ -48,11 +61,11 @@ def _no_traceback() -> Iterator[None]:
     """Turn any unexpected exception into one line on stderr and exit 2."""
     try:
         yield
-    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
-        raise
+    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit, OrchestraceError):
+        raise  # an OrchestraceError is printed by the command guard (cli._app.guard)
     except Exception as exc:  # the CLI's contract: never a traceback
-        err_console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__)}: {escape(str(exc)[:500])}")
-        err_console.print("  this is a bug in orchestrace; please report it with the command and input")
+        error(f"internal error: {type(exc).__name__}: {str(exc)[:500]} — this is a bug in orchestrace; "
+              "please report it with the command and the input")
         raise typer.Exit(EXIT_USAGE) from None
 
 
@@ -157,29 +170,16 @@ def _progress(total: int, *, enabled: bool) -> Iterator[Any]:
 
 
 # ----------------------------------------------------------------------------- loading helpers
-def _load_all(path: Path) -> list[Trace]:
-    """All traces of a file; structural problems → exit 1, I/O problems → exit 2; warnings → notes."""
-    from ..dataset import is_dataset, read_dataset
-    from ..errors import MissingExtraError, TraceDecodeError
-    from ..io import iter_traces
+def _load_all(path: Path, *, force: bool = False, verb: str = "analyse") -> list[Trace]:
+    """All traces of a file or dataset; exit 1 when one is not a trace or does not validate (unless ``force``)."""
+    from ._checks import load_traces
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            traces = list(read_dataset(path) if is_dataset(path) else iter_traces(path))
-        except MissingExtraError as exc:
-            raise fail(escape(str(exc))) from None
-        except TraceDecodeError as exc:
-            io = any(p.code.startswith("io.") for p in exc.problems)
-            raise fail(f"{escape(str(path))}: " + ("cannot read the file" if io else "not a valid trace"),
-                       problems=exc.problems, code=EXIT_USAGE if io else EXIT_INVALID) from None
-    _notes(caught)
-    return traces
+    return load_traces(path, force=force, verb=verb)
 
 
 def _notes(caught: list[warnings.WarningMessage]) -> None:
     for w in caught:
-        err_console.print(f"[yellow]note:[/] {escape(str(w.message))}", soft_wrap=True)
+        note(str(w.message))
 
 
 # ----------------------------------------------------------------------------- convert
@@ -190,6 +190,7 @@ def convert(
     out: Path = typer.Option(..., "-o", "--out", help="Output file (a folder for --to parquet)."),
     to: ConvertTo | None = typer.Option(None, "--to", help="native | reference | jsonl | parquet (default: from "
                                         "the output suffix, .jsonl → jsonl, else native)."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Convert between native JSON, the survey's reference JSON, the JSONL stream and the columnar dataset.
 
@@ -198,16 +199,16 @@ def convert(
     dataset folder (traces/events/edges.parquet, needs orchestrace[parquet]) holding every
     trace of the input.
     """
-    from ..io import dumps, to_reference
+    from ..io import atomic_write, dumps, to_reference
 
     with _no_traceback():
         fmt = to.value if to is not None else ("jsonl" if out.suffix == ".jsonl" else "native")
-        traces = _load_all(src)
+        traces = _load_all(src, force=force, verb="convert")
         if fmt == "parquet":
             _write_parquet(traces, out)
             return
         if len(traces) > 1 and fmt != "jsonl":
-            raise fail(f"{escape(str(src))} holds {len(traces)} traces; a {fmt} JSON file holds one (use --to jsonl)",
+            raise fail(f"{str(src)} holds {len(traces)} traces; a {fmt} JSON file holds one (use --to jsonl)",
                        code=EXIT_USAGE) from None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -217,9 +218,9 @@ def convert(
                 data = b"".join(dumps(tr, format=fmt) for tr in traces)  # type: ignore[arg-type]
         _notes(caught)
         try:
-            out.write_bytes(data)
+            atomic_write(out, data)
         except OSError as exc:
-            raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
+            raise fail(f"cannot write {str(out)}: {str(exc.strerror or exc)}") from None
         n_ev = sum(len(tr.events) for tr in traces)
         console.print(f"wrote {escape(str(out))} ({fmt}): {len(traces)} trace(s), {n_ev} events")
 
@@ -230,15 +231,15 @@ def _write_parquet(traces: list[Trace], out: Path) -> None:
     from ..errors import MissingExtraError, TraceError
 
     if out.exists() and not out.is_dir():
-        raise fail(f"{escape(str(out))} is a file; --to parquet writes a folder (traces/events/edges.parquet)")
+        raise fail(f"{str(out)} is a file; --to parquet writes a folder (traces/events/edges.parquet)")
     try:
         write_dataset(traces, out)
     except MissingExtraError as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     except TraceError as exc:
-        raise fail(escape(str(exc)), code=EXIT_INVALID) from None
+        raise fail(str(exc), code=EXIT_INVALID) from None
     except OSError as exc:
-        raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
+        raise fail(f"cannot write {str(out)}: {str(exc.strerror or exc)}") from None
     n_ev = sum(len(tr.events) for tr in traces)
     console.print(f"wrote {escape(str(out))} (parquet dataset): {len(traces)} trace(s), {n_ev} events")
 
@@ -248,10 +249,11 @@ def _write_parquet(traces: list[Trace], out: Path) -> None:
 def inspect(
     path: Path = typer.Argument(..., help="Trace file (.json or .jsonl)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Summarise a trace: agents, spawn tree, events by type, time span, tokens, tool calls, rewards."""
     with _no_traceback():
-        traces = _load_all(path)
+        traces = _load_all(path, force=force, verb="inspect")
         for k, tr in enumerate(traces):
             info = summarize(tr)
             if as_json:
@@ -466,7 +468,7 @@ def synth(
             else:
                 dump(tr, out)
         except OSError as exc:
-            raise fail(f"cannot write {escape(str(out))}: {escape(str(exc.strerror or exc))}") from None
+            raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
         if runs > 1:
             ok = sum(bool(t.outcome and t.outcome.success) for t in trs)
             console.print(f"wrote {escape(str(out))}: {runs} runs of task synth-task-{seed}, {ok} succeeded")

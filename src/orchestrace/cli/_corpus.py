@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, console, err_console, escape
+from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, console, err_console, error, escape
 
 __all__ = ["corpus_app"]
 
@@ -45,11 +45,12 @@ def _exit_code(problems: list) -> int:
 
 def _print_problems(problems: list, *, to_stderr: bool) -> None:
     out = err_console if to_stderr else console
-    for p in problems:
+    from rich.text import Text
+
+    for p in problems:  # the Problem's own one-line form, markup off for the file's text
         colour = "red" if p.severity == "error" else "yellow"
-        hint = f" [dim](hint: {escape(p.hint)})[/]" if p.hint else ""
-        out.print(f"[{colour}]{p.severity}[/] [bold]{escape(p.path)}[/] {escape(p.code)}: "
-                  f"{escape(p.message)}{hint}", soft_wrap=True, highlight=False)
+        out.print(Text.assemble((p.severity.value, colour), " ", str(p).split(" ", 1)[1]), soft_wrap=True,
+                  highlight=False)
 
 
 @corpus_app.command("check")
@@ -91,8 +92,7 @@ def stats_cmd(
         ex = None if excluded is None else load_excluded(excluded)
     except CorpusError as exc:
         errors = [p for p in exc.problems if p.severity == "error"]
-        err_console.print(f"[bold red]error:[/] {len(errors)} error(s); no statistics printed",
-                          soft_wrap=True, highlight=False)
+        error(f"{len(errors)} error(s); no statistics printed")
         _print_problems(errors, to_stderr=True)
         raise typer.Exit(_exit_code(errors)) from None
     s = stats(pool, ex)

@@ -20,7 +20,8 @@ from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, escape, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, escape, fail, note
+from ._checks import FORCE_HELP
 
 __all__ = ["credit", "reward"]
 
@@ -28,23 +29,12 @@ _UNITS = "token, tool_call, message, turn, agent, role, orchestrator, team"
 _METHODS = "broadcast, discounted, causal, leave-one-out, shapley, owen, c3, coma"
 
 
-def _traces(path: Path) -> list[Any]:
-    from ..errors import TraceError
-    from ..io import iter_traces
+def _traces(path: Path, force: bool, verb: str) -> list[Any]:
+    from ._checks import load_traces
 
-    if not path.exists():
-        raise fail(f"{path}: no such file", code=EXIT_USAGE)
     if path.is_dir():
         raise fail(f"{path}: is a folder; give one .json or .jsonl trace file", code=EXIT_USAGE)
-    try:
-        traces = list(iter_traces(path))
-    except TraceError as exc:
-        raise fail(f"{path}: {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
-    except OSError as exc:
-        raise fail(f"{path}: cannot read: {exc.strerror or exc}", code=EXIT_USAGE) from None
-    if not traces:
-        raise fail(f"{path}: holds no trace", code=EXIT_INVALID)
-    return traces
+    return load_traces(path, force=force, verb=verb)
 
 
 def _spec(spec: Path | None) -> Any:
@@ -112,8 +102,8 @@ def signals_and_baselines(traces: list[Any], spec: Any, truth: str | None, basel
         base = group_baselines(totals, groups).tolist()
         alone = sum(1 for g in groups if groups.count(g) == 1)
         if alone:
-            err_console.print(f"note: {alone} trace(s) are alone in their task group: their baseline is their own "
-                              f"reward (advantage 0); put several runs of one task in the file", soft_wrap=True)
+            note(f"{alone} trace(s) are alone in their task group: their baseline is their own "
+                 f"reward (advantage 0); put several runs of one task in the file")
         return sigs, base
     return sigs, [baseline] * len(traces)  # type: ignore[list-item]
 
@@ -130,13 +120,14 @@ def reward(
     spec: Path = typer.Option(None, "--spec", help="TOML reward spec (default: R1 shared outcome)."),
     truth: str = typer.Option(None, "--truth", help="Ground truth: a number/true/false verdict or the answer string."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per signal per line."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Evaluate reward functions (R1–R8) on each trace: one value per unit."""
     from ..errors import ConfigError, TraceError
     from ..rewards import RewardSpec, Term, total
 
     rs = _spec(spec) or RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
-    traces = _traces(path)
+    traces = _traces(path, force, "reward")
     multi = len(traces) > 1
     for tr in traces:
         try:
@@ -144,7 +135,7 @@ def reward(
         except ConfigError as exc:
             raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
-            raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
+            raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", problems=exc.problems, code=EXIT_INVALID) from None
         if as_json:
             for s in sigs:
                 rec = {"unit": s.unit.value, "id": s.id, "value": s.value,
@@ -177,6 +168,7 @@ def credit(
     baseline: str = typer.Option(None, "--baseline", help="Credit the advantage R − b: a number b, or 'group' (the mean reward of the file's runs of the same task). A failed run then gets negative credit on the causes of its failure."),
     limit: int = typer.Option(50, "--limit", help="Rows shown in the table (0 = all; --json prints all)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per unit: unit, credit (, stderr)."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
     from ..credit import assign
@@ -192,7 +184,7 @@ def credit(
     params = dict(cs.params) if cs is not None and (cs.method is None or cs.method == chosen) else {}
     samples = samples if samples is not None else (cs.samples if cs else None)
     seed = seed if seed is not None else (cs.seed if cs else 0)
-    traces = _traces(path)
+    traces = _traces(path, force, "credit")
     multi = len(traces) > 1
     all_sigs, bases = signals_and_baselines(traces, rs, truth, base_opt, lambda t: f"{path} (trace {t.trace_id!r})")
     for tr, sigs, b in zip(traces, all_sigs, bases, strict=True):
@@ -202,12 +194,12 @@ def credit(
         except (ConfigError, ValueFunctionError) as exc:
             raise fail(f"{where}: {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
-            raise fail(f"{where}: {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
+            raise fail(f"{where}: {exc}", problems=exc.problems, code=EXIT_INVALID) from None
         if as_json:
             for rec in res.records():
                 _json_line({"trace_id": tr.trace_id, **rec} if multi else rec)
-            for note in res.notes:
-                err_console.print(f"note: {escape(note)}", soft_wrap=True)
+            for msg in res.notes:
+                note(msg)
             continue
         _table(tr.trace_id, res, limit)
 
@@ -241,5 +233,5 @@ def _table(trace_id: str, res: Any, limit: int) -> None:
     if res.epsilon is not None:
         tail += f"; max error ≤ {res.epsilon:.3g} with probability ≥ {1 - res.delta:g} ({res.samples} permutations)"
     console.print(tail)
-    for note in res.notes:
-        console.print(f"[dim]note: {escape(note)}[/]", soft_wrap=True)
+    for msg in res.notes:
+        console.print(f"[dim]note: {escape(msg)}[/]", soft_wrap=True)

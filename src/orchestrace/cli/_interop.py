@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, escape, fail
+from ._checks import FORCE_HELP
 
 
 class ImportFormat(str, Enum):
@@ -59,7 +60,7 @@ def import_cmd(
     """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, reference) as traces."""
     from ..errors import ConfigError
     from ..importers import import_traces
-    from ..io import dumps
+    from ..io import atomic_write, dumps
 
     for p in paths:
         if not p.exists():
@@ -78,9 +79,9 @@ def import_cmd(
             raise fail(f"{len(res.traces)} traces were imported; write them to a .jsonl file (-o {out.with_suffix('.jsonl')})")
         try:
             if out.suffix == ".jsonl":
-                out.write_bytes(b"".join(dumps(t, format="jsonl") for t in res.traces))
+                atomic_write(out, b"".join(dumps(t, format="jsonl") for t in res.traces))
             else:
-                out.write_bytes(dumps(res.traces[0]))
+                atomic_write(out, dumps(res.traces[0]))
         except OSError as exc:
             raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     errors = [p for p in problems if p.severity == "error"]
@@ -92,14 +93,17 @@ def import_cmd(
     else:
         if report:
             _print_report(res.report)
-        for pr in problems:
+        from rich.text import Text
+
+        for pr in problems:  # the Problem's own one-line form, markup off for the source's text
             colour = "red" if pr.severity == "error" else "yellow"
-            err_console.print(f"[{colour}]{pr.severity}[/] [bold]{escape(pr.path)}[/] {escape(pr.code)}: {escape(pr.message)}"
-                              + (f" [dim](hint: {escape(pr.hint)})[/]" if pr.hint else ""), soft_wrap=True)
+            err_console.print(Text.assemble((pr.severity.value, colour), " ", str(pr).split(" ", 1)[1]), soft_wrap=True)
         n_ev = sum(len(t.events) for t in res.traces)
         verdict = "wrote" if res.traces else "nothing imported:"
         console.print(f"{verdict} {escape(str(out)) if res.traces else ''} {len(res.traces)} trace(s), {n_ev} events; "
                       f"{len(errors)} error(s), {len(warnings)} warning(s)", soft_wrap=True)
+    if any(p.code.startswith("io.") for p in errors):  # unreadable input: I/O, like validate
+        raise typer.Exit(EXIT_USAGE)
     if not res.traces or errors or (strict and warnings):
         raise typer.Exit(EXIT_INVALID)
     raise typer.Exit(EXIT_OK)
@@ -129,6 +133,8 @@ def _print_report(rep) -> None:  # type: ignore[no-untyped-def]
     console.print(table)
     for reason, n in sorted(rep.reasons.items()):
         console.print(f"  {n:>6}  {escape(reason)}", soft_wrap=True)
+    for code, n in sorted(rep.sanitised.items()):
+        console.print(f"  {n:>6}  values changed or dropped while reading ({escape(code)}; see the warnings)")
     if rep.clamped_times:
         console.print(f"  {rep.clamped_times:>6}  event times clamped so that time never runs backwards along an edge")
 
@@ -143,19 +149,17 @@ def export_cmd(
     truth: str = typer.Option(None, "--truth", help="Ground truth for the rewards: a number/true/false verdict or the answer string (an imported run records no outcome)."),
     spec: Path = typer.Option(None, "--spec", help="TOML reward spec whose rewards are credited to the turns (default: the trace's own, else its outcome)."),
     baseline: str = typer.Option(None, "--baseline", help="Per-turn rewards relative to a baseline: a number, or 'group' (the mean reward of the file's runs of the same task); a failed run then gets negative rewards on its causes."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Export traces as OTLP JSON, reference JSON, or RL training data (rLLM, verl, TRL)."""
-    from ..errors import ConfigError, MissingExtraError, TraceDecodeError
+    from ..errors import ConfigError, MissingExtraError
     from ..exporters import export_turns, export_warnings, to_otlp, to_rllm, to_trl, to_verl
     from ..exporters.training import write_jsonl
-    from ..io import iter_traces, to_reference
+    from ..io import atomic_write, to_reference
+    from ._checks import load_traces
     from ._credit import _spec, parse_baseline, signals_and_baselines
 
-    try:
-        traces = list(iter_traces(path))
-    except TraceDecodeError as exc:
-        raise fail(f"cannot read {path}", problems=exc.problems,
-                   code=EXIT_USAGE if any(p.code.startswith("io.") for p in exc.problems) else EXIT_INVALID) from None
+    traces = load_traces(path, force=force, verb="export")
     kw: dict[str, Any] = {}
     warnings: list[str] = []
     training = fmt in (ExportFormat.verl, ExportFormat.rllm, ExportFormat.trl)
@@ -181,13 +185,13 @@ def export_cmd(
         if fmt is ExportFormat.otlp:
             docs = [to_otlp(t) for t in traces]
             doc = {"resourceSpans": [rs for d in docs for rs in d["resourceSpans"]]}
-            out.write_text(json.dumps(doc), encoding="utf-8")
+            atomic_write(out, json.dumps(doc).encode())
             n = sum(len(rs["scopeSpans"][0]["spans"]) for rs in doc["resourceSpans"])
             what = "spans"
         elif fmt is ExportFormat.reference:
             if len(traces) != 1:
                 raise fail(f"{path} holds {len(traces)} traces; the reference format holds one (use convert per trace)")
-            out.write_text(json.dumps(to_reference(traces[0], warn=False)), encoding="utf-8")
+            atomic_write(out, json.dumps(to_reference(traces[0], warn=False)).encode())
             n, what = len(traces[0].events), "events"
         elif fmt is ExportFormat.verl:
             n, what = to_verl(traces, out, **kw), "rows"

@@ -7,12 +7,13 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, app, console, err_console, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
 
 llm_app = typer.Typer(help="Run orchestration episodes with real LLM sub-agents (OpenAI-compatible endpoint).",
                       no_args_is_help=True)
@@ -100,6 +101,8 @@ def llm_run(
         raise fail(f"unknown plan {plan!r}; choose one of {', '.join(PLANS)}")
     if suite not in SUITES:
         raise fail(f"unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
+    if episodes < 1 or size < 1:
+        raise fail(f"--episodes and --size must be ≥ 1, got {episodes} and {size}")
     if not local and (not base_url or not model):
         raise fail("give --base-url and --model, or --local to start the local SmolLM2 server")
     srv = None
@@ -110,12 +113,16 @@ def llm_run(
             srv = LocalServer().start()
             base_url, model = srv.base_url or "", srv.model
         traces = []
-        ok = 0
+        ok = calls = failed_calls = 0
+        all_causes: Counter[str] = Counter()
         with LLMWorkers(base_url, model, api_key_env=api_key_env, max_tokens=max_tokens) as w:
             for k in range(episodes):
                 task = make_task(suite, seed=seed + k, size=size)
                 r = run_episode(task, w, PLANS[plan])
                 ok += r.success
+                calls += r.calls
+                failed_calls += r.failed_calls
+                all_causes.update(r.causes)
                 traces.append(r.trace)
                 causes = ", ".join(f"{c}×{n}" for c, n in sorted(r.causes.items())) or "-"
                 console.print(
@@ -131,17 +138,21 @@ def llm_run(
     finally:
         if srv is not None:
             srv.stop()
+    if calls and failed_calls >= calls:  # nothing reached a model: the numbers above are not results
+        counted = ", ".join(f"{c}×{n}" for c, n in all_causes.most_common()) or "unknown causes"
+        raise fail(f"all {calls} LLM calls failed ({counted}); check --base-url {base_url} and --model {model}, "
+                   "and that the server is up (`orchestrace serve-local` starts a local one)", code=EXIT_USAGE)
     if ok == 0 and episodes > 0:
         raise typer.Exit(EXIT_INVALID)
 
 
 def _write(traces: list[Any], out: Path) -> None:
     """All traces to one JSONL stream (``.jsonl``), or the last one as a JSON document."""
-    from ..io import dump, dumps
+    from ..io import atomic_write, dump, dumps
 
     try:
         if out.suffix == ".jsonl":
-            out.write_bytes(b"".join(dumps(tr, format="jsonl") for tr in traces))
+            atomic_write(out, b"".join(dumps(tr, format="jsonl") for tr in traces))
         else:
             dump(traces[-1], out)
     except OSError as exc:

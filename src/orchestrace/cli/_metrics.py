@@ -12,13 +12,26 @@ Exit codes: 0 ok; 1 a trace was refused (invalid, cyclic, undecodable); 2 usage 
 from __future__ import annotations
 
 import glob
+import math
 import os
 import warnings
 from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, escape, fail
+from ._app import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    app,
+    console,
+    err_console,
+    error,
+    escape,
+    fail,
+    note,
+)
+from ._checks import FORCE_HELP
 
 __all__ = ["metrics"]
 
@@ -48,7 +61,7 @@ def _expand(paths: list[str]) -> list[Path]:
             found = sorted(q for q in p.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
             found = sorted(found + [q.parent for q in p.rglob("traces.parquet") if is_dataset(q.parent)])
             if not found:
-                raise fail(f"{raw}: folder holds no .json or .jsonl files (nor a dataset folder)")
+                raise fail(f"{raw}: folder holds no .json or .jsonl files (nor a dataset folder)", code=EXIT_USAGE)
             out.update(dict.fromkeys(found))
         elif p.exists():
             out[p] = None
@@ -73,13 +86,15 @@ def _traces_of(path: Path):  # noqa: ANN202
     try:
         require("pyarrow", extra="parquet")
     except MissingExtraError as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     return read_dataset(path)
 
 
 def _fmt(v: float | None, *, short: bool = False) -> str:
     if v is None:
         return "[dim]?[/]" if short else "[dim]unknown[/]"
+    if not math.isfinite(v):
+        return str(v)
     if short and abs(v) >= 1e4:
         return f"{v / 1e6:.3g}M" if abs(v) >= 1e6 else f"{v / 1e3:.3g}k"
     if v == int(v) and abs(v) < 1e15:
@@ -88,19 +103,17 @@ def _fmt(v: float | None, *, short: bool = False) -> str:
 
 
 def _refuse(where: str, exc: Exception) -> None:
-    problems = getattr(exc, "problems", [])
-    err_console.print(f"[bold red]refused:[/] {escape(where)}: {escape(str(exc))}", soft_wrap=True)
-    for p in problems[:20]:
-        err_console.print(f"  {escape(str(p))}", soft_wrap=True)
-    if len(problems) > 20:
-        err_console.print(f"  … and {len(problems) - 20} more problem(s)")
+    msg = str(exc)
+    if msg.startswith(f"{where}: "):  # the decoder already names the file
+        msg = msg[len(where) + 2:]
+    error(f"{where}: {msg}", problems=getattr(exc, "problems", []))
 
 
 def _write_back(path: Path, traces: list, results: list) -> None:
     """Rewrite ``path`` with the measures merged into each trace's ``metrics``."""
     import msgspec
 
-    from ..io import dumps, read_bytes
+    from ..io import atomic_write, dumps, read_bytes
     from ..measures import reference_metrics
 
     data = read_bytes(path)
@@ -117,6 +130,10 @@ def _write_back(path: Path, traces: list, results: list) -> None:
         merged = dict(tr.metrics)
         merged.update(reference_metrics(res))
         merged.update({k: v for k, v in res.metrics.items() if v is not None})
+        dropped = sorted(k for k, v in merged.items() if not math.isfinite(v))
+        if dropped:  # a trace's metrics must be finite
+            note(f"{path}: trace {tr.trace_id!r}: not written (not finite): {', '.join(dropped)}", kind="warning")
+            merged = {k: v for k, v in merged.items() if math.isfinite(v)}
         new.append(msgspec.structs.replace(tr, metrics=merged))
     if fmt == "jsonl":
         blob = b"".join(dumps(t, format="jsonl") for t in new)
@@ -124,9 +141,7 @@ def _write_back(path: Path, traces: list, results: list) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             blob = dumps(new[0], format=fmt)  # type: ignore[arg-type]
-    tmp = path.with_name(f".{path.name}.orchestrace-tmp")
-    tmp.write_bytes(blob)
-    os.replace(tmp, path)
+    atomic_write(path, blob)  # keeps the file's mode
 
 
 @app.command()
@@ -138,11 +153,13 @@ def metrics(
                                           "e2/speedup,e4 …). Default: all."),
     write: bool = typer.Option(False, "--write", help="Write the measures into each trace's metrics field, in place."),
     max_flows: int = typer.Option(10, "--flows", help="Safety flows to list for a single trace."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec
     import numpy as np
 
+    from .._validate import validate
     from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
     from ..measures import compute, select_measures
@@ -154,6 +171,7 @@ def metrics(
     files = _expand(paths)
     rows: list[tuple[str, object]] = []  # (label, MetricsResult)
     refused = 0
+    io_error = False
     encoder = msgspec.json.Encoder()
 
     progress = None
@@ -169,6 +187,16 @@ def metrics(
                 warnings.simplefilter("always")
                 try:
                     for tr in _traces_of(path):
+                        rep = validate(tr)
+                        if not rep.valid and not force:
+                            error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
+                                  "or pass --force to measure it anyway", problems=rep.errors)
+                            refused += 1
+                            file_ok = False
+                            continue
+                        if not rep.valid:
+                            note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
+                                 "--force: measuring it anyway", kind="warning")
                         try:
                             res = compute(tr, names, max_flows=max_flows)
                         except TraceError as exc:
@@ -185,9 +213,10 @@ def metrics(
                 except TraceError as exc:
                     _refuse(str(path), exc)
                     refused += 1
+                    io_error |= any(p.code.startswith("io.") for p in exc.problems)
                     file_ok = False
             for w in caught:
-                err_console.print(f"[yellow]warning:[/] {escape(str(w.message))}", soft_wrap=True)
+                note(str(w.message), kind="warning")
             if write and results:
                 if is_dataset(path):
                     err_console.print(f"[yellow]not written:[/] {escape(str(path))} (a columnar dataset is not "
@@ -195,8 +224,10 @@ def metrics(
                 elif file_ok:
                     try:
                         _write_back(path, traces, results)
-                    except (OSError, TraceError) as exc:
-                        raise fail(f"cannot write {path}: {exc}") from None
+                    except OSError as exc:
+                        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
+                    except TraceError as exc:
+                        raise fail(f"cannot write {path}: {exc}", problems=exc.problems) from None
                 else:
                     err_console.print(f"[yellow]not written:[/] {escape(str(path))} (a trace in it was refused)")
             if progress is not None:
@@ -212,7 +243,7 @@ def metrics(
             _print_many(rows, names, explicit=bool(select), np=np)
     if write and rows:
         err_console.print(f"wrote measures into {len({r[0] for r in rows})} file(s)")
-    raise typer.Exit(EXIT_INVALID if refused else EXIT_OK)
+    raise typer.Exit(EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK)
 
 
 def _print_one(res, names: list[str]) -> None:  # noqa: ANN001

@@ -13,11 +13,12 @@ Exit codes: 0 written; 1 a trace is invalid (the validator's problems are printe
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, escape, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, error, escape, fail, note
 
 __all__ = ["report"]
 
@@ -28,19 +29,15 @@ def _files(path: Path) -> list[Path]:
     if path.is_dir():
         found = sorted(q for q in path.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
         if not found:
-            raise fail(f"{escape(str(path))}: folder holds no .json or .jsonl files")
+            raise fail(f"{str(path)}: folder holds no .json or .jsonl files")
         return found
     if not path.exists():
-        raise fail(f"{escape(str(path))}: no such file or folder")
+        raise fail(f"{str(path)}: no such file or folder")
     return [path]
 
 
 def _print_problems(where: str, problems: list) -> None:
-    err_console.print(f"[bold red]invalid:[/] {escape(where)}", soft_wrap=True)
-    for p in problems[:_MAX_PRINTED]:
-        err_console.print(f"  {escape(str(p))}", soft_wrap=True)
-    if len(problems) > _MAX_PRINTED:
-        err_console.print(f"  … and {len(problems) - _MAX_PRINTED} more problem(s)")
+    error(f"{where}: not a valid trace", problems=problems, limit=_MAX_PRINTED)
 
 
 def _load_native(files: list[Path]) -> list:
@@ -60,7 +57,11 @@ def _load_native(files: list[Path]) -> list:
     traces: list = []
     for f in files:
         try:
-            traces.extend(iter_traces(f))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                traces.extend(iter_traces(f))
+            for w in caught:
+                note(str(w.message))
         except TraceError as exc:  # pragma: no cover - validate() found nothing but decode failed
             _print_problems(str(f), list(exc.problems) or [str(exc)])
             raise typer.Exit(EXIT_INVALID) from None
@@ -74,7 +75,7 @@ def _load_imported(fmt: str, files: list[Path]) -> list:
     try:
         res = import_traces(fmt, files)
     except ConfigError as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     if not res.traces:
         _print_problems(", ".join(map(str, files)), list(res.report.errors) or ["nothing could be imported"])
         raise typer.Exit(EXIT_INVALID)
@@ -93,6 +94,7 @@ def report(
 ) -> None:
     """Write a self-contained HTML report: timeline, critical path, wasted work, measures, credit."""
     from ..errors import ConfigError, MissingExtraError, TraceInvalidError
+    from ..io import atomic_write
     from ..report import report_html, save_png
     from ..report._credit import credit_payload
 
@@ -100,29 +102,29 @@ def report(
     files = _files(path)
     traces = _load_imported(from_, files) if from_ else _load_native(files)
     if not traces:
-        raise fail(f"{escape(str(path))}: no trace found")
+        raise fail(f"{str(path)}: no trace found")
     single = len(traces) == 1
     if (credit or png) and not single:
-        raise fail(f"{escape(str(path))} holds {len(traces)} traces; --credit and --png need exactly one trace")
+        raise fail(f"{str(path)} holds {len(traces)} traces; --credit and --png need exactly one trace")
     if png is not None:  # fail early (before the HTML work) when matplotlib is missing
         try:
             from ..errors import require
 
             require("matplotlib", extra="plot")
         except MissingExtraError as exc:
-            raise fail(escape(str(exc))) from None
+            raise fail(str(exc)) from None
     try:
         cred = credit_payload(traces[0], credit) if credit else None
         html = report_html(traces if not single else traces[0], credit=cred, max_graph_events=graph_max, title=title)
     except ConfigError as exc:
-        raise fail(escape(str(exc))) from None
+        raise fail(str(exc)) from None
     except TraceInvalidError as exc:
         _print_problems(str(path), list(exc.problems) or [str(exc)])
         raise typer.Exit(EXIT_INVALID) from None
     try:
-        out.write_text(html, encoding="utf-8")
+        atomic_write(out, html.encode("utf-8"))
     except OSError as exc:
-        raise fail(escape(f"cannot write {out}: {exc.strerror or exc}"), code=EXIT_USAGE) from None
+        raise fail(f"cannot write {out}: {exc.strerror or exc}", code=EXIT_USAGE) from None
     dt = time.perf_counter() - t0
     size = len(html.encode("utf-8")) / 1e6
     if single:
@@ -135,7 +137,7 @@ def report(
         try:
             save_png(traces[0], png)
         except MissingExtraError as exc:  # pragma: no cover - checked above
-            raise fail(escape(str(exc))) from None
+            raise fail(str(exc)) from None
         except OSError as exc:
-            raise fail(escape(f"cannot write {png}: {exc.strerror or exc}"), code=EXIT_USAGE) from None
+            raise fail(f"cannot write {png}: {exc.strerror or exc}", code=EXIT_USAGE) from None
         console.print(f"wrote {escape(str(png))}")

@@ -419,7 +419,7 @@ def dpo_pairs(rows: Sequence[Mapping[str, Any]], *, key: str = "reward", min_mar
 
 
 def write_jsonl(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
-    """One JSON object per line (UTF-8)."""
-    with open(path, "w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    """One JSON object per line (UTF-8), written atomically (an existing file keeps its mode)."""
+    from ..io import atomic_write
+
+    atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))

@@ -84,6 +84,10 @@ def import_traces(
                 sub.problems.extend(exc.problems)
             else:
                 sub.error("import.unreadable", str(p), str(exc), "check the path")
+        except RecursionError:  # e.g. spans nested thousands of levels deep
+            got = []
+            sub.error("import.too-deep", str(p), "the records nest too deeply to map (thousands of levels)",
+                      "this is not a run that orchestrace can import")
         sub.n_traces = len(got)
         sub.n_events = sum(len(t.events) for t in got)
         sub.n_edges = sum(len(t.edges) for t in got)

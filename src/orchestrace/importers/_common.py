@@ -22,29 +22,39 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import msgspec
 
+from .._problems import Problem
 from ..builder import TraceBuilder
 from ..errors import TraceDecodeError
-from ..io import read_bytes
+from ..io import env_bytes, max_file_bytes, read_bytes
 from ..trace import Event, Trace
-from ..vocab import EdgeType, EventType, Topology
+from ..vocab import EdgeType, EventType, Severity, Topology
 from ._report import ImportReport
 
 __all__ = [
     "CONTENT_MODES",
+    "MAX_DEPTH",
     "MAX_LINE_BYTES",
     "ContentMode",
     "Graph",
+    "bad_field",
+    "cost_value",
+    "count_value",
+    "decode_json",
     "iter_jsonl",
+    "iter_lines",
     "load_json",
+    "max_line_bytes",
+    "nesting_depth",
     "parse_ts",
     "text_of",
 ]
@@ -52,8 +62,14 @@ __all__ = [
 ContentMode = Literal["keep", "hash", "drop"]
 CONTENT_MODES: tuple[str, ...] = ("keep", "hash", "drop")
 
-#: Lines longer than this are refused as unreadable (``ORCHESTRACE_MAX_LINE_BYTES``).
-MAX_LINE_BYTES = int(os.environ.get("ORCHESTRACE_MAX_LINE_BYTES", 64 * 1024**2))
+#: Lines longer than this are refused as unreadable (override with ``ORCHESTRACE_MAX_LINE_BYTES``).
+MAX_LINE_BYTES = 64 * 1024**2
+
+#: Bytes read at a time by :func:`iter_lines`.
+_CHUNK = 1 << 20
+
+#: Records nested deeper than this (lists / objects) are refused as unreadable.
+MAX_DEPTH = 256
 
 _FRACTION = re.compile(r"(\.\d+)")
 
@@ -71,7 +87,12 @@ def parse_ts(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer far beyond a float: not a time
+            return None
+        if not math.isfinite(v):
+            return None
         for scale in (1.0, 1e3, 1e6, 1e9):
             if abs(v / scale) < 1e11:
                 return v / scale
@@ -89,6 +110,111 @@ def parse_ts(value: Any) -> float | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return round(dt.timestamp(), 6)
+
+
+#: Token counts above this in one record are not plausible (a ``1e300`` is a corrupt value).
+MAX_COUNT = 10**12
+
+
+def count_value(value: Any, name: str, where: str, report: ImportReport | None) -> int | None:
+    """A non-negative whole count (tokens) from a source record; every change is warned and counted.
+
+    ========================  =====================================  ====================
+    value                     result                                 ``report.sanitised``
+    ========================  =====================================  ====================
+    ``12``                    12
+    ``"12"``, ``12.0``        12 (a number written as text / float)  ``import.coerced``
+    ``12.7``                  12 (fraction dropped)                  ``import.coerced``
+    ``-5``, ``1e300``, NaN,   None (dropped: not a plausible count)  ``import.bad-usage``
+    ``true``, ``"abc"``, …
+    ========================  =====================================  ====================
+
+    >>> r = ImportReport(format="codex")
+    >>> [count_value(v, "input_tokens", "f:1", r) for v in (12, "12", -5, 1e300, None)]
+    [12, 12, None, None, None]
+    >>> r.sanitised
+    {'import.coerced': 1, 'import.bad-usage': 2}
+    """
+    if value is None:
+        return None
+    n: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    elif isinstance(value, float) and math.isfinite(value) and abs(value) <= MAX_COUNT:
+        n = int(value)
+    elif isinstance(value, str):
+        try:
+            f = float(value.strip())
+        except ValueError:
+            f = math.nan
+        if math.isfinite(f) and abs(f) <= MAX_COUNT:
+            n = int(f)
+    if n is None or n < 0 or n > MAX_COUNT:
+        if report is not None:
+            report.sanitise("import.bad-usage", where, f"{name} = {_short(value)} is not a plausible count; dropped",
+                            f"a count is a whole number from 0 to {MAX_COUNT:.0e}")
+        return None
+    if report is not None and not (isinstance(value, int) and not isinstance(value, bool)):
+        report.sanitise("import.coerced", where, f"{name} = {_short(value)} read as {n}",
+                        "the source wrote a count as text or with a fraction")
+    return n
+
+
+def cost_value(value: Any, name: str, where: str, report: ImportReport | None) -> float | None:
+    """A finite, non-negative cost from a source record; anything else dropped with a counted warning.
+
+    >>> cost_value("0.5", "cost", "f:1", None), cost_value(-1, "cost", "f:1", None), cost_value("inf", "c", "f", None)
+    (0.5, None, None)
+    """
+    if value is None:
+        return None
+    f = math.nan
+    if not isinstance(value, bool):
+        try:
+            f = float(value)
+        except (TypeError, ValueError, OverflowError):
+            f = math.nan
+    if not math.isfinite(f) or f < 0:
+        if report is not None:
+            report.sanitise("import.bad-usage", where, f"{name} = {_short(value)} is not a finite, non-negative cost; "
+                            "dropped", "a cost is a number ≥ 0")
+        return None
+    if report is not None and not isinstance(value, (int, float)):
+        report.sanitise("import.coerced", where, f"{name} = {_short(value)} read as {f}",
+                        "the source wrote a number as text")
+    return f
+
+
+def bad_field(obj: Any, keys: frozenset[str], into: frozenset[str], *, depth: int = 6) -> str | None:
+    """The JSON path of the first of ``keys`` that holds neither a string nor null.
+
+    The search looks into the values of the ``into`` keys (and the lists below them), at
+    most ``depth`` levels down.
+
+    Importers call it on every record before mapping it, so that an id, a type or a name
+    of the wrong type makes the record unreadable (a located error) instead of a crash.
+
+    >>> bad_field({"message": {"content": [{"type": "text"}, {"id": ["x"]}]}}, frozenset({"id", "type"}),
+    ...           frozenset({"message", "content"}))
+    '$.message.content[1].id (an array)'
+    """
+    stack: list[tuple[Any, str, int]] = [(obj, "$", 0)]
+    while stack:
+        o, path, d = stack.pop(0)
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k in keys and v is not None and not isinstance(v, str):
+                    return f"{path}.{k} (a{'n' if _json_kind(v)[0] in 'aeiou' else ''} {_json_kind(v)})"
+                if d < depth and k in into and isinstance(v, (dict, list)):
+                    stack.append((v, f"{path}.{k}", d + 1))
+        elif isinstance(o, list) and d < depth:
+            stack.extend((v, f"{path}[{i}]", d + 1) for i, v in enumerate(o[:1000]) if isinstance(v, (dict, list)))
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def text_of(content: Any) -> str:
@@ -121,32 +247,183 @@ def text_of(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, default=str)
 
 
+def max_line_bytes() -> int:
+    """The line cap: ``ORCHESTRACE_MAX_LINE_BYTES`` or :data:`MAX_LINE_BYTES` (a bad value is a ConfigError)."""
+    return env_bytes("ORCHESTRACE_MAX_LINE_BYTES", MAX_LINE_BYTES)
+
+
+def nesting_depth(obj: Any, limit: int = MAX_DEPTH) -> int:
+    """Depth of nested lists/dicts in ``obj``, counted without recursion; stops at ``limit + 1``.
+
+    >>> nesting_depth({"a": [1, [2]]}), nesting_depth([[[[]]]], limit=2)
+    (3, 3)
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, dict):
+            o = list(o.values())
+        elif not isinstance(o, list):
+            continue
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        stack.extend((v, d + 1) for v in o if isinstance(v, (dict, list)))
+    return deepest
+
+
+def _too_deep(raw: bytes, obj: Any) -> bool:
+    # cheap bound first: a record with few brackets cannot be deep
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return False
+    return nesting_depth(obj) > MAX_DEPTH
+
+
+def decode_json(raw: bytes, where: str, report: ImportReport | None) -> Any:
+    """Decode one JSON text; invalid UTF-8 is replaced (U+FFFD) with a located, counted warning.
+
+    Raises :class:`msgspec.DecodeError` when it is not JSON, ``ValueError`` when it is
+    nested more than :data:`MAX_DEPTH` levels deep.
+    """
+    try:
+        obj = msgspec.json.decode(raw)
+    except UnicodeDecodeError:
+        if report is not None:
+            try:
+                raw.decode("utf-8")
+                at = 0
+            except UnicodeDecodeError as exc:
+                at = exc.start
+            report.sanitise("import.invalid-utf8", where,
+                            f"invalid UTF-8 byte {raw[at:at + 1]!r} at byte {at}; replaced by U+FFFD",
+                            "save the file as UTF-8")
+        obj = msgspec.json.decode(raw.decode("utf-8", "replace").encode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+    if _too_deep(raw, obj):
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    return obj
+
+
+def _open(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open for reading; I/O problems become :class:`TraceDecodeError` (``io.*``)."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise TraceDecodeError(f"{p} is a directory", [_io_problem(
+                "io.is-directory", str(p), "path is a directory, not a file", "pass the session file")])
+        return open(p, "rb")  # noqa: SIM115 - closed by the caller
+    except OSError as exc:
+        code = "io.not-found" if isinstance(exc, FileNotFoundError) else "io.unreadable"
+        raise TraceDecodeError(f"cannot read {p}: {exc.strerror or exc}", [_io_problem(
+            code, str(p), f"cannot read file: {exc.strerror or exc}", "check the path and its permissions")]) from None
+
+
+def _io_problem(code: str, path: str, message: str, hint: str) -> Problem:
+    return Problem(code=code, severity=Severity.ERROR, path=path, message=message, hint=hint)
+
+
+def iter_lines(path: str | os.PathLike[str], label: str, report: ImportReport) -> Iterator[tuple[int, bytes | None, bool]]:
+    """``(line number, raw line, cut)`` of a file, read piecewise with bounded memory.
+
+    ``raw`` is None for a line over the cap (:func:`max_line_bytes`): it is skipped while
+    it is read, with a located ``import.line-too-large`` error, so a file with no newline
+    (or ``/dev/zero``) never holds more than the cap in memory. ``cut`` is True for a last
+    line with no newline. A leading UTF-8 BOM is removed with a warning; reading stops with
+    an ``io.too-large`` error after :func:`~orchestrace.io.max_file_bytes` bytes.
+    """
+    cap = max_line_bytes()
+    file_cap = max_file_bytes()
+    fh = _open(path)
+    buf = bytearray()
+    skipping = 0  # bytes of an over-long line seen so far (0: not skipping)
+    lineno = 1
+    total = 0
+    first = True
+
+    def too_large(n: int) -> None:
+        report.count("<line>", "unreadable")
+        report.error("import.line-too-large", f"{label}:{lineno}",
+                     f"line is {'over ' if n <= cap else ''}{n} bytes, over the {cap}-byte cap; skipped",
+                     "raise ORCHESTRACE_MAX_LINE_BYTES if the line is genuine")
+
+    with fh:
+        while True:
+            try:
+                chunk = fh.read(_CHUNK)
+                while first and chunk and len(chunk) < 3 and b"\xef\xbb\xbf".startswith(chunk):  # a BOM cut by a short read
+                    more = fh.read(_CHUNK)
+                    if not more:
+                        break
+                    chunk += more
+            except OSError as exc:
+                report.error("io.unreadable", label, f"read failed: {exc.strerror or exc}", "check the file")
+                return
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > file_cap:
+                report.error("io.too-large", label, f"input holds more than {file_cap} bytes; reading stopped there",
+                             "split it, or raise ORCHESTRACE_MAX_FILE_BYTES")
+                return
+            if chunk.count(0) == len(chunk):
+                report.error("io.not-text", f"{label}:{lineno}", "input is a stream of NUL bytes, not JSON lines "
+                             "(a device like /dev/zero, or a sparse file?); reading stopped", "pass a JSONL file")
+                return
+            if first:
+                first = False
+                if chunk.startswith(b"\xef\xbb\xbf"):
+                    chunk = chunk[3:]
+                    report.sanitise("import.bom", f"{label}:1", "file starts with a UTF-8 byte-order mark; ignored",
+                                     "save the file as UTF-8 without BOM")
+            start = 0
+            while True:
+                nl = chunk.find(b"\n", start)
+                piece = chunk[start:] if nl < 0 else chunk[start:nl]
+                if skipping:
+                    skipping += len(piece)
+                elif len(buf) + len(piece) > cap:
+                    skipping = len(buf) + len(piece)
+                    buf = bytearray()
+                elif nl >= 0 and not buf:
+                    if piece.strip():
+                        yield lineno, piece, False
+                else:
+                    buf += piece
+                if nl < 0:
+                    break
+                if skipping:
+                    too_large(skipping)
+                    skipping = 0
+                elif buf:
+                    if buf.strip():
+                        yield lineno, bytes(buf), False
+                    buf = bytearray()
+                lineno += 1
+                start = nl + 1
+    if skipping:
+        too_large(skipping)
+    elif buf.strip():
+        yield lineno, bytes(buf), True
+
+
 def iter_jsonl(path: str | os.PathLike[str], label: str, report: ImportReport) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every readable JSON-object line of a JSONL file.
 
-    Unreadable lines (not JSON, cut short, over :data:`MAX_LINE_BYTES`, not an object) are
-    counted as ``unreadable`` and reported as located errors; reading goes on after them.
-    I/O problems (missing file, directory, too large) raise :class:`TraceDecodeError`.
+    Unreadable lines (not JSON, cut short, over the line cap, nested too deep, not an
+    object) are counted as ``unreadable`` and reported as located errors; reading goes on
+    after them. Memory stays bounded by the line cap (see :func:`iter_lines`). A missing
+    file or a directory raises :class:`TraceDecodeError`.
     """
-    data = read_bytes(path)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    lines = data.split(b"\n")
-    last = len(lines) - 1
-    for i, raw in enumerate(lines):
-        if not raw.strip():
+    for lineno, raw, cut in iter_lines(path, label, report):
+        if raw is None:
             continue
-        where = f"{label}:{i + 1}"
-        if len(raw) > MAX_LINE_BYTES:
-            report.count("<line>", "unreadable")
-            report.error("import.line-too-large", where, f"line is {len(raw)} bytes, over the {MAX_LINE_BYTES}-byte cap",
-                         "raise ORCHESTRACE_MAX_LINE_BYTES if the line is genuine")
-            continue
+        where = f"{label}:{lineno}"
         try:
-            obj = msgspec.json.decode(raw)
+            obj = decode_json(raw, where, report)
         except msgspec.DecodeError as exc:
             report.count("<line>", "unreadable")
-            cut = i == last and not data.endswith(b"\n")
             if cut:
                 report.error("import.truncated", where, "last line is cut short (file still being written, or a crash?)",
                              "the records before it were imported; re-import once the run has finished")
@@ -154,30 +431,57 @@ def iter_jsonl(path: str | os.PathLike[str], label: str, report: ImportReport) -
                 report.error("import.not-json", where, f"line is not JSON: {exc}",
                              "the record was skipped; check the file for corruption")
             continue
+        except ValueError as exc:
+            report.count("<line>", "unreadable")
+            report.error("import.too-deep", where, f"line is {exc}; skipped", "this is not a record of this format")
+            continue
         if not isinstance(obj, dict):
             report.count("<line>", "unreadable")
-            report.error("import.not-object", where, f"line holds a JSON {type(obj).__name__}, not an object",
+            report.error("import.not-object", where, f"line holds a JSON {_json_kind(obj)}, not an object",
                          "each line of this format is one JSON object")
             continue
-        yield i + 1, obj
+        yield lineno, obj
 
 
-def load_json(path: str | os.PathLike[str], label: str) -> Any:
-    """Decode one JSON document; a decode error becomes a located :class:`TraceDecodeError`."""
-    from .._problems import Problem
-    from ..vocab import Severity
+def _json_kind(obj: Any) -> str:
+    return {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+            type(None): "null"}.get(type(obj), type(obj).__name__)
 
+
+def load_json(path: str | os.PathLike[str], label: str, report: ImportReport | None = None) -> Any:
+    """Decode one JSON document; a decode error becomes a located :class:`TraceDecodeError`.
+
+    Only a file whose first byte (after a BOM and whitespace) opens an object or an array
+    is read whole (up to :func:`~orchestrace.io.max_file_bytes`); anything else is refused
+    after a peek, so that callers can fall back to :func:`iter_jsonl` with bounded memory.
+    """
+    with _open(path) as fh:
+        try:
+            head = fh.read(4096)
+        except OSError as exc:
+            raise TraceDecodeError(f"cannot read {label}: {exc.strerror or exc}", [_io_problem(
+                "io.unreadable", str(path), f"cannot read file: {exc.strerror or exc}", "check the file")]) from None
+    stripped = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    if stripped.lstrip()[:1] not in (b"{", b"["):
+        raise _not_json(label, "does not start with '{' or '['" if stripped.strip() else "is empty")
     data = read_bytes(path)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+        if report is not None:
+            report.sanitise("import.bom", f"{label}:1", "file starts with a UTF-8 byte-order mark; ignored",
+                             "save the file as UTF-8 without BOM")
     try:
-        return msgspec.json.decode(data)
+        return decode_json(data, f"{label}:$", report)
     except msgspec.DecodeError as exc:
-        raise TraceDecodeError(
-            f"{label}: not JSON: {exc}",
-            [Problem(code="import.not-json", severity=Severity.ERROR, path=f"{label}:$", message=f"not JSON: {exc}",
-                     hint="pass a JSON export of this format")],
-        ) from None
+        raise _not_json(label, str(exc)) from None
+    except ValueError as exc:
+        raise TraceDecodeError(f"{label}: {exc}", [_io_problem(
+            "import.too-deep", f"{label}:$", f"document is {exc}", "this is not an export of this format")]) from None
+
+
+def _not_json(label: str, why: str) -> TraceDecodeError:
+    return TraceDecodeError(f"{label}: not JSON: {why}", [_io_problem(
+        "import.not-json", f"{label}:$", f"not JSON: {why}", "pass a JSON export of this format")])
 
 
 def _digest(text: str) -> str:
@@ -187,10 +491,11 @@ def _digest(text: str) -> str:
 class Graph:
     """Append-only event graph with clamped times, content policy and source pointers."""
 
-    def __init__(self, content: ContentMode = "hash") -> None:
+    def __init__(self, content: ContentMode = "hash", report: ImportReport | None = None) -> None:
         if content not in CONTENT_MODES:
             raise ValueError(f"content must be one of {CONTENT_MODES}, got {content!r}")
         self.content = content
+        self.report = report
         self.events: dict[str, Event] = {}
         self.edges: list[tuple[str, str, EdgeType | str]] = []  # kinds checked by TraceBuilder.edge
         self.clamped = 0
@@ -214,6 +519,12 @@ class Graph:
     ) -> str:
         """Append an event caused by ``deps`` (``(event id, edge type)`` pairs); returns its id."""
         deps = [(d, EdgeType(k)) for d, k in deps if d is not None]
+        if t_end is not None and t_end < t:  # the source says it ended before it started
+            if self.report is not None:
+                self.report.sanitise("import.end-before-start", str(fields.get("source") or f"event {self._n + 1}"),
+                                     f"{EventType(type).value} ends {t - t_end:.6g} s before it starts; "
+                                     "its end was moved to its start", "check the clock of the source")
+            t_end = t
         lower = max((self.end(d) for d, _ in deps), default=None)
         if lower is not None and t < lower:
             t = lower

@@ -46,6 +46,7 @@ class ImportReport:
     reasons: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     suppressed: dict[str, int] = field(default_factory=dict)
+    sanitised: dict[str, int] = field(default_factory=dict)
     clamped_times: int = 0
     n_traces: int = 0
     n_events: int = 0
@@ -69,6 +70,20 @@ class ImportReport:
             self.suppressed[code] = self.suppressed.get(code, 0) + 1
             return
         self.problems.append(Problem(code=code, severity=severity, path=path, message=message, hint=hint))
+
+    def sanitise(self, code: str, path: str, message: str, hint: str = "") -> None:
+        """Count one value that was changed or dropped while reading (``code``) and warn, located.
+
+        Every sanitisation an importer makes (a negative token count dropped, a numeric
+        string read as a number, an end time before the start moved to the start, invalid
+        UTF-8 replaced …) goes through here: nothing is changed silently.
+
+        >>> r = ImportReport(format="otlp"); r.sanitise("import.bad-usage", "f.json#s1", "tokens -5 dropped")
+        >>> r.sanitised, r.warnings[0].code
+        ({'import.bad-usage': 1}, 'import.bad-usage')
+        """
+        self.sanitised[code] = self.sanitised.get(code, 0) + 1
+        self.problem(code, path, message, hint)
 
     def error(self, code: str, path: str, message: str, hint: str = "") -> None:
         """Add a located *error* (the CLI exits non-zero)."""
@@ -102,6 +117,8 @@ class ImportReport:
         self.problems.extend(other.problems)
         for k, v in other.suppressed.items():
             self.suppressed[k] = self.suppressed.get(k, 0) + v
+        for k, v in other.sanitised.items():
+            self.sanitised[k] = self.sanitised.get(k, 0) + v
         self.clamped_times += other.clamped_times
         self.n_traces += other.n_traces
         self.n_events += other.n_events
@@ -119,6 +136,7 @@ class ImportReport:
             "counts": {k: dict(v) for k, v in sorted(self.counts.items())},
             "reasons": dict(sorted(self.reasons.items())),
             "clamped_times": self.clamped_times,
+            "sanitised": dict(sorted(self.sanitised.items())),
             "problems": [p.to_dict() for p in self.problems],
             "suppressed_problems": dict(self.suppressed),
         }

@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -89,9 +91,9 @@ def _any_value(v: Any) -> Any:
         except (TypeError, ValueError):
             return v["intValue"]
     if "arrayValue" in v:
-        return [_any_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+        return [_any_value(x) for x in _list(_obj(v["arrayValue"]).get("values"))]
     if "kvlistValue" in v:
-        return _kv((v["kvlistValue"] or {}).get("values", []))
+        return _kv(_obj(v["kvlistValue"]).get("values"))
     if "bytesValue" in v:
         return v["bytesValue"]
     return None
@@ -101,7 +103,7 @@ def _kv(items: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if isinstance(items, dict):
         return dict(items)
-    for it in items or []:
+    for it in _list(items):
         if isinstance(it, dict) and isinstance(it.get("key"), str):
             out[it["key"]] = _any_value(it.get("value"))
     return out
@@ -110,21 +112,36 @@ def _kv(items: Any) -> dict[str, Any]:
 def _ns(v: Any) -> float | None:
     """Seconds from nanoseconds (int or digit string) or from an ISO-8601 time, the form the
     OpenTelemetry Python SDK's ``ReadableSpan.to_json()`` writes (``2023-11-14T22:13:21.500000Z``).
+    None for anything else, or for a time that is not plausible (|t| ≥ 1e11 s, e.g. 400 digits).
 
-    >>> _ns("1700000000500000000"), _ns("2023-11-14T22:13:20.500000Z"), _ns("noon")
-    (1700000000.5, 1700000000.5, None)
+    >>> _ns("1700000000500000000"), _ns("2023-11-14T22:13:20.500000Z"), _ns("noon"), _ns("1" * 400)
+    (1700000000.5, 1700000000.5, None, None)
     """
+    if isinstance(v, bool):
+        return None
     try:
-        return int(v) / 1e9
-    except (TypeError, ValueError):
+        t = int(v) / 1e9
+        return t if abs(t) < 1e11 else None
+    except (TypeError, ValueError, OverflowError):  # not an integer, or far beyond a float
         pass
     if isinstance(v, str) and "T" in v:
         try:
-            t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
         except ValueError:
             return None
-        return t.timestamp() if t.tzinfo is not None else t.replace(tzinfo=timezone.utc).timestamp()
+        return dt.timestamp() if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc).timestamp()
     return None
+
+
+def _us(v: Any) -> float | None:
+    """Seconds from Unix microseconds (Jaeger); None for a value that is not a plausible time."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return None
+    try:
+        t = v / 1e6
+    except OverflowError:
+        return None
+    return t if math.isfinite(t) and abs(t) < 1e11 else None
 
 
 def _kind(v: Any) -> str:
@@ -136,7 +153,7 @@ def _kind(v: Any) -> str:
 
 
 def _hexid(v: Any, width: int) -> str | None:
-    if v is None or v == "" or v == 0:
+    if v is None or v == "" or v == 0 or isinstance(v, bool) or not isinstance(v, (str, int)):
         return None
     if isinstance(v, int):
         return format(v, f"0{width}x")
@@ -152,29 +169,53 @@ def _otlp(doc: dict[str, Any], label: str, bad: list[str]) -> list[Span]:
         if not isinstance(grp, dict):
             bad.append(f"{label}:$.resourceSpans[{gi}]: not an object")
             continue
-        res = _kv((grp.get("resource") or {}).get("attributes"))
+        res = _kv(_obj(grp.get("resource")).get("attributes"))
         svc = res.get("service.name")
         scopes = grp.get("scopeSpans") or grp.get("instrumentationLibrarySpans") or []
         for si, sc in enumerate(scopes if isinstance(scopes, list) else []):
-            for k, s in enumerate((sc or {}).get("spans") or []):
+            for k, s in enumerate(_list(_obj(sc).get("spans"))):
                 path = f"{label}:$.resourceSpans[{gi}].scopeSpans[{si}].spans[{k}]"
-                sid = _hexid(s.get("spanId"), 16) if isinstance(s, dict) else None
-                start, end = (_ns(s.get("startTimeUnixNano")), _ns(s.get("endTimeUnixNano"))) if isinstance(s, dict) else (None, None)
-                if sid is None or start is None:
-                    bad.append(f"{path}: span without spanId or startTimeUnixNano")
+                try:
+                    span = _otlp_span(s, label, res, svc)
+                except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of the wrong type
+                    bad.append(f"{path}: malformed span ({type(exc).__name__}: {str(exc)[:80]})")
                     continue
-                status = s.get("status") or {}
-                code = status.get("code")
-                out.append(Span(
-                    trace_id=_hexid(s.get("traceId"), 32) or "trace", span_id=sid,
-                    parent_id=_hexid(s.get("parentSpanId"), 16), name=str(s.get("name") or ""),
-                    kind=_kind(s.get("kind")), start=start, end=end if end is not None else start,
-                    attrs=_kv(s.get("attributes")), service=svc if isinstance(svc, str) else None,
-                    error=code in (2, "STATUS_CODE_ERROR", "ERROR"), where=f"{label}#{sid}",
-                    links=[_hexid(lk.get("spanId"), 16) or "" for lk in s.get("links") or [] if isinstance(lk, dict)],
-                    resource=res,
-                ))
+                if span is None:
+                    bad.append(f"{path}: span without spanId or a readable startTimeUnixNano")
+                    continue
+                out.append(span)
     return out
+
+
+def _otlp_span(s: Any, label: str, res: dict[str, Any], svc: Any) -> Span | None:
+    if not isinstance(s, dict):
+        return None
+    sid = _hexid(s.get("spanId"), 16)
+    start, end = _ns(s.get("startTimeUnixNano")), _ns(s.get("endTimeUnixNano"))
+    if sid is None or start is None:
+        return None
+    code = _obj(s.get("status")).get("code")
+    return Span(
+        trace_id=_hexid(s.get("traceId"), 32) or "trace", span_id=sid,
+        parent_id=_hexid(s.get("parentSpanId"), 16), name=_str(s.get("name")),
+        kind=_kind(s.get("kind")), start=start, end=end if end is not None else start,
+        attrs=_kv(s.get("attributes")), service=svc if isinstance(svc, str) else None,
+        error=code in (2, "STATUS_CODE_ERROR", "ERROR"), where=f"{label}#{sid}",
+        links=[_hexid(lk.get("spanId"), 16) or "" for lk in _list(s.get("links")) if isinstance(lk, dict)],
+        resource=res,
+    )
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else "" if v is None else json.dumps(v, default=str)[:200]
 
 
 def _jaeger(doc: dict[str, Any], label: str, bad: list[str]) -> list[Span]:
@@ -185,56 +226,74 @@ def _jaeger(doc: dict[str, Any], label: str, bad: list[str]) -> list[Span]:
         if not isinstance(tr, dict):
             bad.append(f"{label}:$.data[{ti}]: not an object")
             continue
-        procs = tr.get("processes") or {}
-        for k, s in enumerate(tr.get("spans") or []):
+        procs = _obj(tr.get("processes"))
+        for k, s in enumerate(_list(tr.get("spans"))):
             path = f"{label}:$.data[{ti}].spans[{k}]"
-            if not isinstance(s, dict) or not s.get("spanID") or not isinstance(s.get("startTime"), (int, float)):
-                bad.append(f"{path}: span without spanID or startTime")
+            try:
+                span = _jaeger_span(s, tr, procs, label)
+            except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of the wrong type
+                bad.append(f"{path}: malformed span ({type(exc).__name__}: {str(exc)[:80]})")
                 continue
-            tags = {t["key"]: t.get("value") for t in s.get("tags") or [] if isinstance(t, dict) and "key" in t}
-            parent = None
-            for ref in s.get("references") or []:
-                if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF":
-                    parent = ref.get("spanID")
-                    break
-            proc = procs.get(s.get("processID")) or {}
-            start = s["startTime"] / 1e6
-            dur = s.get("duration")
-            if not isinstance(dur, (int, float)):
-                dur = 0
-            out.append(Span(
-                trace_id=str(s.get("traceID") or tr.get("traceID") or "trace"), span_id=str(s["spanID"]),
-                parent_id=parent, name=str(s.get("operationName") or ""), kind=_kind(tags.get("span.kind")),
-                start=start, end=start + dur / 1e6, attrs=tags, service=proc.get("serviceName"),
-                error=tags.get("error") in (True, "true") or tags.get("otel.status_code") == "ERROR",
-                where=f"{label}#{s['spanID']}", links=[], resource={"service.name": proc.get("serviceName")},
-            ))
+            if span is None:
+                bad.append(f"{path}: span without spanID or a readable startTime")
+                continue
+            out.append(span)
     return out
+
+
+def _jaeger_span(s: Any, tr: dict[str, Any], procs: dict[str, Any], label: str) -> Span | None:
+    if not isinstance(s, dict) or not isinstance(s.get("spanID"), (str, int)) or not s.get("spanID"):
+        return None
+    start = _us(s.get("startTime"))
+    if start is None:
+        return None
+    tags = {t["key"]: t.get("value") for t in _list(s.get("tags")) if isinstance(t, dict) and isinstance(t.get("key"), str)}
+    parent = None
+    for ref in _list(s.get("references")):
+        if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF":
+            parent = _hexid(ref.get("spanID"), 16)
+            break
+    pid = s.get("processID")
+    proc = _obj(procs.get(pid) if isinstance(pid, str) else None)
+    svc = proc.get("serviceName") if isinstance(proc.get("serviceName"), str) else None
+    dur = s.get("duration")
+    dur_s = _us(dur)  # None: not a plausible number of microseconds
+    end = start if dur is None else start + dur_s if dur_s is not None else math.nan  # NaN: warned by the mapper
+    return Span(
+        trace_id=_str(s.get("traceID") or tr.get("traceID") or "trace"), span_id=str(s["spanID"]),
+        parent_id=parent, name=_str(s.get("operationName")), kind=_kind(tags.get("span.kind")),
+        start=start, end=end, attrs=tags, service=svc,
+        error=tags.get("error") in (True, "true") or tags.get("otel.status_code") == "ERROR",
+        where=f"{label}#{s['spanID']}", links=[], resource={"service.name": svc},
+    )
 
 
 def _sdk(doc: Any, label: str, bad: list[str]) -> list[Span]:
     spans = doc.get("spans") if isinstance(doc, dict) else doc
     out = []
-    for k, s in enumerate(spans or []):
+    for k, s in enumerate(spans if isinstance(spans, list) else []):
         path = f"{label}:$.spans[{k}]"
-        ctx = s.get("context") if isinstance(s, dict) else None
-        start = _ns(s.get("start_time")) if isinstance(s, dict) else None
-        if not isinstance(ctx, dict) or start is None:
-            bad.append(f"{path}: span without context or start_time")
-            continue
-        parent = s.get("parent_id") or (s.get("parent") or {}).get("span_id") if isinstance(s.get("parent"), dict) or s.get("parent_id") else None
-        res = s.get("resource") or {}
-        res_attrs = res.get("attributes") if isinstance(res, dict) else {}
-        res_attrs = res_attrs if isinstance(res_attrs, dict) else {}
-        status = s.get("status") or {}
-        sid = _hexid(ctx.get("span_id"), 16) or f"span{k}"
-        end = _ns(s.get("end_time"))
-        out.append(Span(
-            trace_id=_hexid(ctx.get("trace_id"), 32) or "trace", span_id=sid, parent_id=_hexid(parent, 16),
-            name=str(s.get("name") or ""), kind=_kind(s.get("kind")), start=start,
-            end=end if end is not None else start, attrs=dict(s.get("attributes") or {}),
-            service=res_attrs.get("service.name"),
-            error=str(status.get("status_code", "")).lower() == "error", where=f"{label}#{sid}", links=[],
-            resource=res_attrs,
-        ))
+        try:
+            ctx = s.get("context") if isinstance(s, dict) else None
+            start = _ns(s.get("start_time")) if isinstance(s, dict) else None
+            if not isinstance(ctx, dict) or start is None:
+                bad.append(f"{path}: span without context or start_time")
+                continue
+            parent = s.get("parent_id") or (s.get("parent") or {}).get("span_id") if isinstance(s.get("parent"), dict) or s.get("parent_id") else None
+            res = s.get("resource") or {}
+            res_attrs = res.get("attributes") if isinstance(res, dict) else {}
+            res_attrs = res_attrs if isinstance(res_attrs, dict) else {}
+            status = s.get("status") or {}
+            sid = _hexid(ctx.get("span_id"), 16) or f"span{k}"
+            end = _ns(s.get("end_time"))
+            out.append(Span(
+                trace_id=_hexid(ctx.get("trace_id"), 32) or "trace", span_id=sid, parent_id=_hexid(parent, 16),
+                name=str(s.get("name") or ""), kind=_kind(s.get("kind")), start=start,
+                end=end if end is not None else start, attrs=dict(s.get("attributes") or {}),
+                service=res_attrs.get("service.name") if isinstance(res_attrs.get("service.name"), str) else None,
+                error=str(status.get("status_code", "")).lower() == "error", where=f"{label}#{sid}", links=[],
+                resource=res_attrs,
+            ))
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a field of the wrong type
+            bad.append(f"{path}: malformed span ({type(exc).__name__}: {str(exc)[:80]})")
     return out

@@ -75,7 +75,16 @@ from typing import Any
 from ..errors import TraceDecodeError
 from ..trace import DecisionPayload, Trace
 from ..vocab import Decision, EdgeType, EventType, Topology
-from ._common import ContentMode, Graph, iter_jsonl, parse_ts, relative_label, text_of
+from ._common import (
+    ContentMode,
+    Graph,
+    bad_field,
+    count_value,
+    iter_jsonl,
+    parse_ts,
+    relative_label,
+    text_of,
+)
 from ._report import ImportReport
 
 __all__ = ["SPAWN_TOOLS", "USER_TEXT_RULES", "read"]
@@ -112,6 +121,13 @@ _SKIP_TYPES = {
     "queue-operation": "input-queue bookkeeping",
 }
 _STRUCTURE_TYPES = {"system": "session bookkeeping", "summary": "session title"}
+#: The usage fields that hold token counts (others, like ``service_tier``, are not counts).
+_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+#: Fields that name things (types, ids, tools): any other JSON type makes a record unreadable.
+_STR_INTO = frozenset({"message", "content", "data"})
+_STR_KEYS = frozenset({"type", "subtype", "uuid", "parentUuid", "sessionId", "agentId", "parentToolUseID", "toolUseID",
+                       "id", "name", "tool_use_id", "model", "role", "version", "slug", "cwd", "gitBranch", "text",
+                       "thinking", "leafUuid", "logicalParentUuid", "promptId", "requestId", "agentType"})
 _KNOWN_VERSION = re.compile(r"^[12]\.")
 
 
@@ -180,7 +196,7 @@ class _Session:
         self.root = path.parent
         self.sub_dir = path.with_suffix("") / "subagents"
         self.report = report
-        self.g = Graph(content)
+        self.g = Graph(content, report)
         self.agents: dict[str, _Agent] = {}
         self.pending: dict[str, tuple[str, str, str]] = {}  # tool_use_id -> (event id, agent, tool)
         self.result_t: dict[str, float] = {}
@@ -199,6 +215,12 @@ class _Session:
         self.report.sources.append(str(path))
         recs = []
         for line, obj in iter_jsonl(path, label, self.report):
+            bad = bad_field(obj, _STR_KEYS, _STR_INTO)
+            if bad is not None:
+                self.report.count("<line>", "unreadable")
+                self.report.error("import.bad-field", f"{label}:{line}", f"{bad} should be a string; record skipped",
+                                  "this record is not a Claude Code transcript line")
+                continue
             rtype = str(obj.get("type", "<no type>"))
             if rtype == "progress":
                 rtype = f"progress/{_d(obj.get('data')).get('type', '?')}"
@@ -285,8 +307,8 @@ class _Session:
                 info.t_end = max(info.t_end, r.t)
                 info.tool_seen = first_tool
             for k, v in _d(m.get("usage")).items():
-                if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-                    info.usage[k] = max(info.usage.get(k, 0), v)
+                if k in _USAGE_KEYS and (n := count_value(v, f"usage.{k}", r.where, self.report)) is not None:
+                    info.usage[k] = max(info.usage.get(k, 0), n)
             txt = "\n".join(text_of([b]) for b in blocks if b.get("type") in ("text", "thinking"))
             if txt:
                 info.text = f"{info.text}\n{txt}" if info.text else txt
@@ -531,8 +553,8 @@ class _Session:
                 if r.obj.get("type") == "assistant":
                     u = usage.setdefault(str(m.get("id") or r.line), {})
                     for k, v in _d(m.get("usage")).items():
-                        if isinstance(v, int) and not isinstance(v, bool):
-                            u[k] = max(u.get(k, 0), v)
+                        if k in _USAGE_KEYS and (n := count_value(v, f"usage.{k}", r.where, self.report)) is not None:
+                            u[k] = max(u.get(k, 0), n)
             tokens = sum(u.get("input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
                          + u.get("cache_read_input_tokens", 0) + u.get("output_tokens", 0) for u in usage.values())
             self.compaction_tokens += tokens

@@ -61,7 +61,7 @@ from typing import Any
 
 from ..trace import DecisionPayload, Trace
 from ..vocab import Decision, EdgeType, EventType, Topology
-from ._common import ContentMode, Graph, iter_jsonl, parse_ts, text_of
+from ._common import ContentMode, Graph, bad_field, count_value, iter_jsonl, parse_ts, text_of
 from ._report import ImportReport
 
 __all__ = ["INJECTED_PREFIXES", "read"]
@@ -78,6 +78,12 @@ INJECTED_PREFIXES: tuple[str, ...] = (
     "<collaboration_mode>", "<model_switch>", "<personality_spec>", "<realtime_conversation>",
 )
 _INTERRUPT = "<turn_aborted>"
+#: Fields that name things (types, ids, tools): any other JSON type makes a record unreadable.
+_STR_INTO = frozenset({"payload", "content"})
+_STR_KEYS = frozenset({"type", "role", "id", "call_id", "name", "cwd", "originator", "cli_version", "model_provider",
+                       "agent_id", "thread_id", "model", "text", "record_type", "status"})
+#: The fields of a ``token_count`` usage block that hold token counts.
+_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
 _OLD_ITEMS = {"message", "reasoning", *_CALLS, *_OUTPUTS}
 
 
@@ -133,6 +139,9 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
         if r.parent and r.parent in by_id:
             continue  # imported inside its parent's trace
         if not r.recs:
+            if not any(pr.path.startswith(f"{r.path.name}:") for pr in report.errors):  # nothing said yet
+                report.error("import.empty", f"{r.path.name}:1", "no readable records",
+                             "pass a Codex CLI rollout (rollout-*.jsonl)")
             continue
         tr = _Import(r, by_id, content, report).run()
         if tr is not None:
@@ -145,20 +154,20 @@ def _peek_parent(path: Path) -> str | None:
         with open(path, "rb") as fh:
             first = fh.readline(1 << 20)
         obj = json.loads(first)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if isinstance(obj, dict) and obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
         return _parent_of(obj["payload"].get("source"))
     return None
 
 
-def _parent_of(source: Any) -> str | None:
+def _parent_of(source: Any, depth: int = 0) -> str | None:
     """The parent thread id anywhere inside ``session_meta.source`` (``parent_thread_id``)."""
-    if isinstance(source, dict):
+    if isinstance(source, dict) and depth < 32:
         for k, v in source.items():
             if k in ("parent_thread_id", "parent_id") and isinstance(v, str):
                 return v
-            found = _parent_of(v)
+            found = _parent_of(v, depth + 1)
             if found:
                 return found
     return None
@@ -172,6 +181,12 @@ def _load(path: Path, report: ImportReport) -> _Rollout:
     meta: dict[str, Any] = {}
     last_t: float | None = None
     for line, obj in iter_jsonl(path, label, report):
+        bad = bad_field(obj, _STR_KEYS, _STR_INTO)
+        if bad is not None:
+            report.count("<line>", "unreadable")
+            report.error("import.bad-field", f"{label}:{line}", f"{bad} should be a string; record skipped",
+                         "this record is not a Codex rollout line")
+            continue
         if "payload" in obj and isinstance(obj.get("type"), str):
             kind, payload = obj["type"], obj["payload"] if isinstance(obj["payload"], dict) else {}
         elif obj.get("type") in _OLD_ITEMS:  # rollouts before the {type, payload} wrapper
@@ -209,7 +224,7 @@ class _Import:
             if r.parent:
                 self.children.setdefault(r.parent, []).append(r)
         self.report = report
-        self.g = Graph(content)
+        self.g = Graph(content, report)
         self.agents: dict[str, _Agent] = {}
         self.returns: dict[str, str] = {}  # child agent id -> return event id
         self.used: set[str] = set()
@@ -317,17 +332,21 @@ class _Import:
                     if aid:
                         spawn_ids[cid] = aid
             elif r.kind == "event_msg" and typ == "token_count":
-                info = p.get("info") or {}
+                info: dict[str, Any] = p["info"] if isinstance(p.get("info"), dict) else {}
                 last = info.get("last_token_usage")
-                total = info.get("total_token_usage") or {}
-                if not isinstance(last, dict):
-                    last = {k: v - prev_total.get(k, 0) for k, v in total.items() if isinstance(v, int)}
-                prev_total = {k: v for k, v in total.items() if isinstance(v, int)} or prev_total
+                total: dict[str, Any] = info["total_token_usage"] if isinstance(info.get("total_token_usage"), dict) else {}
+                total = {k: n for k, v in total.items() if k in _USAGE_KEYS
+                         and (n := count_value(v, f"total_token_usage.{k}", r.where, self.report)) is not None}
+                if isinstance(last, dict):
+                    last = {k: n for k, v in last.items() if k in _USAGE_KEYS
+                            and (n := count_value(v, f"last_token_usage.{k}", r.where, self.report)) is not None}
+                else:
+                    last = {k: v - prev_total.get(k, 0) for k, v in total.items() if v >= prev_total.get(k, 0)}
+                prev_total = total or prev_total
                 if last_out is not None and last:
                     u = usage.setdefault(last_out, {})
                     for k, v in last.items():
-                        if isinstance(v, int) and not isinstance(v, bool):
-                            u[k] = u.get(k, 0) + v
+                        u[k] = u.get(k, 0) + v
                     last_out = None
         return usage, out_t, names, spawn_ids
 
@@ -394,7 +413,7 @@ class _Import:
         p = r.payload
         try:
             args = json.loads(p.get("arguments") or "{}")
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             args = {}
         args = args if isinstance(args, dict) else {}
         role = str(args.get("agent_type") or "default")
@@ -467,7 +486,7 @@ def _agent_id(output: Any) -> str | None:
     if isinstance(output, str):
         try:
             output = json.loads(output)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     if isinstance(output, dict):
         v = output.get("agent_id") or output.get("thread_id") or output.get("id")

@@ -44,7 +44,23 @@ def detect(path: str | os.PathLike[str]) -> str:
         if any(p.glob("*.jsonl")):
             return detect(sorted(p.glob("*.jsonl"))[0])
         raise TraceDecodeError(f"{p}: a folder with no .jsonl files", [_problem(str(p), "folder holds no .jsonl session files")])
-    return detect_bytes(read_bytes(p), p.name)
+    head = _head(p)
+    body = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+    if body.lstrip()[:1] in (b"{", b"[") and len(head) >= _HEAD_BYTES:
+        return detect_bytes(read_bytes(p), p.name)  # one JSON document needs all of it
+    return detect_bytes(head, p.name)
+
+
+#: How much of a file is read to tell JSON lines apart (a whole JSON document is read whole).
+_HEAD_BYTES = 1 << 20
+
+
+def _head(p: Path) -> bytes:
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(_HEAD_BYTES)
+    except OSError:
+        return read_bytes(p)  # raises the located io.* problem
 
 
 def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
@@ -52,15 +68,15 @@ def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        doc: Any = msgspec.json.decode(data)
+        doc: Any = _decode(data)
         docs = [doc]
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, ValueError):
         docs = []
         for ln in data.split(b"\n")[:200]:
             if ln.strip():
                 try:
-                    docs.append(msgspec.json.decode(ln))
-                except msgspec.DecodeError:
+                    docs.append(_decode(ln))
+                except (msgspec.DecodeError, ValueError):
                     continue
             if len(docs) >= 20:
                 break
@@ -76,7 +92,7 @@ def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
     if len(docs) == 1 and shape_of(first) is not None:
         return "jaeger" if shape_of(first) == "jaeger" else "otlp"
     for d in docs:
-        if not isinstance(d, dict):
+        if not isinstance(d, dict) or not isinstance(d.get("type", ""), str):
             continue
         if set(d) & {"header", "event", "edge", "end"} and len(d) == 1:
             return "reference"
@@ -90,6 +106,12 @@ def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
         f"{label}: cannot tell the format",
         [_problem(label, "content matches none of claude-code, codex, otlp, jaeger, openai-agents, reference")],
     )
+
+
+def _decode(raw: bytes) -> Any:
+    from ._common import decode_json
+
+    return decode_json(raw, "", None)  # invalid UTF-8 replaced; too deep: ValueError
 
 
 def _problem(where: str, msg: str) -> Problem:

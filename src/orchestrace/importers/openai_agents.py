@@ -75,7 +75,7 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
     for p in map(Path, paths):
         report.sources.append(str(p))
         try:
-            doc = load_json(p, p.name)
+            doc = load_json(p, p.name, report)
             items = doc.get("data") if isinstance(doc, dict) and "data" in doc else doc
             items = items if isinstance(items, list) else [items]
         except TraceDecodeError:
@@ -107,7 +107,10 @@ def from_items(items: list[Any], label: str, *, content: ContentMode = "hash",
             heads[str(it.get("id"))] = it
             report.count("trace", "structure", "trace header (task id, group id)")
         elif obj == "trace.span":
-            s = _span(it, label)
+            try:
+                s = _span(it, label)
+            except (TypeError, ValueError, AttributeError, KeyError):  # a field of the wrong type
+                s = None
             if s is None:
                 report.count("trace.span", "unreadable")
                 report.error("import.bad-span", where, "span without id, trace_id or started_at", "skipped")

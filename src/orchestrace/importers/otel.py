@@ -67,7 +67,7 @@ import msgspec
 from ..errors import TraceDecodeError
 from ..trace import DecisionPayload, Edge, Event, Signal, Trace
 from ..vocab import CreditUnit, Decision, EdgeType, EventType, RewardFamily, Topology
-from ._common import ContentMode, Graph, iter_jsonl, load_json, text_of
+from ._common import ContentMode, Graph, cost_value, count_value, iter_jsonl, load_json, text_of
 from ._report import ImportReport
 from ._spans import Span, parse_spans, shape_of
 
@@ -89,6 +89,7 @@ def classify(s: Span) -> str:
     if a.get("orchestrace.guardrail.triggered") is True:
         return "safety"
     op = a.get("gen_ai.operation.name")
+    op = op if isinstance(op, str) else None  # attribute values are any JSON value
     first = s.name.split(" ", 1)[0]
     oi = str(a.get("openinference.span.kind") or "").upper()
     if op in _AGENT_OPS or first in _AGENT_OPS or oi == "AGENT":
@@ -165,12 +166,18 @@ def _with_agl_reward(tr: Trace, spans: list[Span], report: ImportReport) -> Trac
 
 def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> list[Span]:
     try:
-        doc = load_json(p, label)
+        doc = load_json(p, label, report)
         docs = [doc]
-    except TraceDecodeError:
+    except TraceDecodeError as exc:
+        if any(pr.code in ("import.too-deep", "io.too-large") for pr in exc.problems):
+            report.problems.extend(exc.problems)  # a JSON document, but not one we can read as lines either
+            return []
+        before = len(report.problems)
         docs = [obj for _, obj in iter_jsonl(p, label, report)]  # one request per line
         if not docs:
-            report.error("import.not-json", f"{label}:1", "not JSON (nor JSON lines)", "pass an OTLP or Jaeger JSON export")
+            if len(report.problems) == before or not any(pr.code.startswith("io.") for pr in report.problems[before:]):
+                del report.problems[before:]  # not JSON lines either: the document's error says more
+                report.problems.extend(exc.problems)
             return []
     spans: list[Span] = []
     if len(docs) > 1 and not any(shape_of(d) for d in docs):
@@ -240,7 +247,7 @@ def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Tr
     events: list[Event] = []
     edges: list[tuple[int, Edge]] = []
     head: dict[str, Any] = {}
-    for s in sorted(spans, key=lambda s: (s.attrs.get("orchestrace.event.index", 0))):
+    for s in sorted(spans, key=_event_index):
         raw = s.attrs.get("orchestrace.event")
         if raw is None:
             report.count(f"span/{classify(s)}", "structure", "agent span written by the exporter")
@@ -249,7 +256,7 @@ def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Tr
             events.append(msgspec.json.decode(raw, type=Event))
             for src, kind, k in json.loads(s.attrs.get("orchestrace.edges_in") or "[]"):
                 edges.append((int(k), Edge(src, events[-1].id, EdgeType(kind))))
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, RecursionError) as exc:
             report.count("span/orchestrace", "unreadable")
             report.error("import.bad-span", s.where, f"orchestrace.event does not decode: {exc}", "the span was skipped")
             continue
@@ -258,7 +265,10 @@ def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Tr
     raw_head = head.get("orchestrace.trace")
     try:
         h = json.loads(raw_head) if isinstance(raw_head, str) else {}
-    except ValueError:
+    except (ValueError, RecursionError):
+        h = {}
+    if not isinstance(h, dict):
+        report.error("import.bad-trace", f"{label}#{tid}", "orchestrace.trace header is not a JSON object", "")
         h = {}
     try:
         return msgspec.convert({**h, "events": [msgspec.to_builtins(e) for e in events],
@@ -290,30 +300,79 @@ class _AgentState:
 class _Mapper:
     def __init__(self, tid: str, spans: list[Span], label: str, content: ContentMode, report: ImportReport) -> None:
         self.tid = tid
+        for s in spans:
+            if not s.end >= s.start:  # NaN too
+                report.sanitise("import.end-before-start", s.where,
+                                f"span ends {'at an unreadable time' if s.end != s.end else f'{s.start - s.end:.6g} s before it starts'}; "
+                                "its end was moved to its start", "check the exporter's clock or the span's duration")
+                s.end = s.start
         self.spans = sorted(spans, key=lambda s: (s.start, s.end))
         self.by_id = {s.span_id: s for s in self.spans}
         self.cls = {s.span_id: classify(s) for s in self.spans}
         self.orphans = 0
+        self.label = label
+        self.report = report
+        cut = self._cycles()
         agent_spans = [s for s in self.spans if self.cls[s.span_id] == "agent"]
         self.kids: dict[str | None, list[Span]] = {}
         for s in self.spans:
-            parent = s.parent_id if s.parent_id in self.by_id else None
-            if parent is None and s.parent_id and self.cls[s.span_id] in ("llm", "tool"):
+            is_cut = (s.span_id, s.parent_id) in cut
+            parent = s.parent_id if s.parent_id in self.by_id and not is_cut else None
+            if parent is None and s.parent_id and not is_cut and self.cls[s.span_id] in ("llm", "tool"):
                 # parent not exported: attach to the innermost agent span that contains it in time
                 box = [a for a in agent_spans if a.start <= s.start and s.end <= a.end and a is not s]
                 if box:
                     parent = max(box, key=lambda a: a.start).span_id
                     self.orphans += 1
             self.kids.setdefault(parent, []).append(s)
-        self.label = label
-        self.report = report
-        self.g = Graph(content)
+        self.g = Graph(content, report)
         busy = {a.span_id for a in agent_spans if any(self.cls[k.span_id] in ("llm", "tool", "agent", "handoff", "safety") for k in self._desc(a))}
         for a in agent_spans:
             if a.span_id not in busy and (busy - {a.span_id}) or a.kind == "client" and busy - {a.span_id}:
                 self.cls[a.span_id] = "remote-agent"
         self.agents: dict[str, _AgentState] = {}
         self._spawned: set[str] = set()
+        self._walked: set[int] = set()
+
+    def _cycles(self) -> set[tuple[str, str]]:
+        """Parent links ``(span id, parent id)`` that are cut: one per parent cycle (a self-parented span is one).
+
+        A cycle would hide every span on it (none is a root); the link that closes it is
+        cut instead, so that span becomes a root, with a counted warning, and the rest of
+        the trace is imported. Duplicate span ids are followed through all their parents.
+        """
+        ups: dict[str, list[str]] = {}
+        for s in self.spans:
+            if s.parent_id in self.by_id:
+                ups.setdefault(s.span_id, []).append(s.parent_id)  # type: ignore[arg-type]
+        color: dict[str, int] = {}  # 1 on the current path, 2 done
+        cut: set[tuple[str, str]] = set()
+        for start in ups:
+            if start in color:
+                continue
+            color[start] = 1
+            stack = [(start, iter(ups.get(start, ())))]
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    color[node] = 2
+                    stack.pop()
+                elif color.get(nxt) == 1:  # back to a span on the path: this link closes a cycle
+                    path = [n for n, _ in stack]
+                    ring = path[path.index(nxt):]  # ring[k] → ring[k + 1] → … → node → nxt
+                    first = min(ring, key=lambda x: (self.by_id[x].start, x))  # the earliest span becomes the root
+                    up = nxt if first == node else ring[ring.index(first) + 1]
+                    cut.add((first, up))
+                    what = ("names itself as its parent" if len(ring) == 1 else
+                            f"is on a parent cycle of {len(ring)} spans ({' → '.join(ring[:4])}{' …' if len(ring) > 4 else ''})")
+                    self.report.sanitise("import.parent-cycle", self.by_id[first].where,
+                                         f"span {first} {what}; it is treated as a root",
+                                         "the exporter wrote a broken parentSpanId")
+                elif nxt not in color:
+                    color[nxt] = 1
+                    stack.append((nxt, iter(ups.get(nxt, ()))))
+        return cut
 
     def run(self) -> Trace | None:
         missing = [s for s in self.spans if s.parent_id and s.parent_id not in self.by_id]
@@ -341,6 +400,9 @@ class _Mapper:
 
     # -- walking ------------------------------------------------------------------------
     def _walk(self, s: Span, agent: _AgentState | None, default: str) -> None:
+        if id(s) in self._walked:  # duplicate span ids: a span is mapped once
+            return
+        self._walked.add(id(s))
         c = self.cls[s.span_id]
         if c == "agent":
             self._agent_span(s, agent, default)
@@ -447,7 +509,8 @@ class _Mapper:
         has_agents = self._has(s, "agent")
         call = self.g.add(EventType.TOOL_CALL, st.id, s.start, t_end=None if has_agents else s.end,
                           deps=self._deps(st, s.start), tool=tool, source=s.where, text=_text(a, "tool_input"),
-                          tokens_in=_int(a, _IN_KEYS), tokens_out=_int(a, _OUT_KEYS),
+                          tokens_in=_int(a, _IN_KEYS, s.where, self.report),
+                          tokens_out=_int(a, _OUT_KEYS, s.where, self.report),
                           attrs=_pick(a, ("gen_ai.tool.call.id", "gen_ai.tool.type")))
         deps = [(call, EdgeType.TOOL_DEPENDENCY)]
         if has_agents:  # agents used as tools: their returns feed the result
@@ -489,10 +552,9 @@ class _Mapper:
         a = s.attrs
         tools = [k.start for k in self._desc(s) if self.cls[k.span_id] == "tool"]
         end = min([s.end, *tools]) if tools else s.end
-        tin = _int(a, _IN_KEYS)
-        tout = _int(a, _OUT_KEYS)
-        cost = sum(float(a[k]) for k in ("gen_ai.usage.input_cost", "gen_ai.usage.output_cost", "gen_ai.usage.cost")
-                   if _is_num(a.get(k))) or None
+        tin = _int(a, _IN_KEYS, s.where, self.report)
+        tout = _int(a, _OUT_KEYS, s.where, self.report)
+        cost = _cost(a, s.where, self.report)
         model = a.get("gen_ai.response.model") or a.get("gen_ai.request.model") or a.get("llm.model_name")
         ev = self.g.add(EventType.MESSAGE, st.id, s.start, t_end=end, deps=self._deps(st, s.start), from_=st.id,
                         tokens_in=tin, tokens_out=tout, cost=cost, source=s.where, error=s.error or None,
@@ -502,8 +564,12 @@ class _Mapper:
 
     def _desc(self, s: Span) -> list[Span]:
         out, stack = [], list(self.kids.get(s.span_id, []))
+        seen = {id(s)}
         while stack:
             k = stack.pop()
+            if id(k) in seen:  # duplicate span ids can link a span below itself
+                continue
+            seen.add(id(k))
             out.append(k)
             if self.cls[k.span_id] != "agent":
                 stack.extend(self.kids.get(k.span_id, []))
@@ -513,22 +579,25 @@ class _Mapper:
         return any(self.cls[k.span_id] == cls for k in self._desc(s))
 
 
-def _int(a: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+def _event_index(s: Span) -> int:
+    k = s.attrs.get("orchestrace.event.index", 0)
+    return k if isinstance(k, int) and not isinstance(k, bool) else 0
+
+
+def _int(a: dict[str, Any], keys: tuple[str, ...], where: str = "", report: ImportReport | None = None) -> int | None:
+    """The first of ``keys`` present in ``a`` as a count (bad values dropped with a counted warning)."""
     for k in keys:
-        v: Any = a.get(k)
-        if _is_num(v):
-            return int(float(v))
+        if a.get(k) is not None:
+            n = count_value(a[k], k, where, report)
+            if n is not None:
+                return n
     return None
 
 
-def _is_num(v: Any) -> bool:
-    if isinstance(v, bool) or v is None:
-        return False
-    try:
-        float(v)
-        return True
-    except (TypeError, ValueError):
-        return False
+def _cost(a: dict[str, Any], where: str, report: ImportReport | None) -> float | None:
+    vals = [cost_value(a[k], k, where, report) for k in ("gen_ai.usage.input_cost", "gen_ai.usage.output_cost",
+                                                        "gen_ai.usage.cost") if a.get(k) is not None]
+    return sum(v for v in vals if v is not None) or None
 
 
 def _pick(a: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any] | None:

@@ -227,6 +227,15 @@ class LLMEnvBackend:
                 out[rec.result.error] = out.get(rec.result.error, 0) + 1
         return out
 
+    def all_failed(self) -> bool:
+        """True when calls were made and every one failed (a dead endpoint, a wrong model name …).
+
+        A run in this state has produced no model output at all: callers should exit
+        non-zero with :meth:`failures` rather than report its success rate.
+        """
+        return bool(self.records) and all(rec.result.error is not None and not rec.result.text
+                                          for rec in self.records)
+
     def reset_records(self) -> None:
         """Forget the attempt records (e.g. between episodes)."""
         self.records.clear()

@@ -71,7 +71,7 @@ def build() -> dict[str, tuple[bytes, str | None, int]]:
     out["not_json.json"] = (b"hello, this is not json\n", "json.malformed", 1)
     out["empty.json"] = (b"", "json.empty", 1)
     out["whitespace_only.json"] = (b"  \n\t \n", "json.empty", 1)
-    out["bom_valid.json"] = (b"\xef\xbb\xbf" + good, None, 0)
+    out["bom_valid.json"] = (b"\xef\xbb\xbf" + good, "json.bom", 0)
     out["bom_then_truncated.json"] = (b"\xef\xbb\xbf" + good[:40], "json.truncated", 1)
     out["invalid_utf8.json"] = (good.replace(b'"search"', b'"sea\xffrch"', 1), "json.invalid-utf8", 1)
     out["utf16.json"] = (good.decode().encode("utf-16"), "json.invalid-utf8", 1)

@@ -158,7 +158,10 @@ def env_run(
             backend.workers.close()
     if backend is not None:
         failed = backend.failures()
+        causes = ", ".join(f"{c}×{n}" for c, n in sorted(failed.items()))
+        if backend.all_failed():
+            raise fail(f"every LLM call failed ({causes}); the traces in {out} carry no worker answer — check "
+                       "--base-url, --model and the server")
         if failed:
-            err_console.print("warning: LLM calls failed: " + ", ".join(f"{c}×{n}" for c, n in sorted(failed.items())),
-                              markup=False)
+            err_console.print("warning: LLM calls failed: " + causes, markup=False)
     console.print(f"wrote {out}: {episodes} traces; success {n_ok / episodes:.3f}, mean return {ret / episodes:.4f}")

@@ -183,6 +183,10 @@ def demo_cmd(
     if episodes < 2 or validation < 2:
         raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
     try:
+        from ..errors import require
+
+        require("torch", extra="learn")  # the demo needs both extras: name the one that installs both
+        require("gymnasium", extra="learn")
         from ..env.config import parse_overrides
         from ..learn.demo import run_demo
 

@@ -160,7 +160,12 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
     kinds = {"learned": ("C3", "learned policy (learned stop)"), "same": ("C2", "learned heads + stop rule"),
              "oracle": ("C1", "clairvoyant / oracle"), "baseline": ("C0", "base heads + rule, heuristics")}
     shown: set[str] = set()
+    groups: dict[tuple[float, float], list[str]] = {}  # policies on the same point share one label
     for n in _key_policies(report):
+        s = report["policies"][n]
+        groups.setdefault((round(s["tokens"]["mean"], -1), round(s["success"]["mean"], 2)), []).append(n)
+    for k, names in enumerate(groups.values()):
+        n = names[0]
         s = report["policies"][n]
         x, y = s["tokens"]["mean"], s["success"]["mean"]
         kind = ("learned" if n == "learned" else "oracle" if ("clairvoyant" in n or n == "oracle-all")
@@ -171,7 +176,9 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
                     ms=8 if kind == "learned" else 5, elinewidth=0.8, alpha=0.9, zorder=3,
                     label=None if label in shown else label)
         shown.add(label)
-        ax.annotate(f"{n} (return {s['return']['mean']:.3f})", (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
+        label_text = " = ".join(names) if len(names) > 1 else n
+        ax.annotate(f"{label_text} (return {s['return']['mean']:.3f})", (x, y), fontsize=7, xytext=(4, 4 - 11 * (k % 2)),
+                    textcoords="offset points")
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_xlabel("tokens per episode (mean)")
     ax.set_ylabel("success rate (E1)")

@@ -46,10 +46,10 @@ def test_env_run_with_llm_workers(faulty, tmp_path: Path) -> None:  # type: igno
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gymnasium") is None, reason="gymnasium (orchestrace[env]) is not installed")
-def test_env_run_with_llm_server_down_warns(tmp_path: Path) -> None:
+def test_env_run_with_llm_server_down_fails_with_the_causes(tmp_path: Path) -> None:
     res = runner.invoke(app, ["env", "run", "orchestrace/Orchestrate-small-v0", "-n", "1", "-o", str(tmp_path / "x.jsonl"),
                               "--workers", "llm", "--base-url", f"http://127.0.0.1:{free_port()}/v1", "--model", "m",
                               "--max-tokens", "8"])
-    assert res.exit_code == 0 and "connect" in res.output
+    assert res.exit_code == 2 and "every LLM call failed" in res.output and "connect" in res.output
     assert runner.invoke(app, ["env", "run", "orchestrace/Orchestrate-small-v0", "-n", "1", "-o",
                                str(tmp_path / "y.jsonl"), "--workers", "llm"]).exit_code == 2

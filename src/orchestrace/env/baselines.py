@@ -349,11 +349,7 @@ def evaluate(config: EnvConfig, policy: Policy, seeds: Iterable[int], *, chunk: 
             live = w.phase < DONE
             a = np.where(live, a, 0)
             w.step(a)
-        parts.append({
-            "success": w.success.copy(), "tokens": w.tokens.copy(), "critical_steps": w.crit.copy(),
-            "wall_clock_s": w.clock.copy(), "decisions": w.ndec.copy(), "rounds": w.rnd + 1,
-            "return": w.ret.copy(), "difficulty": w.dtask.copy(), "safety_events": w.safety.copy(), "seed": s,
-        })
+        parts.append({**w.episode_summary(), "seed": s})
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]} if parts else {}
 
 

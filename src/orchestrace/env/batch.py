@@ -84,18 +84,7 @@ class BatchEnv:
                 raise IllegalActionError(f"row {b}: action {int(a[b])} is not legal; legal actions: {legal}")
         r = w.step(a)
         done = live & (w.phase == DONE)
-        info = {
-            "success": w.success.copy(),
-            "tokens": w.tokens.copy(),
-            "decisions": w.ndec.copy(),
-            "return": w.ret.copy(),
-            "difficulty": w.dtask.copy(),
-            "critical_steps": w.crit.copy(),
-            "wall_clock_s": w.clock.copy(),
-            "safety_events": w.safety.copy(),
-            "rounds": w.rnd + 1,
-            "seed": self.episode_seed.astype(np.int64),
-        }
+        info = {**w.episode_summary(), "seed": self.episode_seed.astype(np.int64)}
         if done.any() and self.auto_reset:
             rows = np.flatnonzero(done)
             self.episode_seed = self.episode_seed.copy()

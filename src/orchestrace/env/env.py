@@ -183,19 +183,10 @@ class OrchestrationEnv(gym.Env):
 
     def summary(self) -> dict[str, Any]:
         """End-of-episode numbers: success, tokens, critical_steps, wall_clock_s, decisions, …"""
-        w = self.world
-        return {
-            "success": bool(w.success[0]),
-            "tokens": float(w.tokens[0]),
-            "critical_steps": float(w.crit[0]),
-            "wall_clock_s": float(w.clock[0]),
-            "decisions": int(w.ndec[0]),
-            "rounds": int(w.rnd[0]) + 1,
-            "difficulty": float(w.dtask[0]),
-            "safety_events": int(w.safety[0]),
-            "return": float(w.ret[0]),
-            "seed": self._seed,
-        }
+        out: dict[str, Any] = {k: v[0].item() for k, v in self.world.episode_summary().items()}
+        out["critical_steps"] = float(out["critical_steps"])
+        out["seed"] = self._seed
+        return out
 
     def trace(self) -> Trace:
         """The trace of the finished (or running) episode."""

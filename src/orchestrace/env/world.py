@@ -468,6 +468,13 @@ class World:
         out[~live] = 0.0
         return out
 
+    def episode_summary(self) -> dict[str, np.ndarray]:
+        """The end-of-episode numbers of every row, (B,) arrays (copies) — the one summary that
+        the single env, the batched env and the batched evaluator report."""
+        return {"success": self.success.copy(), "tokens": self.tokens.copy(), "critical_steps": self.crit.copy(),
+                "wall_clock_s": self.clock.copy(), "decisions": self.ndec.copy(), "rounds": self.rnd + 1,
+                "difficulty": self.dtask.copy(), "safety_events": self.safety.copy(), "return": self.ret.copy()}
+
     # -- stepping --------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> np.ndarray:
         """Apply one decision per live row; returns the (B,) reward. Done rows are left alone."""

@@ -102,6 +102,177 @@ def _support(atts: list[_Att], method: int, answer: int) -> list[str]:
     return ids
 
 
+class _Layout:
+    """The trace of one episode, built step by step: one method per kind of step (a decision, a
+    sub-agent's attempt, the aggregation); the state they share lives here."""
+
+    def __init__(self, cfg: EnvConfig, log: list[dict[str, Any]], *, n: int, types: np.ndarray, parents: np.ndarray,
+                 policy: str | None, logprobs: list[float | None], alternatives: list[tuple[str, ...]]) -> None:
+        self.cfg, self.types, self.parents, self.policy = cfg, types, parents, policy
+        self.logprobs, self.alternatives = logprobs, alternatives
+        self.labels = action_labels(cfg)
+        self.ev: list[Event] = []
+        self.ed: list[Edge] = []
+        self.counter = 0
+        self.atts: list[list[_Att]] = [[] for _ in range(n)]
+        self.n = n
+        self.real = bool(log) and "rt" in log[0]
+        self.t0_wall = float(log[0]["rt"]) if self.real else 0.0
+        self.lag = self.floor = self.t_dec = 0.0  # real-time layout state (see the module docstring)
+        self.prev_dec: str | None = None
+        self.last_agg: str | None = None
+        self.agent_no = 0
+
+    def nid(self) -> str:
+        self.counter += 1
+        return f"e{self.counter}"
+
+    def decision(self, step: int, rec: dict[str, Any]) -> str:
+        """The orchestrator decision of ``step`` (and its causal edges); returns its id."""
+        cfg, ev, ed, real = self.cfg, self.ev, self.ed, self.real
+        labels, alternatives, logprobs, policy = self.labels, self.alternatives, self.logprobs, self.policy
+        dt, dtok = cfg.decision_time_s, int(cfg.decision_tokens)
+        kind = DECISION_KINDS[rec["phase"]]
+        label = labels[rec["action"]]
+        did = self.nid()
+        if real:
+            self.t_dec = max(rec["rt"] - self.t0_wall + self.lag, self.t_dec, self.floor)
+            self.lag = self.t_dec - (rec["rt"] - self.t0_wall)
+            t_d, t_d_end = self.t_dec, self.t_dec
+        else:
+            t_d, t_d_end = rec["t"], rec["t"] + dt
+        ev.append(Event(
+            id=did, t=t_d, t_end=t_d_end, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",
+            tokens_out=dtok,
+            decision=DecisionPayload(kind=kind, action=label, alternatives=alternatives[step],
+                                     logprob=logprobs[step], policy=policy, step=step),
+            attrs={"head": f"O{rec['phase'] + 1}", "round": rec["rnd"],
+                   **({"subtask": rec["cur"]} if rec["phase"] <= 2 else {})},
+        ))
+        if self.prev_dec is not None:
+            ed.append(Edge(self.prev_dec, did, EdgeType.CAUSAL))
+        if rec["phase"] == 4 and self.last_agg is not None:
+            ed.append(Edge(self.last_agg, did, EdgeType.CAUSAL))
+        self.prev_dec = did
+        return did
+
+    def attempt(self, did: str, a: dict[str, Any]) -> None:
+        """One sub-agent's attempt: spawn, shared context, tool calls and results, safety, return."""
+        cfg, ev, ed, real, atts, parents, types = self.cfg, self.ev, self.ed, self.real, self.atts, self.parents, self.types
+        t_dec = self.t_dec
+        nid = self.nid
+        self.agent_no += 1
+        agent_no = self.agent_no
+        w = f"w{agent_no}"
+        prof = cfg.profiles[a["profile"]]
+        i = a["i"]
+        t0, t1 = a["t"], a["t_end"]
+        t_sp = t0 - cfg.spawn_time_s
+        if real:
+            t_sp = t_dec
+            if "rt" in a:
+                t0 = max(a["rt"] - self.t0_wall + self.lag, t_dec)
+                t1 = max(a["rt_end"] - self.t0_wall + self.lag, t0)
+            else:
+                t0, t1 = t_dec + cfg.spawn_time_s, t_dec + cfg.spawn_time_s + (t1 - t0)
+            self.floor = max(self.floor, t1)
+        sp = nid()
+        ev.append(Event(id=sp, t=t_sp, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
+                        role="orchestrator", attrs={"profile": prof.name, "subtask": i, "slot": a["slot"]}))
+        ed.append(Edge(did, sp, EdgeType.SPAWN))
+        prev = sp
+        pars = [int(p) for p in parents[i] if p >= 0]
+        if a["kind"] == "solve" and a["comm"] > 0 and pars:
+            mid = nid()
+            ev.append(Event(id=mid, t=t0, t_end=t0, type=EventType.MESSAGE, agent=_ORCH, from_=_ORCH, to=w,
+                            role="orchestrator",  # its tokens are counted in the tool call's tokens_in
+                            attrs={"mode": COMM_MODES[a["comm"]], "parents": pars}))
+            ed.append(Edge(sp, mid, EdgeType.CAUSAL))
+            for p in pars:
+                for pa in atts[p]:
+                    if pa.kind == "solve":
+                        ed.append(Edge(pa.ret, mid, EdgeType.CAUSAL))
+            prev = mid
+        typ = int(types[i])
+        k_steps = cfg.tool_steps if a["kind"] == "solve" else 1
+        span = 0.9 * (t1 - t0) / k_steps
+        untrusted = bool(a.get("untrusted", False))
+        tool = _TOOLS[typ] if a["kind"] == "solve" else "verifier.check"
+        first_tc = tc = tr = ""
+        for k in range(k_steps):
+            ts = t0 + k * span
+            t_mid = ts + 0.6 * span
+            last = k == k_steps - 1
+            tc = nid()
+            if a["kind"] == "solve":
+                privileged = SUBTASK_TYPES[typ] == "code"
+                ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
+                                tokens_in=a["tokens_in"] if k == 0 else None, privileged=privileged or None,
+                                error=(a["over_context"] or None)))
+            else:
+                ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
+                                tokens_in=a["tokens_in"]))
+            if k == 0:
+                first_tc = tc
+                ed.append(Edge(prev, tc, EdgeType.MESSAGE if prev != sp else EdgeType.CAUSAL))
+                if prev != sp:
+                    ed.append(Edge(sp, tc, EdgeType.CAUSAL))
+            else:
+                ed.append(Edge(tr, tc, EdgeType.CAUSAL))
+            tr = nid()
+            ev.append(Event(id=tr, t=t_mid, t_end=ts + span, type=EventType.TOOL_RESULT, agent=w, role=prof.name,
+                            tool=tool, trusted=not (untrusted and last),
+                            attrs={"injected": True} if (a.get("injected") and last) else None))
+            ed.append(Edge(tc, tr, EdgeType.TOOL_DEPENDENCY))
+        t_mid = t0 + 0.6 * span
+        tc = first_tc
+        if a["kind"] == "solve" and a.get("exposed"):
+            for p in pars:
+                for pa in atts[p]:
+                    if pa.untrusted:
+                        ed.append(Edge(pa.tool_result, tc, EdgeType.SAFETY_FLOW))
+        if a.get("unsafe"):
+            se = nid()
+            ev.append(Event(id=se, t=t_mid, t_end=t_mid, type=EventType.SAFETY_EVENT, agent=w, role=prof.name,
+                            tool=_TOOLS[typ], error=True, attrs={"kind": "injected_instruction_followed"}))
+            ed.append(Edge(tc, se, EdgeType.SAFETY_FLOW))
+        rid = nid()
+        if a["kind"] == "solve":
+            wrong = a["answer"] != 0
+            cause = a.get("cause")
+            ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
+                            tokens_out=a["tokens_out"], error=(wrong or bool(cause)) or None,
+                            attrs={"subtask": i, "answer": a["answer"], "confidence": round(a["conf"], 6),
+                                   **({"cause": str(cause)} if cause else {})}))
+            atts[i].append(_Att(rid, a["answer"], a["conf"], "solve", False, tr, untrusted))
+        else:
+            ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
+                            tokens_out=a["tokens_out"],
+                            outcome=Outcome(success=a["accept"], verifier=w),
+                            attrs={"subtask": i, "verdict_on": a["answer"]}))
+            atts[i].append(_Att(rid, a["answer"], 0.0, "verify", a["accept"], tr, False))
+        ed.append(Edge(tr, rid, EdgeType.RETURN))
+
+    def aggregate(self, did: str, rec: dict[str, Any]) -> None:
+        """The O4 aggregation: the aggregate event and the attempts that support each answer."""
+        cfg, ev, ed, atts, n = self.cfg, self.ev, self.ed, self.atts, self.n
+        answers = rec["agg"]
+        method = rec["action"] - (cfg.max_fanout + 1 + cfg.n_profiles + 3)
+        ok = all(x == 0 for x in answers)
+        aid = self.nid()
+        merge_tok = int(cfg.merge_tokens * sum(1 for lst in atts for a in lst if a.kind == "solve")) if method == 3 else None
+        t_agg = self.t_dec if self.real else rec["t_agg"]
+        ev.append(Event(id=aid, t=t_agg, t_end=t_agg, type=EventType.AGGREGATE, agent=_ORCH,
+                        role="orchestrator", tokens_in=merge_tok, error=(not ok) or None,
+                        outcome=Outcome(success=ok, score=sum(x == 0 for x in answers) / max(len(answers), 1)),
+                        attrs={"method": AGG_METHODS[method], "answers": answers}))
+        ed.append(Edge(did, aid, EdgeType.CAUSAL))
+        for i in range(n):
+            for src in _support(atts[i], method, answers[i]):
+                ed.append(Edge(src, aid, EdgeType.AGGREGATE))
+        self.last_agg = aid
+
+
 def build_trace(
     cfg: EnvConfig,
     log: list[dict[str, Any]],
@@ -120,154 +291,15 @@ def build_trace(
     price: float | None = None,
 ) -> Trace:
     """Turn the per-step log of a ``B = 1`` world into a validating trace."""
-    labels = action_labels(cfg)
-    ev: list[Event] = []
-    ed: list[Edge] = []
-    counter = 0
-
-    def nid() -> str:
-        nonlocal counter
-        counter += 1
-        return f"e{counter}"
-
-    atts: list[list[_Att]] = [[] for _ in range(n)]
-    real = bool(log) and "rt" in log[0]
-    t0_wall = float(log[0]["rt"]) if real else 0.0
-    lag = floor = t_dec = 0.0  # real-time layout state (see the module docstring)
-    prev_dec: str | None = None
-    last_agg: str | None = None
-    agent_no = 0
-    dt, dtok = cfg.decision_time_s, int(cfg.decision_tokens)
+    lay = _Layout(cfg, log, n=n, types=types, parents=parents, policy=policy, logprobs=logprobs,
+                  alternatives=alternatives)
     for step, rec in enumerate(log):
-        kind = DECISION_KINDS[rec["phase"]]
-        label = labels[rec["action"]]
-        did = nid()
-        if real:
-            t_dec = max(rec["rt"] - t0_wall + lag, t_dec, floor)
-            lag = t_dec - (rec["rt"] - t0_wall)
-            t_d, t_d_end = t_dec, t_dec
-        else:
-            t_d, t_d_end = rec["t"], rec["t"] + dt
-        ev.append(Event(
-            id=did, t=t_d, t_end=t_d_end, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="orchestrator",
-            tokens_out=dtok,
-            decision=DecisionPayload(kind=kind, action=label, alternatives=alternatives[step],
-                                     logprob=logprobs[step], policy=policy, step=step),
-            attrs={"head": f"O{rec['phase'] + 1}", "round": rec["rnd"],
-                   **({"subtask": rec["cur"]} if rec["phase"] <= 2 else {})},
-        ))
-        if prev_dec is not None:
-            ed.append(Edge(prev_dec, did, EdgeType.CAUSAL))
-        if rec["phase"] == 4 and last_agg is not None:
-            ed.append(Edge(last_agg, did, EdgeType.CAUSAL))
-        prev_dec = did
+        did = lay.decision(step, rec)
         for a in rec["attempts"]:
-            agent_no += 1
-            w = f"w{agent_no}"
-            prof = cfg.profiles[a["profile"]]
-            i = a["i"]
-            t0, t1 = a["t"], a["t_end"]
-            t_sp = t0 - cfg.spawn_time_s
-            if real:
-                t_sp = t_dec
-                if "rt" in a:
-                    t0 = max(a["rt"] - t0_wall + lag, t_dec)
-                    t1 = max(a["rt_end"] - t0_wall + lag, t0)
-                else:
-                    t0, t1 = t_dec + cfg.spawn_time_s, t_dec + cfg.spawn_time_s + (t1 - t0)
-                floor = max(floor, t1)
-            sp = nid()
-            ev.append(Event(id=sp, t=t_sp, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
-                            role="orchestrator", attrs={"profile": prof.name, "subtask": i, "slot": a["slot"]}))
-            ed.append(Edge(did, sp, EdgeType.SPAWN))
-            prev = sp
-            pars = [int(p) for p in parents[i] if p >= 0]
-            if a["kind"] == "solve" and a["comm"] > 0 and pars:
-                mid = nid()
-                ev.append(Event(id=mid, t=t0, t_end=t0, type=EventType.MESSAGE, agent=_ORCH, from_=_ORCH, to=w,
-                                role="orchestrator",  # its tokens are counted in the tool call's tokens_in
-                                attrs={"mode": COMM_MODES[a["comm"]], "parents": pars}))
-                ed.append(Edge(sp, mid, EdgeType.CAUSAL))
-                for p in pars:
-                    for pa in atts[p]:
-                        if pa.kind == "solve":
-                            ed.append(Edge(pa.ret, mid, EdgeType.CAUSAL))
-                prev = mid
-            typ = int(types[i])
-            k_steps = cfg.tool_steps if a["kind"] == "solve" else 1
-            span = 0.9 * (t1 - t0) / k_steps
-            untrusted = bool(a.get("untrusted", False))
-            tool = _TOOLS[typ] if a["kind"] == "solve" else "verifier.check"
-            first_tc = tc = tr = ""
-            for k in range(k_steps):
-                ts = t0 + k * span
-                t_mid = ts + 0.6 * span
-                last = k == k_steps - 1
-                tc = nid()
-                if a["kind"] == "solve":
-                    privileged = SUBTASK_TYPES[typ] == "code"
-                    ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
-                                    tokens_in=a["tokens_in"] if k == 0 else None, privileged=privileged or None,
-                                    error=(a["over_context"] or None)))
-                else:
-                    ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
-                                    tokens_in=a["tokens_in"]))
-                if k == 0:
-                    first_tc = tc
-                    ed.append(Edge(prev, tc, EdgeType.MESSAGE if prev != sp else EdgeType.CAUSAL))
-                    if prev != sp:
-                        ed.append(Edge(sp, tc, EdgeType.CAUSAL))
-                else:
-                    ed.append(Edge(tr, tc, EdgeType.CAUSAL))
-                tr = nid()
-                ev.append(Event(id=tr, t=t_mid, t_end=ts + span, type=EventType.TOOL_RESULT, agent=w, role=prof.name,
-                                tool=tool, trusted=not (untrusted and last),
-                                attrs={"injected": True} if (a.get("injected") and last) else None))
-                ed.append(Edge(tc, tr, EdgeType.TOOL_DEPENDENCY))
-            t_mid = t0 + 0.6 * span
-            tc = first_tc
-            if a["kind"] == "solve" and a.get("exposed"):
-                for p in pars:
-                    for pa in atts[p]:
-                        if pa.untrusted:
-                            ed.append(Edge(pa.tool_result, tc, EdgeType.SAFETY_FLOW))
-            if a.get("unsafe"):
-                se = nid()
-                ev.append(Event(id=se, t=t_mid, t_end=t_mid, type=EventType.SAFETY_EVENT, agent=w, role=prof.name,
-                                tool=_TOOLS[typ], error=True, attrs={"kind": "injected_instruction_followed"}))
-                ed.append(Edge(tc, se, EdgeType.SAFETY_FLOW))
-            rid = nid()
-            if a["kind"] == "solve":
-                wrong = a["answer"] != 0
-                cause = a.get("cause")
-                ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
-                                tokens_out=a["tokens_out"], error=(wrong or bool(cause)) or None,
-                                attrs={"subtask": i, "answer": a["answer"], "confidence": round(a["conf"], 6),
-                                       **({"cause": str(cause)} if cause else {})}))
-                atts[i].append(_Att(rid, a["answer"], a["conf"], "solve", False, tr, untrusted))
-            else:
-                ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
-                                tokens_out=a["tokens_out"],
-                                outcome=Outcome(success=a["accept"], verifier=w),
-                                attrs={"subtask": i, "verdict_on": a["answer"]}))
-                atts[i].append(_Att(rid, a["answer"], 0.0, "verify", a["accept"], tr, False))
-            ed.append(Edge(tr, rid, EdgeType.RETURN))
+            lay.attempt(did, a)
         if rec["phase"] == 3:
-            answers = rec["agg"]
-            method = rec["action"] - (cfg.max_fanout + 1 + cfg.n_profiles + 3)
-            ok = all(x == 0 for x in answers)
-            aid = nid()
-            merge_tok = int(cfg.merge_tokens * sum(1 for lst in atts for a in lst if a.kind == "solve")) if method == 3 else None
-            t_agg = t_dec if real else rec["t_agg"]
-            ev.append(Event(id=aid, t=t_agg, t_end=t_agg, type=EventType.AGGREGATE, agent=_ORCH,
-                            role="orchestrator", tokens_in=merge_tok, error=(not ok) or None,
-                            outcome=Outcome(success=ok, score=sum(x == 0 for x in answers) / max(len(answers), 1)),
-                            attrs={"method": AGG_METHODS[method], "answers": answers}))
-            ed.append(Edge(did, aid, EdgeType.CAUSAL))
-            for i in range(n):
-                for src in _support(atts[i], method, answers[i]):
-                    ed.append(Edge(src, aid, EdgeType.AGGREGATE))
-            last_agg = aid
+            lay.aggregate(did, rec)
+    ev, ed, real, t0_wall = lay.ev, lay.ed, lay.real, lay.t0_wall
     outcome = Outcome(success=success, score=1.0 if success else 0.0, verifier="ground_truth")
     costs = {
         "tokens": float(summary["tokens"]),

@@ -40,8 +40,6 @@ RANK = {unit: k for k, (_, units) in enumerate(LAYERS) for unit in units}
 #: config stop importing each other; learn's config and batched env likewise.
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
     ("orchestrace.env.baselines", "orchestrace.env.oracle"),
-    ("orchestrace.env.config", "orchestrace.env.layout"),
-    ("orchestrace.learn.config", "orchestrace.learn.envs"),
 }
 
 

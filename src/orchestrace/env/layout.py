@@ -37,10 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .config import EnvConfig
+from typing import Any
 
 __all__ = [
     "ATTEMPT_FEATURES",
@@ -180,8 +177,11 @@ class ObsLayout:
                 "attempt_shape": list(self.attempt_shape), "header": [self.header.start, self.header.stop]}
 
 
-def obs_layout(cfg: EnvConfig) -> ObsLayout:
-    """The observation layout of ``cfg`` (cheap; call it where needed)."""
+def obs_layout(cfg: Any) -> ObsLayout:
+    """The observation layout of an :class:`~orchestrace.env.EnvConfig` (cheap; call it where needed).
+
+    The layout sits below the config (the config asks it for ``obs_dim``), so it reads the
+    config's fields without importing its class."""
     P, N, A = cfg.n_profiles, cfg.n_subtasks_max, cfg.max_attempts
     if cfg.obs_mode == "summary":
         dim = 34 + P + 4 + 2 + (3 if cfg.show_price else 0)

@@ -163,9 +163,9 @@ class TrainConfig:
 
     def env_config(self) -> Any:
         """The :class:`~orchestrace.env.EnvConfig` this run trains on (id + ``env_set``)."""
-        from .envs import env_config_for
+        from ..env import config_for
 
-        return env_config_for(self.env_id, self.env_set)
+        return config_for(self.env_id).with_overrides(list(self.env_set))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields."""

@@ -38,9 +38,7 @@ RANK = {unit: k for k, (_, units) in enumerate(LAYERS) for unit in units}
 #: env-learner contract rewrite (issue 19 items 1-2): the policy base moves to its own
 #: module, so baselines and the oracle stop importing each other; the named layouts and the
 #: config stop importing each other; learn's config and batched env likewise.
-KNOWN_CIRCLES: set[tuple[str, ...]] = {
-    ("orchestrace.env.baselines", "orchestrace.env.oracle"),
-}
+KNOWN_CIRCLES: set[tuple[str, ...]] = set()  # none left; a new circle must be broken, not listed
 
 
 def _modules() -> dict[str, Path]:

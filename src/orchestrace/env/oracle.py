@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from .baselines import BudgetPolicy, Policy
+from ._policy import BudgetPolicy, Policy
 from .config import EnvConfig
 from .layout import CONTINUE, STOP
 from .world import DONE, O5, World

@@ -47,6 +47,7 @@ import numpy as np
 from ..trace import DecisionPayload, Edge, Event, Outcome, Trace
 from ..vocab import Decision, EdgeType, EventType, Topology
 from .config import AGG_METHODS, COMM_MODES, SUBTASK_TYPES, EnvConfig
+from .layout import Agg, Comm, Phase
 
 __all__ = ["DECISION_KINDS", "action_labels", "build_trace"]
 
@@ -84,12 +85,12 @@ def _support(atts: list[_Att], method: int, answer: int) -> list[str]:
     sol = [a for a in atts if a.kind == "solve"]
     if not sol or answer < 0:
         return []
-    if method == 3:  # merge reads everything
+    if method == Agg.MERGE:  # merge reads everything
         return [a.ret for a in sol]
     mine = [a for a in sol if a.answer == answer]
     if not mine:
         return [a.ret for a in sol]
-    if method == 2:  # best_of: the most confident one
+    if method == Agg.BEST_OF:  # best_of: the most confident one
         return [max(mine, key=lambda a: a.conf).ret]
     counts: dict[int, int] = {}
     for a in sol:
@@ -97,7 +98,7 @@ def _support(atts: list[_Att], method: int, answer: int) -> list[str]:
     second = max([v for k, v in counts.items() if k != answer], default=0)
     need = min(len(mine), second + 1)
     ids = [a.ret for a in mine[:need]]
-    if method == 1:
+    if method == Agg.VERIFIER:
         ids += [a.ret for a in atts if a.kind == "verify" and a.answer == answer and a.accept]
     return ids
 
@@ -147,11 +148,11 @@ class _Layout:
             decision=DecisionPayload(kind=kind, action=label, alternatives=alternatives[step],
                                      logprob=logprobs[step], policy=policy, step=step),
             attrs={"head": f"O{rec['phase'] + 1}", "round": rec["rnd"],
-                   **({"subtask": rec["cur"]} if rec["phase"] <= 2 else {})},
+                   **({"subtask": rec["cur"]} if rec["phase"] <= Phase.O3 else {})},
         ))
         if self.prev_dec is not None:
             ed.append(Edge(self.prev_dec, did, EdgeType.CAUSAL))
-        if rec["phase"] == 4 and self.last_agg is not None:
+        if rec["phase"] == Phase.O5 and self.last_agg is not None:
             ed.append(Edge(self.last_agg, did, EdgeType.CAUSAL))
         self.prev_dec = did
         return did
@@ -182,7 +183,7 @@ class _Layout:
         ed.append(Edge(did, sp, EdgeType.SPAWN))
         prev = sp
         pars = [int(p) for p in parents[i] if p >= 0]
-        if a["kind"] == "solve" and a["comm"] > 0 and pars:
+        if a["kind"] == "solve" and a["comm"] != Comm.NONE and pars:
             mid = nid()
             ev.append(Event(id=mid, t=t0, t_end=t0, type=EventType.MESSAGE, agent=_ORCH, from_=_ORCH, to=w,
                             role="orchestrator",  # its tokens are counted in the tool call's tokens_in
@@ -260,7 +261,7 @@ class _Layout:
         method = rec["action"] - (cfg.max_fanout + 1 + cfg.n_profiles + 3)
         ok = all(x == 0 for x in answers)
         aid = self.nid()
-        merge_tok = int(cfg.merge_tokens * sum(1 for lst in atts for a in lst if a.kind == "solve")) if method == 3 else None
+        merge_tok = int(cfg.merge_tokens * sum(1 for lst in atts for a in lst if a.kind == "solve")) if method == Agg.MERGE else None
         t_agg = self.t_dec if self.real else rec["t_agg"]
         ev.append(Event(id=aid, t=t_agg, t_end=t_agg, type=EventType.AGGREGATE, agent=_ORCH,
                         role="orchestrator", tokens_in=merge_tok, error=(not ok) or None,
@@ -297,7 +298,7 @@ def build_trace(
         did = lay.decision(step, rec)
         for a in rec["attempts"]:
             lay.attempt(did, a)
-        if rec["phase"] == 3:
+        if rec["phase"] == Phase.O4:
             lay.aggregate(did, rec)
     ev, ed, real, t0_wall = lay.ev, lay.ed, lay.real, lay.t0_wall
     outcome = Outcome(success=success, score=1.0 if success else 0.0, verifier="ground_truth")

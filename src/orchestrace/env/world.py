@@ -101,8 +101,8 @@ from typing import Any
 import numpy as np
 
 from ._rng import normal, uniform
-from .config import EnvConfig
-from .layout import ATTEMPT_FEATURES
+from .config import SUBTASK_TYPES, EnvConfig
+from .layout import ATTEMPT_FEATURES, Agg, Comm
 
 __all__ = ["DONE", "O1", "O2", "O3", "O4", "O5", "World"]
 
@@ -112,7 +112,8 @@ O1, O2, O3, O4, O5, DONE = 0, 1, 2, 3, 4, 5
 _F_N, _F_CLS, _F_DIFF, _F_SUBD, _F_TYPE, _F_P1, _F_P1U, _F_P2, _F_P2U, _F_HINT = range(10)
 _F_CORR, _F_ANS, _F_ANS2, _F_CONF, _F_LAT, _F_TOK, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW, _F_CATCH, _F_FOOL = range(20, 32)
 _F_VOTE, _F_MERGE = 40, 41
-_F_MIS, _F_PRICE = 50, 51  # v1: a subtask's shared misconception, the episode's token price
+_F_MIS, _F_PRICE = 50, 51
+_CODE = SUBTASK_TYPES.index("code")  # the privileged subtask type  # v1: a subtask's shared misconception, the episode's token price
 # the fields of one solver attempt, drawn together (normals by Box–Muller: field f and f + 1000)
 _UNAMES = ("catch", "corr", "ans", "ans2", "fool", "untr", "inj", "leak", "follow")
 _UF = [_F_CATCH, _F_CORR, _F_ANS, _F_ANS2, _F_FOOL, _F_UNTR, _F_INJ, _F_LEAK, _F_FOLLOW]
@@ -628,8 +629,8 @@ class World:
         untrusted = (ty == 0) & (u["untr"] < c.p_untrusted)
         injected = untrusted & (u["inj"] < c.p_inject)
         pinj = (hp & self.inj[rr[:, None], pc]).any(1)
-        exposed = pinj & ((cc == 2) | ((cc == 1) & (u["leak"] < c.summary_leak)))
-        unsafe = exposed & (ty == 2) & (u["follow"] < self.FOLLOW[kk])
+        exposed = pinj & ((cc == Comm.FULL) | ((cc == Comm.SUMMARY) & (u["leak"] < c.summary_leak)))
+        unsafe = exposed & (ty == _CODE) & (u["follow"] < self.FOLLOW[kk])
         real: dict[str, list[Any]] | None = None
         if self.backend is not None:
             ans, conf, tin, tout, lat, untrusted, injected = self.backend.override(
@@ -736,9 +737,9 @@ class World:
         ac, rj = self.acc[rr, ii], self.rej[rr, ii]
         m = self.method[rr][:, None]
         maj = cnt + 1e-3 * cs
-        score = np.where(m == 1, maj + 1.5 * (ac - rj), np.where(m == 2, cm + 1e-6 * cnt, maj))
+        score = np.where(m == Agg.VERIFIER, maj + 1.5 * (ac - rj), np.where(m == Agg.BEST_OF, cm + 1e-6 * cnt, maj))
         a = score.argmax(1)
-        is_merge = self.method[rr] == 3
+        is_merge = self.method[rr] == Agg.MERGE
         if is_merge.any():
             u = uniform(self.seed[rr], ii, self.rnd[rr], _F_MERGE)
             wrong_best = 1 + maj[:, 1:].argmax(1)
@@ -764,7 +765,7 @@ class World:
         ii = np.tile(np.arange(N), r.size)
         keep = ii < self.n[rr]
         self._recompute(rr[keep], ii[keep])
-        is_merge = method == 3
+        is_merge = method == Agg.MERGE
         if is_merge.any():
             rm = r[is_merge]
             self.tokens[rm] += c.merge_tokens * self.nsol[rm].sum(1)

@@ -1,0 +1,702 @@
+"""Chat transcripts of agent teams → traces (AG2/AutoGen group chats, Magentic-One, plain message lists).
+
+Input: one JSON document (or JSON lines) holding a list of turns, either bare
+(``[{"role", "content"}, …]``) or wrapped in an object under one of :data:`LIST_KEYS`
+(``history`` — the Who&When failure-attribution dataset —, ``messages``, ``chat_history``,
+…), or a list of such objects (one trace each). A turn is an object with a speaker
+(:data:`NAME_KEYS`, else a ``role`` that is not a chat-API role), a ``content`` and,
+optionally, ``tool_calls`` / ``tool_call_id`` / ``tool_responses`` / ``function_call``.
+
+Mapping (documented with examples in ``docs/interop.md``, "Chat transcripts"):
+
+=================================  =============================================================
+turn                               trace
+=================================  =============================================================
+a speaker                          an agent (``Event.agent``); Magentic-One names
+                                   ``Orchestrator (thought)`` / ``(-> WebSurfer)`` are the agent
+                                   ``Orchestrator`` (the tag in ``attrs.tag``, ``->`` sets ``to``)
+the orchestrator / manager         the orchestrator agent (:func:`orchestrator_of`); when no
+                                   speaker is one and two or more agents speak, the implicit
+                                   AG2 manager ``chat_manager`` (said in ``meta.assumptions``)
+a turn with text                   ``message`` (``human_intervention`` for a person:
+                                   ``human`` / ``user``), content per the content policy
+``tool_calls[i]``, ``function_call``  ``tool_call`` (``tool`` = function name, ``attrs.call_id``)
+``role: tool`` + ``tool_call_id``,  ``tool_result`` with a ``tool_dependency`` edge from its call
+``tool_responses[i]``, ``function``  (no matching call: kept, ``attrs.orphan``, counted warning)
+``role: system``                   structure (its digest in ``meta.system_prompts``)
+a worker's turn in a team          preceded by an O2 ``orchestrator_decision`` of the
+                                   orchestrator (``action`` = the speaker, ``alternatives`` =
+                                   the team); a Magentic-One ledger's ``next_speaker`` is that
+                                   decision (``attrs.selected_by = "ledger"``), else it is
+                                   inferred (``"transcript"``)
+the end                            the O5 stop: ``terminate`` (a turn ends with ``TERMINATE``),
+                                   ``request_satisfied`` (ledger), ``termination_condition``
+                                   (Magentic-One), ``max_round`` (the wrapper's ``max_round``
+                                   reached), else ``end_of_transcript``
+=================================  =============================================================
+
+Time is the turn index (turn ``k`` runs from ``k`` to ``k + 1``) unless every turn has a
+timestamp; ``meta.time_unit`` says which and ``meta.assumptions`` lists every assumption.
+Tokens are not recorded by transcripts: ``estimate_tokens=True`` fills ``tokens_out`` with
+:func:`estimate_tokens` (said in ``meta.tokens``). Wrapper fields: ``question`` /
+``task`` → ``meta.task_ref`` (content policy), ``question_ID`` / ``task_id`` → ``task_id``,
+``is_correct`` → ``Trace.outcome``, Who&When ``mistake_step`` → ``Event.error`` on that
+turn; every other top-level field is kept verbatim in ``meta.source_fields``.
+
+>>> turns = [{"role": "user", "name": "Admin", "content": "Plot it."},
+...          {"role": "assistant", "name": "Planner", "content": "1. fetch 2. plot"},
+...          {"role": "assistant", "name": "Engineer", "content": "done. TERMINATE"}]
+>>> tr = from_doc(turns, "t.json")[0][0]
+>>> [(e.type.value, e.agent, e.decision.action if e.decision else None) for e in tr.events]
+... # doctest: +NORMALIZE_WHITESPACE
+[('message', 'Admin', None), ('orchestrator_decision', 'Admin', 'Planner'), ('message', 'Planner', None),
+ ('orchestrator_decision', 'Admin', 'Engineer'), ('message', 'Engineer', None),
+ ('orchestrator_decision', 'Admin', 'terminate')]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import TraceDecodeError
+from ..trace import DecisionPayload, Outcome, Trace
+from ..vocab import Decision, EventType, Topology
+from ._common import ContentMode, Graph, _digest, iter_jsonl, load_json, parse_ts, text_of
+from ._report import ImportReport
+
+__all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like", "orchestrator_of", "read"]
+
+#: Wrapper keys that may hold the list of turns, tried in this order.
+LIST_KEYS: tuple[str, ...] = ("history", "messages", "chat_history", "chat", "conversation", "dialogue", "turns",
+                              "transcript", "trajectory", "log")
+#: Keys that name the speaker of a turn, tried in this order (then ``role``).
+NAME_KEYS: tuple[str, ...] = ("name", "agent_name", "speaker", "sender", "agent", "source")
+#: Chat-API roles: a ``role`` with one of these values is not a speaker's name.
+API_ROLES = frozenset({"user", "assistant", "system", "tool", "function", "developer", "ipython", "model"})
+#: Speakers that are a person (their turns are ``human_intervention``).
+HUMANS = frozenset({"human", "user", "person", "customer"})
+#: Orchestrator names by priority (lower first): exact names, then the weaker heuristics.
+_ORCH_EXACT = ("orchestrator", "magenticoneorchestrator", "chat_manager", "chatmanager", "groupchatmanager",
+               "group_chat_manager", "manager", "supervisor", "coordinator")
+_ORCH_WEAK = ("admin", "planner", "lead", "leader", "router", "task_planner")
+#: The implicit AG2 group-chat manager, when no speaker is an orchestrator.
+IMPLICIT_MANAGER = "chat_manager"
+_TIME_KEYS = ("timestamp", "time", "created_at", "ts")
+_TASK_KEYS = ("question", "task", "query", "problem", "prompt")
+_ID_KEYS = ("question_ID", "question_id", "task_id", "id", "trace_id", "instance_id")
+_TAG = re.compile(r"^(?P<agent>.*?\S)\s*\((?P<tag>thought|->\s*[^()]+|termination condition|final answer)\)\s*$")
+_TERMINATE = "TERMINATE"
+_TURN_HINT = "a turn is an object like {\"name\": \"Planner\", \"role\": \"assistant\", \"content\": \"...\"}"
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated token count of ``text``: ``ceil(characters / 4)`` (the usual rule of thumb for English with
+    BPE tokenizers such as OpenAI's; an estimate, not a count).
+
+    >>> estimate_tokens("hello world!"), estimate_tokens("")
+    (3, 0)
+    """
+    return math.ceil(len(text) / 4)
+
+
+def looks_like(doc: Any) -> bool:
+    """True for a decoded chat transcript: a list of turns, an object wrapping one, or a list of those.
+
+    >>> looks_like([{"role": "user", "content": "hi"}]), looks_like({"history": [{"name": "a", "content": "x"}]})
+    (True, True)
+    >>> looks_like([{"type": "span", "content": "x"}]), looks_like({"events": []})
+    (False, False)
+    """
+    if isinstance(doc, list):
+        if _turn_list(doc):
+            return True
+        wrappers = [d for d in doc[:20] if d is not None]
+        return bool(wrappers) and all(isinstance(d, dict) and _list_key(d) is not None for d in wrappers)
+    return isinstance(doc, dict) and _list_key(doc) is not None
+
+
+def _turn_list(items: list[Any]) -> bool:
+    sample = [d for d in items[:20] if d is not None]
+    return bool(sample) and all(_is_turn(d) for d in sample)
+
+
+def _is_turn(d: Any) -> bool:
+    if not isinstance(d, dict) or "type" in d and ("payload" in d or "sessionId" in d) or "object" in d:
+        return False
+    has_body = any(k in d for k in ("content", "tool_calls", "tool_responses", "function_call"))
+    return has_body and ("role" in d or any(k in d for k in NAME_KEYS))
+
+
+def _list_key(d: dict[str, Any]) -> str | None:
+    for k in LIST_KEYS:
+        v = d.get(k)
+        if isinstance(v, list) and (not v or _turn_list(v)):
+            return k
+    return None
+
+
+def orchestrator_of(speakers: Sequence[str]) -> str | None:
+    """The speaker that is the orchestrator / manager, by name; None when no name says so.
+
+    Exact names (``Orchestrator``, ``chat_manager``, ``Manager``, ``Supervisor`` …, any
+    ``*_manager``) win over the weaker ``Admin`` / ``Planner`` / ``Lead`` heuristics; ties go
+    to the first speaker.
+
+    >>> orchestrator_of(["Admin", "Engineer", "Planner"]), orchestrator_of(["Engineer", "chat_manager", "Admin"])
+    ('Admin', 'chat_manager')
+    >>> orchestrator_of(["Coder", "Critic"]) is None
+    True
+    """
+    best: tuple[int, int] | None = None
+    found = None
+    for k, s in enumerate(speakers):
+        low = s.strip().lower().replace(" ", "_").replace("-", "_")
+        if low in _ORCH_EXACT or low.startswith("orchestrator") or low.endswith("manager"):
+            rank = 0
+        elif low in _ORCH_WEAK:
+            rank = 1
+        else:
+            continue
+        if best is None or (rank, k) < best:
+            best, found = (rank, k), s
+    return found
+
+
+def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "hash", estimate: bool = False,
+         report: ImportReport | None = None) -> list[Trace]:
+    """Import chat-transcript files (a JSON document, or JSON lines of turns or of wrapped transcripts)."""
+    report = report if report is not None else ImportReport(format="chat")
+    traces: list[Trace] = []
+    for p in map(Path, paths):
+        report.sources.append(str(p))
+        try:
+            doc: Any = load_json(p, p.name, report)
+            linenos = None
+        except TraceDecodeError as exc:
+            if not any(pr.code == "import.not-json" for pr in exc.problems):
+                raise
+            pairs = list(iter_jsonl(p, p.name, report))
+            doc, linenos = [obj for _, obj in pairs], [n for n, _ in pairs]
+            if not doc:
+                if not report.errors:
+                    report.error("import.empty", f"{p.name}:$", "no JSON document or JSON lines",
+                                 "pass a chat transcript: a JSON list of turns")
+                continue
+        got, _ = from_doc(doc, p.name, content=content, estimate=estimate, report=report, linenos=linenos,
+                          stem=p.stem)
+        traces.extend(got)
+    return traces
+
+
+def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: bool = False,
+             report: ImportReport | None = None, linenos: list[int] | None = None, stem: str | None = None
+             ) -> tuple[list[Trace], ImportReport]:
+    """Traces from an already-decoded transcript document (see the module docstring for the shapes).
+
+    ``linenos`` are the line numbers of the items of ``doc`` when it was read from JSON lines.
+    """
+    report = report if report is not None else ImportReport(format="chat")
+    stem = stem or label.rsplit(".", 1)[0]
+    found = _transcripts(doc, label, report, linenos)
+    out = []
+    for k, (path, turns, wrapper) in enumerate(found):
+        tid = stem if len(found) == 1 else f"{stem}#{k}"
+        lines = linenos if path == "" else None
+        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines).build(tid)
+        if tr is not None:
+            out.append(tr)
+    return out, report
+
+
+def _transcripts(doc: Any, label: str, report: ImportReport, linenos: list[int] | None
+                 ) -> list[tuple[str, list[Any], dict[str, Any] | None]]:
+    """``(JSON path of the turn list, turns, wrapper object)`` for each transcript in ``doc``."""
+    if isinstance(doc, dict):
+        key = _list_key(doc)
+        if key is None:
+            bad = next((k for k in LIST_KEYS if k in doc), None)
+            if bad is not None:
+                v = doc[bad]
+                what = f"a{'n' if _kind(v)[0] in 'aeiou' else ''} {_kind(v)}" if not isinstance(v, list) else \
+                    "a list whose items are not turns"
+                report.count("<document>", "unreadable")
+                report.error("chat.no-turns", f"{label}:$.{bad}", f"`{bad}` holds {what}, not a list of turns",
+                             _TURN_HINT)
+            else:
+                report.count("<document>", "unknown")
+                report.error("import.wrong-format", f"{label}:$", "object holds no list of turns under any of "
+                             f"{', '.join(LIST_KEYS)} (keys: {', '.join(sorted(map(str, doc))[:8])})",
+                             "pass the transcript list itself, or an object wrapping it under `history` / `messages`")
+            return []
+        return [(f"$.{key}", doc[key], doc)]
+    if not isinstance(doc, list):
+        report.count("<document>", "unreadable")
+        report.error("import.wrong-format", f"{label}:$", f"document is a{'n' if _kind(doc)[0] in 'aeiou' else ''} "
+                     f"{_kind(doc)}, not a list of turns", "pass a JSON list of turns, or an object wrapping one")
+        return []
+    if not doc:
+        report.count("<document>", "unreadable")
+        report.error("chat.no-turns", f"{label}:$", "the transcript is an empty list", "nothing to import")
+        return []
+    dicts = [d for d in doc if isinstance(d, dict)]
+    if dicts and all(_list_key(d) is not None and not _is_turn(d) for d in dicts):
+        out: list[tuple[str, list[Any], dict[str, Any] | None]] = []
+        for i, d in enumerate(doc):
+            where = f"{label}:{linenos[i]}" if linenos else f"{label}:$[{i}]"
+            if not isinstance(d, dict):
+                report.count("<transcript>", "unreadable")
+                report.error("chat.bad-turn", where, f"item is a{'n' if _kind(d)[0] in 'aeiou' else ''} {_kind(d)}, "
+                             "not a transcript object", "each item is an object wrapping a list of turns")
+                continue
+            key = _list_key(d)
+            out.append((f"{linenos[i]}:$.{key}" if linenos else f"$[{i}].{key}", d[key], d))
+        return out
+    return [("" if linenos else "$", doc, None)]
+
+
+def _kind(v: Any) -> str:
+    return {list: "array", dict: "object", str: "string", int: "number", float: "number", bool: "boolean",
+            type(None): "null"}.get(type(v), type(v).__name__)
+
+
+@dataclass
+class _Turn:
+    k: int  # index in the turn list
+    where: str  # file:$.history[k]
+    speaker: str
+    tag: str | None
+    role: str | None
+    text: str
+    rec: dict[str, Any]
+    human: bool = False
+    ts: float | None = None
+
+
+@dataclass
+class _Transcript:
+    label: str
+    path: str  # JSON path of the list: "$.history", "$", "<line>:$.history" (a JSON line), "" (turns are lines)
+    raw: list[Any]
+    wrapper: dict[str, Any] | None
+    content: ContentMode
+    estimate: bool
+    report: ImportReport
+    linenos: list[int] | None  # line of each turn when the turns are JSON lines
+    assumptions: list[str] = field(default_factory=list)
+
+    def where(self, k: int, sub: str = "") -> str:
+        """``file:$.history[k].sub`` (``file:line:$.sub`` when the turns are JSON lines)."""
+        if self.linenos is not None:
+            return f"{self.label}:{self.linenos[k]}" + (f":$.{sub}" if sub else "")
+        return f"{self.label}:{self.path}[{k}]" + (f".{sub}" if sub else "")
+
+    # -- pass 1: read every turn (speaker, text), report what cannot be read -------------------
+    def turns(self) -> list[_Turn]:
+        out = []
+        rep = self.report
+        for k, rec in enumerate(self.raw):
+            if not isinstance(rec, dict):
+                rep.count("<turn>", "unreadable")
+                rep.error("chat.bad-turn", self.where(k), f"turn is a{'n' if _kind(rec)[0] in 'aeiou' else ''} "
+                          f"{_kind(rec)}, not an object; skipped", _TURN_HINT)
+                continue
+            role = rec.get("role")
+            if role is not None and not isinstance(role, str):
+                rep.count("<turn>", "unreadable")
+                rep.error("import.bad-field", self.where(k, "role"), f"role is a{'n' if _kind(role)[0] in 'aeiou' else ''}"
+                          f" {_kind(role)}, not a string; turn skipped", "a role is a string such as \"assistant\"")
+                continue
+            speaker, bad = self._speaker(rec, k)
+            if bad:
+                continue
+            if speaker is None:
+                if role and role not in API_ROLES:  # Who&When hand-crafted / Magentic-One: the role is the agent
+                    speaker = role
+                elif role in ("tool", "function"):
+                    speaker = ""  # the caller's, filled in pass 2
+                elif role:
+                    speaker = role
+                else:
+                    speaker = "unknown"
+                    rep.sanitise("chat.no-speaker", self.where(k), "turn names no speaker (no name nor role); "
+                                 "attributed to agent 'unknown'", "give each turn a `name` or `role`")
+            tag = None
+            m = _TAG.match(speaker) if speaker else None
+            if m:
+                speaker, tag = m.group("agent"), m.group("tag")
+            text = self._text(rec, k)
+            ts = next((parse_ts(rec[key]) for key in _TIME_KEYS if key in rec), None)
+            out.append(_Turn(k, self.where(k), speaker, tag, role, text, rec,
+                             human=speaker.lower() in HUMANS and not tag, ts=ts))
+        return out
+
+    def _speaker(self, rec: dict[str, Any], k: int) -> tuple[str | None, bool]:
+        for key in NAME_KEYS:
+            v = rec.get(key)
+            if v is None or v == "":
+                continue
+            if isinstance(v, str):
+                return v.strip() or None, False
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                self.report.sanitise("import.coerced", self.where(k, key), f"{key} = {v!r} read as the name {str(v)!r}",
+                                     "the source wrote a name as a number")
+                return str(v), False
+            self.report.count("<turn>", "unreadable")
+            self.report.error("import.bad-field", self.where(k, key), f"{key} is a{'n' if _kind(v)[0] in 'aeiou' else ''}"
+                              f" {_kind(v)}, not a string; turn skipped", "a speaker's name is a string")
+            return None, True
+        return None, False
+
+    def _text(self, rec: dict[str, Any], k: int) -> str:
+        c = rec.get("content")
+        if c is None or isinstance(c, str):
+            return c or ""
+        if isinstance(c, list) and all(isinstance(b, (str, dict)) for b in c):
+            return text_of(c)  # OpenAI content parts
+        self.report.sanitise("chat.non-string-content", self.where(k, "content"),
+                             f"content is a{'n' if _kind(c)[0] in 'aeiou' else ''} {_kind(c)}; kept as its JSON text",
+                             "content is a string or a list of text parts")
+        return json.dumps(c, ensure_ascii=False, default=str)
+
+    # -- pass 2: build the graph ------------------------------------------------------------------
+    def build(self, trace_id: str) -> Trace | None:
+        rep = self.report
+        turns = self.turns()
+        if not turns:
+            if self.raw:
+                return None  # every turn was unreadable: already reported
+            rep.count("<document>", "unreadable")
+            rep.error("chat.no-turns", f"{self.label}:{self.path or '$'}", "the transcript has no turns",
+                      "nothing to import")
+            return None
+        speakers: dict[str, None] = {}
+        for tu in turns:
+            if tu.speaker and tu.role != "system" and not tu.human:
+                speakers.setdefault(tu.speaker, None)
+        names = list(speakers)
+        orch = orchestrator_of(names)
+        ledger = any(tu.tag for tu in turns)
+        workers = [s for s in names if s != orch]
+        team = len(workers) >= 2
+        if orch is None:
+            if team or not workers:
+                orch = IMPLICIT_MANAGER
+                self.assumptions.append(f"no speaker is named like an orchestrator or manager: speaker selection and "
+                                        f"the stop are attributed to the implicit group-chat manager {orch!r}")
+            else:
+                orch = workers[0]
+                self.assumptions.append(f"one agent ({orch!r}) speaks: it is the orchestrator; no speaker selection")
+                workers = []
+        else:
+            self.assumptions.append(f"{orch!r} is the orchestrator (by its name)")
+        alternatives = tuple(workers)
+        all_ts = all(tu.ts is not None for tu in turns)
+        t0 = min(tu.ts for tu in turns if tu.ts is not None) if all_ts else 0.0
+        if all_ts:
+            self.assumptions.append("time is each turn's timestamp (seconds from the first); turns are instants")
+        else:
+            self.assumptions.append("the transcript records no timestamps: time is the turn index (turn k runs from "
+                                    "k to k + 1); durations and wall_clock_s count turns, not seconds")
+        if self.estimate:
+            self.assumptions.append("tokens_out estimated as ceil(characters / 4) of the text an agent wrote")
+        else:
+            self.assumptions.append("the transcript records no tokens: token counts are absent "
+                                    "(import with --estimate-tokens to estimate them)")
+
+        g = Graph(content=self.content, report=rep)
+        calls: dict[str, tuple[str, str, str]] = {}  # call id → (event id, agent, tool)
+        fn_calls: dict[str, list[tuple[str, str]]] = {}  # function name → [(event id, agent)] unanswered (legacy)
+        last: str | None = None
+        last_agent: str | None = None
+        pending: tuple[str, str] | None = None  # (decision id, selected speaker) not yet used
+        n_dec = 0
+        stop_reason: tuple[str, str] | None = None  # (action, why)
+        sys_refs: list[str] = []
+        mistake = self._mistake_step(len(self.raw))
+        error_ids: list[str] = []
+        first = True
+
+        def tok(text: str) -> int | None:
+            return estimate_tokens(text) if self.estimate and text else None
+
+        for tu in turns:
+            t = (tu.ts - t0) if all_ts and tu.ts is not None else float(tu.k)
+            t_end = None if all_ts else t + 1.0
+            rec, src = tu.rec, tu.where
+            if tu.role == "system" and not tu.tag and tu.speaker in ("system", ""):
+                rep.count("system", "structure", "system prompt (its digest in meta.system_prompts)")
+                if tu.text:
+                    sys_refs.append(_digest(tu.text))
+                continue
+            calls_raw = rec.get("tool_calls")
+            responses = rec.get("tool_responses")
+            is_result = tu.role in ("tool", "function") or "tool_call_id" in rec
+            if is_result or isinstance(responses, list) and responses:
+                last, last_agent = self._results(g, tu, t, t_end, last, calls, fn_calls, responses, last_agent)
+                first = False
+                continue
+            agent = tu.speaker or (last_agent or "unknown")
+            is_orch = agent == orch
+            deps: list[tuple[str, str]] = []
+            if last is not None:
+                deps.append((last, "causal" if agent == last_agent else "message"))
+            if team and not is_orch and not tu.human and not first:
+                if pending is None or pending[1] != agent:
+                    dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t,
+                                deps=[(last, "causal")] if last else [],
+                                decision=DecisionPayload(kind=Decision.DELEGATE, action=agent,
+                                                         alternatives=alternatives, step=n_dec),
+                                attrs={"selected_by": "transcript"}, role="orchestrator", source=src)
+                    n_dec += 1
+                    rep.note("speaker selection (O2) inferred from who spoke next")
+                    pending = (dec, agent)
+                deps.append((pending[0], "causal"))
+                pending = None
+            attrs: dict[str, Any] = {}
+            if tu.tag:
+                attrs["tag"] = tu.tag
+            if tu.role and tu.role != tu.speaker:
+                attrs["chat_role"] = tu.role
+            to = tu.tag[2:].strip() if tu.tag and tu.tag.startswith("->") else None
+            ev_type = EventType.HUMAN_INTERVENTION if tu.human else EventType.MESSAGE
+            main: str | None = None
+            has_calls = isinstance(calls_raw, list) and bool(calls_raw) or isinstance(rec.get("function_call"), dict)
+            if tu.text or not has_calls:
+                if not tu.text:
+                    rep.problem("chat.empty-content", src, "turn has no content (empty text, no tool calls)",
+                                "kept as a message without content")
+                    rep.count("turn", "mapped", "empty turn (no content)")
+                else:
+                    rep.count("turn", "mapped")
+                main = g.add(ev_type, agent, t, t_end=t_end, deps=deps, text=tu.text or None, to=to,
+                             role="orchestrator" if is_orch else ("human" if tu.human else None),
+                             tokens_out=None if tu.human else tok(tu.text), attrs=attrs, source=src)
+                last = main
+            if has_calls:
+                cdeps = [(main, "causal")] if main else deps
+                tc = t if main is None or t_end is None else t_end
+                last = self._calls(g, tu, agent, tc, cdeps, calls, fn_calls, tok) or last
+                if main is None:
+                    main = last
+                    rep.count("turn", "mapped", "tool calls only")
+            last_agent = agent
+            first = False
+            if main is not None and tu.k == mistake:
+                error_ids.append(main)
+            # ledger turns: the orchestrator's own record of speaker selection and of the stop
+            if is_orch and "next_speaker" in tu.text:
+                led = _ledger(tu.text)
+                if led is not None:
+                    satisfied, nxt = led
+                    if satisfied:
+                        stop_reason = ("request_satisfied", f"ledger at {src}: is_request_satisfied = true")
+                    elif nxt:
+                        dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t if t_end is None else t_end,
+                                    deps=[(last, "causal")] if last else [],
+                                    decision=DecisionPayload(kind=Decision.DELEGATE, action=nxt,
+                                                             alternatives=tuple(dict.fromkeys((*alternatives, nxt))),
+                                                             step=n_dec),
+                                    attrs={"selected_by": "ledger"}, role="orchestrator", source=src)
+                        n_dec += 1
+                        rep.note("speaker selection (O2) read from a Magentic-One ledger's next_speaker")
+                        pending = (dec, nxt)
+                        last = dec
+            if tu.tag == "termination condition":
+                stop_reason = ("termination_condition", f"{src}: {tu.text[:120]}")
+            elif tu.text.rstrip().endswith(_TERMINATE) and stop_reason is None:
+                stop_reason = ("terminate", f"{src} ends with {_TERMINATE}")
+
+        # the stop (O5)
+        max_round = self.wrapper.get("max_round") if self.wrapper else None
+        n_turns = len(self.raw)
+        if stop_reason is None and isinstance(max_round, int) and not isinstance(max_round, bool) and n_turns >= max_round:
+            stop_reason = ("max_round", f"{n_turns} turns reached max_round = {max_round}")
+        action, why = stop_reason or ("end_of_transcript", "the transcript ends (no termination message)")
+        end_t = max((g.end(e) for e in g.events), default=0.0)
+        g.add(EventType.ORCHESTRATOR_DECISION, orch, end_t, deps=[(last, "causal")] if last else [],
+              decision=DecisionPayload(kind=Decision.STOP, action=action, alternatives=("continue",), step=n_dec),
+              attrs={"reason": why}, role="orchestrator", source=f"{self.label}:{self.path or '$'}")
+        rep.note(f"stop (O5): {action}")
+        if error_ids:
+            for eid in error_ids:
+                g.events[eid] = msgspec.structs.replace(g.events[eid], error=True)
+        rep.clamped_times += g.clamped
+        return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, alternatives)
+
+    def _calls(self, g: Graph, tu: _Turn, agent: str, t: float, deps: list[tuple[str, str]],
+               calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]], tok: Any) -> str | None:
+        rep = self.report
+        last = None
+        raw = tu.rec.get("tool_calls")
+        items: list[tuple[str, Any]] = [(f"tool_calls[{i}]", c) for i, c in enumerate(raw)] if isinstance(raw, list) else []
+        if isinstance(tu.rec.get("function_call"), dict):
+            items.append(("function_call", {"function": tu.rec["function_call"], "legacy": True}))
+        for sub, c in items:
+            where = self.where(tu.k, sub)
+            fn = c.get("function") if isinstance(c, dict) else None
+            if not isinstance(c, dict) or not isinstance(fn, dict):
+                rep.count("tool_call", "unreadable")
+                rep.error("chat.bad-tool-call", where, "tool call is not {\"id\", \"function\": {\"name\", \"arguments\"}}; "
+                          "skipped", "write tool calls in the OpenAI chat format")
+                continue
+            name = fn.get("name")
+            if not isinstance(name, str) or not name:
+                rep.sanitise("chat.no-tool-name", f"{where}.function.name", "tool call names no function; tool 'unknown'",
+                             "give the call a function name")
+                name = "unknown"
+            args = fn.get("arguments")
+            text = args if isinstance(args, str) else (json.dumps(args, ensure_ascii=False, default=str)
+                                                       if args is not None else "")
+            cid = c.get("id")
+            if cid is not None and not isinstance(cid, str):
+                cid = str(cid) if isinstance(cid, (int, float)) and not isinstance(cid, bool) else None
+            attrs = {"call_id": cid} if cid else {}
+            eid = g.add(EventType.TOOL_CALL, agent, t, deps=deps, tool=name,
+                        text=text or None, tokens_out=tok(text), attrs=attrs, source=where)
+            rep.count("tool_call", "mapped")
+            if cid:
+                calls[cid] = (eid, agent, name)
+            if c.get("legacy") or not cid:
+                fn_calls.setdefault(name, []).append((eid, agent))
+            last = eid
+        return last
+
+    def _results(self, g: Graph, tu: _Turn, t: float, t_end: float | None, last: str | None,
+                 calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]],
+                 responses: Any, prev_agent: str | None) -> tuple[str | None, str | None]:
+        rep = self.report
+        rec = tu.rec
+        if isinstance(responses, list) and responses:
+            items = [(f"tool_responses[{i}]", r) for i, r in enumerate(responses)]
+        else:
+            items = [("", rec)]
+        agent_out = None
+        for sub, r in items:
+            where = self.where(tu.k, sub) if sub else tu.where
+            if not isinstance(r, dict):
+                rep.count("tool_result", "unreadable")
+                rep.error("chat.bad-turn", where, "tool response is not an object; skipped", _TURN_HINT)
+                continue
+            cid = r.get("tool_call_id")
+            if cid is not None and not isinstance(cid, str):
+                cid = str(cid) if isinstance(cid, (int, float)) and not isinstance(cid, bool) else None
+            text = tu.text if not sub else self._text(r, tu.k)
+            match = calls.pop(cid, None) if cid else None
+            if match is None and not cid:
+                fname = r.get("name") if isinstance(r.get("name"), str) else tu.speaker
+                queue = fn_calls.get(fname or "")
+                if queue:
+                    e, a = queue.pop(0)
+                    match = (e, a, fname or "unknown")
+            deps = [(last, "causal")] if last and (match is None or match[0] != last) else []
+            attrs: dict[str, Any] = {"call_id": cid} if cid else {}
+            if match is not None:
+                deps.append((match[0], "tool_dependency"))
+                caller, tool = match[1], match[2]
+                rep.count("tool_result", "mapped")
+            else:
+                name = r.get("name")
+                caller, tool = (tu.speaker or prev_agent or "unknown"), (name if isinstance(name, str) and name else "unknown")
+                attrs["orphan"] = True
+                rep.count("tool_result", "mapped", "no matching tool call (kept, attrs.orphan)")
+                rep.problem("chat.orphan-tool-result", where, f"tool result{(' for call ' + repr(cid)) if cid else ''} "
+                            "answers no earlier tool call; kept without a tool_dependency edge",
+                            "check that the transcript includes the assistant turn with the matching tool_calls")
+            if tu.speaker and tu.speaker != caller:
+                attrs["executor"] = tu.speaker
+            last = g.add(EventType.TOOL_RESULT, caller, t, t_end=t_end, deps=deps, tool=tool, text=text or None,
+                         attrs=attrs, source=where)
+            agent_out = tu.speaker or caller
+        return last, agent_out
+
+    def _mistake_step(self, n: int) -> int | None:
+        if not self.wrapper or "mistake_step" not in self.wrapper:
+            return None
+        v = self.wrapper["mistake_step"]
+        try:
+            k = int(v) if not isinstance(v, bool) else None
+        except (TypeError, ValueError):
+            k = None
+        if k is None or not 0 <= k < n:
+            self.report.problem("chat.bad-mistake-step", f"{self.label}:{self.path.rsplit('.', 1)[0] or '$'}.mistake_step",
+                                f"mistake_step = {str(v)[:40]!r} is not a turn index (0 … {n - 1}); no turn flagged",
+                                "kept in meta.source_fields")
+            return None
+        return k
+
+    def _finish(self, g: Graph, trace_id: str, orch: str, team: bool, ledger: bool, all_ts: bool, t0: float,
+                sys_refs: list[str], alternatives: tuple[str, ...]) -> Trace:
+        w = self.wrapper or {}
+        for note in self.assumptions:
+            self.report.note(note)
+        meta: dict[str, Any] = {"source_format": "chat", "source": self.label,
+                                "dialect": "magentic-one" if ledger else ("ag2" if any(
+                                    isinstance(r, dict) and ("tool_responses" in r or "name" in r) for r in self.raw[:50])
+                                    else "chat-messages"),
+                                "orchestrator": orch, "agents": list(alternatives) or None,
+                                "time_unit": "s" if all_ts else "step", "assumptions": self.assumptions}
+        if all_ts:
+            meta["t0_unix"] = t0
+        if self.estimate:
+            meta["tokens"] = "estimated: ceil(characters / 4)"
+        if sys_refs:
+            meta["system_prompts"] = sys_refs
+        known = {"is_correct"}
+        list_key = self.path.rsplit(".", 1)[-1] if self.wrapper else None
+        task_id = trace_id
+        for key in _ID_KEYS:
+            v = w.get(key)
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v):
+                task_id = str(v)
+                known.add(key)
+                break
+        for key in _TASK_KEYS:
+            v = w.get(key)
+            if isinstance(v, str) and v:
+                if self.content != "drop":
+                    meta["task_ref"] = _digest(v)
+                if self.content == "keep":
+                    meta["task"] = v
+                known.add(key)
+                break
+        rest = {k: v for k, v in w.items() if k != list_key and k not in known}
+        if rest:
+            meta["source_fields"] = rest
+        meta = {k: v for k, v in meta.items() if v is not None}
+        system = str(w["mas_name"]) if isinstance(w.get("mas_name"), str) else str(meta["dialect"])
+        tr = g.build(trace_id, task_id=task_id, system=system,
+                     topology=Topology.CENTRALIZED if team else Topology.UNKNOWN, meta=meta,
+                     costs={"steps": float(len(self.raw))} if not all_ts else None)
+        ok = w.get("is_correct")
+        if isinstance(ok, bool):
+            tr = msgspec.structs.replace(tr, outcome=Outcome(success=ok, verifier="source:is_correct"))
+        return tr
+
+
+def _ledger(text: str) -> tuple[bool, str | None] | None:
+    """``(is_request_satisfied, next_speaker)`` of a Magentic-One ledger turn, or None."""
+    a, b = text.find("{"), text.rfind("}")
+    if a < 0 or b <= a:
+        return None
+    try:
+        d = msgspec.json.decode(text[a:b + 1])
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(d, dict):
+        return None
+
+    def answer(key: str) -> Any:
+        v = d.get(key)
+        return v.get("answer") if isinstance(v, dict) else v
+
+    nxt = answer("next_speaker")
+    return answer("is_request_satisfied") is True, nxt if isinstance(nxt, str) and nxt else None

@@ -125,8 +125,10 @@ def looks_like(doc: Any) -> bool:
 
 
 def _turn_list(items: list[Any]) -> bool:
+    """Most of the first 20 items are turns (a few bad turns do not hide a transcript)."""
     sample = [d for d in items[:20] if d is not None]
-    return bool(sample) and all(_is_turn(d) for d in sample)
+    n = sum(1 for d in sample if _is_turn(d))
+    return n > 0 and 5 * n >= 4 * len(sample)
 
 
 def _is_turn(d: Any) -> bool:
@@ -136,10 +138,11 @@ def _is_turn(d: Any) -> bool:
     return has_body and ("role" in d or any(k in d for k in NAME_KEYS))
 
 
-def _list_key(d: dict[str, Any]) -> str | None:
+def _list_key(d: dict[str, Any], strict: bool = True) -> str | None:
+    """The wrapper key holding the turns (``strict=False``: any list, for an explicit ``import chat``)."""
     for k in LIST_KEYS:
         v = d.get(k)
-        if isinstance(v, list) and (not v or _turn_list(v)):
+        if isinstance(v, list) and (not v or not strict or _turn_list(v)):
             return k
     return None
 
@@ -184,6 +187,12 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
         except TraceDecodeError as exc:
             if not any(pr.code == "import.not-json" for pr in exc.problems):
                 raise
+            scalar = _scalar_document(p)
+            if scalar is not None:
+                report.count("<document>", "unreadable")
+                report.error("import.wrong-format", f"{p.name}:$", f"document is a{'n' if scalar[0] in 'aeiou' else ''} "
+                             f"{scalar}, not a list of turns", "pass a JSON list of turns, or an object wrapping one")
+                continue
             pairs = list(iter_jsonl(p, p.name, report))
             doc, linenos = [obj for _, obj in pairs], [n for n, _ in pairs]
             if not doc:
@@ -195,6 +204,17 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
                           stem=p.stem)
         traces.extend(got)
     return traces
+
+
+def _scalar_document(p: Path) -> str | None:
+    """The JSON kind of a small file that is one JSON scalar (``"hello"``, ``42``), else None."""
+    try:
+        if p.stat().st_size > 1 << 16:
+            return None
+        obj = msgspec.json.decode(p.read_bytes())
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    return None if isinstance(obj, (dict, list)) else _kind(obj)
 
 
 def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: bool = False,
@@ -221,7 +241,7 @@ def _transcripts(doc: Any, label: str, report: ImportReport, linenos: list[int] 
                  ) -> list[tuple[str, list[Any], dict[str, Any] | None]]:
     """``(JSON path of the turn list, turns, wrapper object)`` for each transcript in ``doc``."""
     if isinstance(doc, dict):
-        key = _list_key(doc)
+        key = _list_key(doc) or _list_key(doc, strict=False)
         if key is None:
             bad = next((k for k in LIST_KEYS if k in doc), None)
             if bad is not None:
@@ -556,9 +576,7 @@ class _Transcript:
             args = fn.get("arguments")
             text = args if isinstance(args, str) else (json.dumps(args, ensure_ascii=False, default=str)
                                                        if args is not None else "")
-            cid = c.get("id")
-            if cid is not None and not isinstance(cid, str):
-                cid = str(cid) if isinstance(cid, (int, float)) and not isinstance(cid, bool) else None
+            cid = self._call_id(c.get("id"), f"{where}.id")
             attrs = {"call_id": cid} if cid else {}
             eid = g.add(EventType.TOOL_CALL, agent, t, deps=deps, tool=name,
                         text=text or None, tokens_out=tok(text), attrs=attrs, source=where)
@@ -586,9 +604,7 @@ class _Transcript:
                 rep.count("tool_result", "unreadable")
                 rep.error("chat.bad-turn", where, "tool response is not an object; skipped", _TURN_HINT)
                 continue
-            cid = r.get("tool_call_id")
-            if cid is not None and not isinstance(cid, str):
-                cid = str(cid) if isinstance(cid, (int, float)) and not isinstance(cid, bool) else None
+            cid = self._call_id(r.get("tool_call_id"), f"{where}.tool_call_id" if sub else self.where(tu.k, "tool_call_id"))
             text = tu.text if not sub else self._text(r, tu.k)
             match = calls.pop(cid, None) if cid else None
             if match is None and not cid:
@@ -617,6 +633,17 @@ class _Transcript:
                          attrs=attrs, source=where)
             agent_out = tu.speaker or caller
         return last, agent_out
+
+    def _call_id(self, v: Any, where: str) -> str | None:
+        """A tool-call id as a string; a number is read as text, anything else dropped (both warned)."""
+        if v is None or isinstance(v, str):
+            return v or None
+        if isinstance(v, int) and not isinstance(v, bool):
+            self.report.sanitise("import.coerced", where, f"call id {v!r} read as {str(v)!r}", "ids are strings")
+            return str(v)
+        self.report.sanitise("chat.bad-call-id", where, f"call id is a{'n' if _kind(v)[0] in 'aeiou' else ''} "
+                             f"{_kind(v)}, not a string; ignored", "ids are strings")
+        return None
 
     def _mistake_step(self, n: int) -> int | None:
         if not self.wrapper or "mistake_step" not in self.wrapper:

@@ -1,0 +1,281 @@
+"""Chat-transcript importer: the fixtures (AG2 group chat, Who&When, Magentic-One, plain lists), a golden
+trace, bad input, a property test, 20k turns, and ``import auto`` not taking other formats' files.
+
+Regenerate the golden trace only after a deliberate change of the mapping:
+
+    PYTHONPATH=src python tests/interop/test_interop_chat.py --regenerate
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "fixtures"
+CHAT = FIXTURES / "chat"
+GOLDEN = Path(__file__).with_name("golden_chat_magentic.trace.json")
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _import(*paths: Path, **kw):  # type: ignore[no-untyped-def]
+    from orchestrace.importers import import_traces
+
+    return import_traces("chat", list(paths), **kw)
+
+
+def _types(tr) -> Counter:  # type: ignore[no-untyped-def]
+    return Counter(e.type.value for e in tr.events)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "orchestrace", *args], capture_output=True, text=True, timeout=120)
+
+
+# ----------------------------------------------------------------------------- the fixtures
+def test_ag2_group_chat_with_tools() -> None:
+    from interop_helpers import assert_valid
+
+    doc = json.loads((CHAT / "ag2_groupchat_tools.json").read_text())
+    res = _import(CHAT / "ag2_groupchat_tools.json")
+    (tr,) = res.traces
+    assert_valid(tr)
+    turns = doc["messages"]
+    calls = [c for t in turns for c in t.get("tool_calls") or []]
+    results = [t for t in turns if t["role"] == "tool"]
+    ty = _types(tr)
+    assert ty["tool_call"] == len(calls) and ty["tool_result"] == len(results)
+    # every result is tied to its call by the call id
+    by_id = {e.id: e for e in tr.events}
+    dep = {(s, d) for s, d, k in ((x.src, x.dst, x.type.value) for x in tr.edges) if k == "tool_dependency"}
+    for s, d in dep:
+        assert by_id[s].type.value == "tool_call" and by_id[d].type.value == "tool_result"
+        assert by_id[s].attrs["call_id"] == by_id[d].attrs["call_id"]
+    assert len(dep) == len(results)
+    # no speaker is named like a manager: the implicit AG2 chat_manager selects speakers and stops
+    assert tr.meta["orchestrator"] == "chat_manager"
+    speakers = [t["name"] for t in turns if t.get("name") and t["role"] != "tool"]
+    o2 = [e.decision.action for e in tr.events if e.decision and e.decision.kind.value == "delegate"]
+    assert o2 == speakers[1:]  # every speaker after the opening turn was selected
+    assert tr.stop_event is not None and tr.stop_event.decision.action == "terminate"
+    assert tr.stop_event.agent == "chat_manager" and tr.events[-1] is tr.stop_event
+    assert tr.meta["source_fields"] == {"max_round": 12, "speaker_selection_method": "auto"}
+    assert tr.meta["time_unit"] == "step" and tr.topology is not None and tr.topology.value == "centralized"
+    assert any("turn index" in n for n in res.report.notes)
+
+
+def test_whowhen_algorithm_generated() -> None:
+    from interop_helpers import assert_valid
+
+    doc = json.loads((CHAT / "whowhen_algorithm.json").read_text())
+    res = _import(CHAT / "whowhen_algorithm.json")
+    (tr,) = res.traces
+    assert_valid(tr)
+    hist = doc["history"]
+    assert _types(tr)["message"] == len(hist)
+    assert tr.task_id == doc["question_ID"] and tr.outcome is not None and tr.outcome.success is doc["is_correct"]
+    # the annotated mistake step flags that turn (E4 error amplification starts there)
+    flagged = [e for e in tr.events if e.error]
+    assert [e.source for e in flagged] == [f"whowhen_algorithm.json:$.history[{doc['mistake_step']}]"]
+    assert flagged[0].agent == doc["mistake_agent"]
+    assert set(tr.agents) == {t["name"] for t in hist} | {"chat_manager"}
+    assert tr.stop_event.decision.action == "terminate"
+    # unknown top-level fields kept verbatim; the question is content: hashed by default
+    for k in ("level", "ground_truth", "mistake_agent", "mistake_step", "mistake_reason", "system_prompt"):
+        assert tr.meta["source_fields"][k] == doc[k]
+    assert tr.meta["task_ref"].startswith("sha256:") and "task" not in tr.meta
+    assert [p.code for p in res.report.warnings] == ["chat.empty-content"]  # history[4] is empty
+
+
+def test_magentic_one_ledger() -> None:
+    from interop_helpers import assert_valid
+
+    doc = json.loads((CHAT / "whowhen_magentic.json").read_text())
+    res = _import(CHAT / "whowhen_magentic.json")
+    (tr,) = res.traces
+    assert_valid(tr)
+    assert tr.meta["dialect"] == "magentic-one" and tr.meta["orchestrator"] == "Orchestrator"
+    assert set(tr.agents) == {"human", "Orchestrator", "WebSurfer", "Assistant"}
+    # the ledgers' next_speaker are the O2 decisions (read off the fixture: WebSurfer, then Assistant)
+    led = [e.decision.action for e in tr.events if e.decision and (e.attrs or {}).get("selected_by") == "ledger"]
+    assert led == ["WebSurfer", "Assistant"]
+    assert not [e for e in tr.events if (e.attrs or {}).get("selected_by") == "transcript"]
+    # "Orchestrator (-> X)" is a message to X; the person's question is a human intervention
+    to = [(e.agent, e.to) for e in tr.events if e.to]
+    assert to == [("Orchestrator", "WebSurfer"), ("Orchestrator", "Assistant")]
+    assert tr.events[0].type.value == "human_intervention"
+    assert tr.stop_event.decision.action == "termination_condition"
+    assert len(tr.events) == len(doc["history"]) + len(led) + 1  # turns + ledger decisions + the stop
+
+
+def test_plain_messages_and_content_policy() -> None:
+    res = _import(CHAT / "plain_messages.json", content="keep", estimate_tokens=True)
+    (tr,) = res.traces
+    plain = json.loads((CHAT / "plain_messages.json").read_text())
+    assert res.report.counts["system"]["structure"] == 1 and len(tr.meta["system_prompts"]) == 1
+    said = [e for e in tr.events if e.type.value == "message"]
+    assert [e.content for e in said] == ["11 is prime.", "23."]  # content parts joined
+    assert [e.tokens_out for e in said] == [math.ceil(len(e.content) / 4) for e in said]
+    assert all(e.tokens_out is None for e in tr.events if e.type.value == "human_intervention")
+    assert tr.meta["tokens"].startswith("estimated")
+    assert _types(tr)["human_intervention"] == sum(1 for t in plain if t["role"] == "user")
+    assert tr.meta["orchestrator"] == "assistant" and not [e for e in tr.events if e.decision and
+                                                          e.decision.kind.value == "delegate"]
+    dropped = _import(CHAT / "plain_messages.json", content="drop").traces[0]
+    assert all(e.content is None and e.content_ref is None for e in dropped.events)
+    hashed = _import(CHAT / "plain_messages.json").traces[0]
+    assert all(e.content is None for e in hashed.events) and all(e.tokens_out is None for e in hashed.events)
+
+
+def test_jsonl_turns_with_timestamps() -> None:
+    res = _import(CHAT / "manager_timestamps.jsonl")
+    (tr,) = res.traces
+    assert tr.meta["time_unit"] == "s" and tr.meta["orchestrator"] == "manager"
+    said = [e for e in tr.events if e.type.value == "message"]
+    assert [e.t for e in said] == [0.0, 4.0, 9.0, 15.0]  # seconds from the first timestamp (read off the file)
+    assert [e.source for e in said] == [f"manager_timestamps.jsonl:{k}" for k in range(1, 5)]
+
+
+def test_many_transcripts_in_one_file(tmp_path: Path) -> None:
+    one = json.loads((CHAT / "whowhen_algorithm.json").read_text())
+    p = tmp_path / "many.json"
+    p.write_text(json.dumps([one, dict(one, question_ID="other")]))
+    res = _import(p)
+    assert [t.task_id for t in res.traces] == [one["question_ID"], "other"]
+    assert [t.trace_id for t in res.traces] == ["many#0", "many#1"]
+    flagged = [e.source for t in res.traces for e in t.events if e.error]
+    assert flagged == [f"many.json:$[{k}].history[1]" for k in (0, 1)]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CHAT.iterdir()))
+def test_every_fixture_validates_and_measures_through_the_cli(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    r = _run("import", "auto", str(CHAT / name), "-o", str(out), "--estimate-tokens")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _run("validate", str(out)).returncode == 0
+    m = _run("metrics", str(out))
+    assert m.returncode == 0 and "Traceback" not in m.stderr, m.stderr
+
+
+def test_import_report_says_the_assumptions(tmp_path: Path) -> None:
+    r = _run("import", "chat", str(CHAT / "ag2_groupchat_tools.json"), "-o", str(tmp_path / "t.json"), "--json",
+             "--estimate-tokens")
+    rep = json.loads(r.stdout)
+    notes = " | ".join(rep["notes"])
+    assert "turn index" in notes and "ceil(characters / 4)" in notes and "chat_manager" in notes
+    assert rep["totals"]["unknown"] == 0 and rep["totals"]["unreadable"] == 0
+
+
+# ----------------------------------------------------------------------------- golden trace
+def _golden_bytes() -> bytes:
+    from orchestrace.io import dumps
+
+    (tr,) = _import(CHAT / "whowhen_magentic.json").traces
+    return dumps(tr)
+
+
+def test_golden_trace() -> None:
+    assert json.loads(_golden_bytes()) == json.loads(GOLDEN.read_bytes()), (
+        "the imported trace changed; if deliberate: python tests/interop/test_interop_chat.py --regenerate")
+
+
+# ----------------------------------------------------------------------------- detection
+def test_auto_detects_chat_and_takes_no_other_format() -> None:
+    from orchestrace.importers.detect import detect
+
+    for f in sorted(CHAT.iterdir()):
+        assert detect(f) == "chat", f
+    for f in sorted(p for p in FIXTURES.rglob("*.json*") if CHAT not in p.parents):
+        assert detect(f) != "chat", f
+    for f in sorted((DATA / "bad").glob("*.json*")) + sorted((DATA / "bad_cli").glob("*.json*")):
+        if f.name.startswith("chat_") or f.name == "EXPECTED.json":
+            continue
+        try:
+            got = detect(f)
+        except Exception:  # noqa: BLE001 - unknown formats raise; only "chat" would be wrong here
+            continue
+        assert got != "chat", f
+
+
+# ----------------------------------------------------------------------------- bad input and scale
+def test_orphan_results_and_bad_turns_are_counted(tmp_path: Path) -> None:
+    turns = [{"role": "user", "content": "go"}] + [{"role": "tool", "tool_call_id": f"x{k}", "content": "?"}
+                                                   for k in range(80)] + [7, {"role": "assistant", "content": ""}]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"messages": turns}))
+    res = _import(p)
+    rep = res.report
+    orphans = [x for x in rep.problems if x.code == "chat.orphan-tool-result"]
+    assert len(orphans) + rep.suppressed.get("chat.orphan-tool-result", 0) == 80  # capped list, exact count
+    assert rep.counts["tool_result"]["mapped"] == 80 and rep.counts["<turn>"]["unreadable"] == 1
+    assert [x.path for x in rep.errors] == ["t.json:$.messages[81]"]
+    assert len(res.traces) == 1 and sum(1 for e in res.traces[0].events if (e.attrs or {}).get("orphan")) == 80
+
+
+def test_twenty_thousand_turns(tmp_path: Path) -> None:
+    """20k turns import into one valid trace (100k: benchmarks/chat_import.py)."""
+    from interop_helpers import assert_valid
+
+    n = 20_000
+    names = ["Planner", "Coder", "Critic"]
+    turns = [{"role": "assistant", "name": names[k % 3], "content": f"turn {k}"} for k in range(n)]
+    p = tmp_path / "big.json"
+    p.write_text(json.dumps({"history": turns}))
+    (tr,) = _import(p).traces
+    assert_valid(tr)
+    said = [e for e in tr.events if e.type.value == "message"]
+    assert len(said) == n and said[-1].source == f"big.json:$.history[{n - 1}]"
+    # Planner is the orchestrator (by its name): Coder and Critic turns are delegated to
+    assert sum(1 for e in tr.events if e.decision and e.decision.kind.value == "delegate") == n - math.ceil(n / 3)
+
+
+def test_any_list_of_turns_imports_or_gives_a_located_error(tmp_path: Path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from orchestrace import validate
+
+    scalar = st.one_of(st.text(max_size=12), st.none(), st.integers(-5, 5), st.booleans(),
+                       st.floats(allow_nan=False, allow_infinity=False))
+    value = st.one_of(scalar, st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
+                      st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2))
+    speaker = st.one_of(st.sampled_from(["Planner", "Coder", "Orchestrator (thought)", "Orchestrator (-> Coder)",
+                                         "chat_manager", "human", "user", "assistant", "tool", "system"]), value)
+    call = st.fixed_dictionaries({"id": st.one_of(st.sampled_from(["c1", "c2"]), value),
+                                  "function": st.one_of(st.fixed_dictionaries(
+                                      {"name": st.one_of(st.text(max_size=6), value), "arguments": value}), value)})
+    turn = st.fixed_dictionaries({}, optional={
+        "role": speaker, "name": speaker, "content": value, "tool_call_id": st.one_of(st.sampled_from(["c1", "c2"]),
+                                                                                      value),
+        "tool_calls": st.one_of(st.lists(call, max_size=2), value), "agent_name": speaker})
+    doc = st.one_of(st.lists(turn, max_size=10), st.fixed_dictionaries({"history": st.lists(turn, max_size=10)},
+                                                                      optional={"mistake_step": value,
+                                                                                "is_correct": value}))
+    p = tmp_path / "h.json"
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(doc)
+    def check(d):  # type: ignore[no-untyped-def]
+        p.write_text(json.dumps(d))
+        res = _import(p)
+        for tr in res.traces:
+            rep = validate(tr)
+            assert rep.valid, [str(x) for x in rep.errors]
+        for pr in res.report.problems:
+            assert pr.path.startswith("h.json:"), pr
+        if not res.traces:
+            assert res.report.errors, d
+
+    check()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--regenerate"]:
+        sys.exit("usage: PYTHONPATH=src python tests/interop/test_interop_chat.py --regenerate   (after a deliberate change)")
+    GOLDEN.write_bytes(_golden_bytes())
+    print(f"wrote {GOLDEN}")

@@ -102,7 +102,7 @@ def main() -> None:
     rss_base = peak_rss_mb("d = json.loads(open(sys.argv[1], 'rb').read())", big)
     print(f"\npeak RSS, {sizes[-1]} turns: import {rss_imp:.0f} MB; anchor (module + json.loads) {rss_base:.0f} MB")
     print("\nratios (median, same run):")
-    for n, ev, t_imp, t_json, t_val in rows:
+    for n, _ev, t_imp, t_json, t_val in rows:
         print(f"  {n:>7} turns: import / json.loads = {t_imp / t_json:6.1f}x   import / validate = {t_imp / t_val:5.1f}x"
               f"   {1e6 * t_imp / n:6.1f} µs per turn")
     print(f"  peak RSS import / anchor = {rss_imp / rss_base:.2f}x")

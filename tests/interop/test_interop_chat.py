@@ -113,6 +113,47 @@ def test_magentic_one_ledger() -> None:
     assert len(tr.events) == len(doc["history"]) + len(led) + 1  # turns + ledger decisions + the stop
 
 
+def test_autogen_agentchat_selector_group_chat() -> None:
+    from interop_helpers import assert_valid
+
+    doc = json.loads((CHAT / "agentchat_selector.json").read_text())
+    res = _import(CHAT / "agentchat_selector.json")
+    (tr,) = res.traces
+    assert_valid(tr)
+    msgs = doc["messages"]
+    # the manager that emits SelectSpeakerEvents is the orchestrator; its selections are the O2 decisions
+    sel = [m for m in msgs if m["type"] == "SelectSpeakerEvent"]
+    assert tr.meta["orchestrator"] == sel[0]["source"]
+    o2 = [e for e in tr.events if e.decision and e.decision.kind.value == "delegate"]
+    assert [e.decision.action for e in o2] == [m["content"][0] for m in sel]
+    assert {(e.attrs or {}).get("selected_by") for e in o2} == {"selector"}
+    # tool calls and results from the content lists; is_error flags the result
+    req = [c for m in msgs if m["type"] == "ToolCallRequestEvent" for c in m["content"]]
+    exe = [r for m in msgs if m["type"] == "ToolCallExecutionEvent" for r in m["content"]]
+    calls = [e for e in tr.events if e.type.value == "tool_call"]
+    results = [e for e in tr.events if e.type.value == "tool_result"]
+    assert [e.attrs["call_id"] for e in calls] == [c["id"] for c in req]
+    assert [(e.attrs["call_id"], bool(e.error)) for e in results] == [(r["call_id"], r["is_error"]) for r in exe]
+    # tokens are the messages' own models_usage, on the event the model wrote
+    usage = [m["models_usage"] for m in msgs if m["models_usage"]]
+    got = [(e.tokens_in, e.tokens_out) for e in tr.events if e.tokens_in is not None]
+    assert got == [(u["prompt_tokens"], u["completion_tokens"]) for u in usage]
+    assert tr.stop_event.decision.action == "terminate"
+    assert res.report.clamped_times == 0
+
+
+def test_autogen_agentchat_swarm_handoff() -> None:
+    from interop_helpers import assert_valid
+
+    res = _import(CHAT / "agentchat_swarm.json")
+    (tr,) = res.traces
+    assert_valid(tr)
+    hand = [e for e in tr.events if (e.attrs or {}).get("selected_by") == "handoff"]
+    assert [(e.agent, e.decision.action) for e in hand] == [("triage", "refunds")]  # decided by the handing agent
+    assert [(e.agent, e.to) for e in tr.events if e.to] == [("triage", "refunds")]
+    assert res.report.counts["StopMessage"]["structure"] == 1 and tr.stop_event.decision.action == "terminate"
+
+
 def test_plain_messages_and_content_policy() -> None:
     res = _import(CHAT / "plain_messages.json", content="keep", estimate_tokens=True)
     (tr,) = res.traces

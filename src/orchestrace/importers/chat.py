@@ -1,4 +1,4 @@
-"""Chat transcripts of agent teams → traces (AG2/AutoGen group chats, Magentic-One, plain message lists).
+"""Chat transcripts of agent teams → traces (AG2/AutoGen group chats, Magentic-One, AgentChat, plain lists).
 
 Input: one JSON document (or JSON lines) holding a list of turns, either bare
 (``[{"role", "content"}, …]``) or wrapped in an object under one of :data:`LIST_KEYS`
@@ -6,6 +6,8 @@ Input: one JSON document (or JSON lines) holding a list of turns, either bare
 …), or a list of such objects (one trace each). A turn is an object with a speaker
 (:data:`NAME_KEYS`, else a ``role`` that is not a chat-API role), a ``content`` and,
 optionally, ``tool_calls`` / ``tool_call_id`` / ``tool_responses`` / ``function_call``.
+AutoGen AgentChat (0.4+) message dumps (``{"source", "content", "type", "models_usage"}``,
+e.g. ``TaskResult.messages``) are read by their ``type`` (:data:`AGENTCHAT_TYPES`).
 
 Mapping (documented with examples in ``docs/interop.md``, "Chat transcripts"):
 
@@ -27,18 +29,25 @@ a turn with text                   ``message`` (``human_intervention`` for a per
 a worker's turn in a team          preceded by an O2 ``orchestrator_decision`` of the
                                    orchestrator (``action`` = the speaker, ``alternatives`` =
                                    the team); a Magentic-One ledger's ``next_speaker`` is that
-                                   decision (``attrs.selected_by = "ledger"``), else it is
-                                   inferred (``"transcript"``)
+                                   decision (``attrs.selected_by = "ledger"``), as is an
+                                   AgentChat ``SelectSpeakerEvent`` (``"selector"``; its source
+                                   is the orchestrator) or ``HandoffMessage`` (``"handoff"``, by
+                                   the handing agent); else it is inferred (``"transcript"``)
+AgentChat ``ToolCallRequestEvent``  ``tool_call`` per item; ``ToolCallExecutionEvent``:
+                                   ``tool_result`` per item (``is_error`` → ``error``);
+                                   ``models_usage`` → ``tokens_in`` / ``tokens_out``;
+                                   ``StopMessage`` → the stop's reason; streaming chunks skipped
 the end                            the O5 stop: ``terminate`` (a turn ends with ``TERMINATE``),
                                    ``request_satisfied`` (ledger), ``termination_condition``
-                                   (Magentic-One), ``max_round`` (the wrapper's ``max_round``
-                                   reached), else ``end_of_transcript``
+                                   (Magentic-One, AgentChat ``StopMessage`` / ``stop_reason``),
+                                   ``max_round`` (the wrapper's ``max_round`` reached), else
+                                   ``end_of_transcript``
 =================================  =============================================================
 
 Time is the turn index (turn ``k`` runs from ``k`` to ``k + 1``) unless every turn has a
 timestamp; ``meta.time_unit`` says which and ``meta.assumptions`` lists every assumption.
-Tokens are not recorded by transcripts: ``estimate_tokens=True`` fills ``tokens_out`` with
-:func:`estimate_tokens` (said in ``meta.tokens``). Wrapper fields: ``question`` /
+Tokens are rarely recorded by transcripts: ``estimate=True`` fills ``tokens_out`` with
+:func:`estimate_tokens` where no usage is recorded (said in ``meta.tokens``). Wrapper fields: ``question`` /
 ``task`` → ``meta.task_ref`` (content policy), ``question_ID`` / ``task_id`` → ``task_id``,
 ``is_correct`` → ``Trace.outcome``, Who&When ``mistake_step`` → ``Event.error`` on that
 turn; every other top-level field is kept verbatim in ``meta.source_fields``.
@@ -57,9 +66,7 @@ turn; every other top-level field is kept verbatim in ``meta.source_fields``.
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,109 +77,42 @@ import msgspec
 from ..errors import TraceDecodeError
 from ..trace import DecisionPayload, Outcome, Trace
 from ..vocab import Decision, EventType, Topology
-from ._common import ContentMode, Graph, _digest, iter_jsonl, load_json, parse_ts, text_of
+from ._chat_doc import (
+    AGENTCHAT_SKIPPED,
+    AGENTCHAT_TYPES,
+    API_ROLES,
+    HUMANS,
+    ID_KEYS,
+    IMPLICIT_MANAGER,
+    LIST_KEYS,
+    NAME_KEYS,
+    TAG,
+    TASK_KEYS,
+    TERMINATE,
+    TIME_KEYS,
+    TURN_HINT,
+    estimate_tokens,
+    json_kind,
+    ledger_of,
+    looks_like,
+    names_of,
+    orchestrator_of,
+    scalar_document,
+    transcripts,
+)
+from ._common import (
+    ContentMode,
+    Graph,
+    _digest,
+    count_value,
+    iter_jsonl,
+    load_json,
+    parse_ts,
+    text_of,
+)
 from ._report import ImportReport
 
 __all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like", "orchestrator_of", "read"]
-
-#: Wrapper keys that may hold the list of turns, tried in this order.
-LIST_KEYS: tuple[str, ...] = ("history", "messages", "chat_history", "chat", "conversation", "dialogue", "turns",
-                              "transcript", "trajectory", "log")
-#: Keys that name the speaker of a turn, tried in this order (then ``role``).
-NAME_KEYS: tuple[str, ...] = ("name", "agent_name", "speaker", "sender", "agent", "source")
-#: Chat-API roles: a ``role`` with one of these values is not a speaker's name.
-API_ROLES = frozenset({"user", "assistant", "system", "tool", "function", "developer", "ipython", "model"})
-#: Speakers that are a person (their turns are ``human_intervention``).
-HUMANS = frozenset({"human", "user", "person", "customer"})
-#: Orchestrator names by priority (lower first): exact names, then the weaker heuristics.
-_ORCH_EXACT = ("orchestrator", "magenticoneorchestrator", "chat_manager", "chatmanager", "groupchatmanager",
-               "group_chat_manager", "manager", "supervisor", "coordinator")
-_ORCH_WEAK = ("admin", "planner", "lead", "leader", "router", "task_planner")
-#: The implicit AG2 group-chat manager, when no speaker is an orchestrator.
-IMPLICIT_MANAGER = "chat_manager"
-_TIME_KEYS = ("timestamp", "time", "created_at", "ts")
-_TASK_KEYS = ("question", "task", "query", "problem", "prompt")
-_ID_KEYS = ("question_ID", "question_id", "task_id", "id", "trace_id", "instance_id")
-_TAG = re.compile(r"^(?P<agent>.*?\S)\s*\((?P<tag>thought|->\s*[^()]+|termination condition|final answer)\)\s*$")
-_TERMINATE = "TERMINATE"
-_TURN_HINT = "a turn is an object like {\"name\": \"Planner\", \"role\": \"assistant\", \"content\": \"...\"}"
-
-
-def estimate_tokens(text: str) -> int:
-    """Estimated token count of ``text``: ``ceil(characters / 4)`` (the usual rule of thumb for English with
-    BPE tokenizers such as OpenAI's; an estimate, not a count).
-
-    >>> estimate_tokens("hello world!"), estimate_tokens("")
-    (3, 0)
-    """
-    return math.ceil(len(text) / 4)
-
-
-def looks_like(doc: Any) -> bool:
-    """True for a decoded chat transcript: a list of turns, an object wrapping one, or a list of those.
-
-    >>> looks_like([{"role": "user", "content": "hi"}]), looks_like({"history": [{"name": "a", "content": "x"}]})
-    (True, True)
-    >>> looks_like([{"type": "span", "content": "x"}]), looks_like({"events": []})
-    (False, False)
-    """
-    if isinstance(doc, list):
-        if _turn_list(doc):
-            return True
-        wrappers = [d for d in doc[:20] if d is not None]
-        return bool(wrappers) and all(isinstance(d, dict) and _list_key(d) is not None for d in wrappers)
-    return isinstance(doc, dict) and _list_key(doc) is not None
-
-
-def _turn_list(items: list[Any]) -> bool:
-    """Most of the first 20 items are turns (a few bad turns do not hide a transcript)."""
-    sample = [d for d in items[:20] if d is not None]
-    n = sum(1 for d in sample if _is_turn(d))
-    return n > 0 and 5 * n >= 4 * len(sample)
-
-
-def _is_turn(d: Any) -> bool:
-    if not isinstance(d, dict) or "type" in d and ("payload" in d or "sessionId" in d) or "object" in d:
-        return False
-    has_body = any(k in d for k in ("content", "tool_calls", "tool_responses", "function_call"))
-    return has_body and ("role" in d or any(k in d for k in NAME_KEYS))
-
-
-def _list_key(d: dict[str, Any], strict: bool = True) -> str | None:
-    """The wrapper key holding the turns (``strict=False``: any list, for an explicit ``import chat``)."""
-    for k in LIST_KEYS:
-        v = d.get(k)
-        if isinstance(v, list) and (not v or not strict or _turn_list(v)):
-            return k
-    return None
-
-
-def orchestrator_of(speakers: Sequence[str]) -> str | None:
-    """The speaker that is the orchestrator / manager, by name; None when no name says so.
-
-    Exact names (``Orchestrator``, ``chat_manager``, ``Manager``, ``Supervisor`` …, any
-    ``*_manager``) win over the weaker ``Admin`` / ``Planner`` / ``Lead`` heuristics; ties go
-    to the first speaker.
-
-    >>> orchestrator_of(["Admin", "Engineer", "Planner"]), orchestrator_of(["Engineer", "chat_manager", "Admin"])
-    ('Admin', 'chat_manager')
-    >>> orchestrator_of(["Coder", "Critic"]) is None
-    True
-    """
-    best: tuple[int, int] | None = None
-    found = None
-    for k, s in enumerate(speakers):
-        low = s.strip().lower().replace(" ", "_").replace("-", "_")
-        if low in _ORCH_EXACT or low.startswith("orchestrator") or low.endswith("manager"):
-            rank = 0
-        elif low in _ORCH_WEAK:
-            rank = 1
-        else:
-            continue
-        if best is None or (rank, k) < best:
-            best, found = (rank, k), s
-    return found
-
 
 def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "hash", estimate: bool = False,
          report: ImportReport | None = None) -> list[Trace]:
@@ -187,7 +127,7 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
         except TraceDecodeError as exc:
             if not any(pr.code == "import.not-json" for pr in exc.problems):
                 raise
-            scalar = _scalar_document(p)
+            scalar = scalar_document(p)
             if scalar is not None:
                 report.count("<document>", "unreadable")
                 report.error("import.wrong-format", f"{p.name}:$", f"document is a{'n' if scalar[0] in 'aeiou' else ''} "
@@ -206,17 +146,6 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
     return traces
 
 
-def _scalar_document(p: Path) -> str | None:
-    """The JSON kind of a small file that is one JSON scalar (``"hello"``, ``42``), else None."""
-    try:
-        if p.stat().st_size > 1 << 16:
-            return None
-        obj = msgspec.json.decode(p.read_bytes())
-    except (OSError, msgspec.DecodeError, UnicodeDecodeError):
-        return None
-    return None if isinstance(obj, (dict, list)) else _kind(obj)
-
-
 def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: bool = False,
              report: ImportReport | None = None, linenos: list[int] | None = None, stem: str | None = None
              ) -> tuple[list[Trace], ImportReport]:
@@ -226,7 +155,7 @@ def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: b
     """
     report = report if report is not None else ImportReport(format="chat")
     stem = stem or label.rsplit(".", 1)[0]
-    found = _transcripts(doc, label, report, linenos)
+    found = transcripts(doc, label, report, linenos)
     out = []
     for k, (path, turns, wrapper) in enumerate(found):
         tid = stem if len(found) == 1 else f"{stem}#{k}"
@@ -235,58 +164,6 @@ def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: b
         if tr is not None:
             out.append(tr)
     return out, report
-
-
-def _transcripts(doc: Any, label: str, report: ImportReport, linenos: list[int] | None
-                 ) -> list[tuple[str, list[Any], dict[str, Any] | None]]:
-    """``(JSON path of the turn list, turns, wrapper object)`` for each transcript in ``doc``."""
-    if isinstance(doc, dict):
-        key = _list_key(doc) or _list_key(doc, strict=False)
-        if key is None:
-            bad = next((k for k in LIST_KEYS if k in doc), None)
-            if bad is not None:
-                v = doc[bad]
-                what = f"a{'n' if _kind(v)[0] in 'aeiou' else ''} {_kind(v)}" if not isinstance(v, list) else \
-                    "a list whose items are not turns"
-                report.count("<document>", "unreadable")
-                report.error("chat.no-turns", f"{label}:$.{bad}", f"`{bad}` holds {what}, not a list of turns",
-                             _TURN_HINT)
-            else:
-                report.count("<document>", "unknown")
-                report.error("import.wrong-format", f"{label}:$", "object holds no list of turns under any of "
-                             f"{', '.join(LIST_KEYS)} (keys: {', '.join(sorted(map(str, doc))[:8])})",
-                             "pass the transcript list itself, or an object wrapping it under `history` / `messages`")
-            return []
-        return [(f"$.{key}", doc[key], doc)]
-    if not isinstance(doc, list):
-        report.count("<document>", "unreadable")
-        report.error("import.wrong-format", f"{label}:$", f"document is a{'n' if _kind(doc)[0] in 'aeiou' else ''} "
-                     f"{_kind(doc)}, not a list of turns", "pass a JSON list of turns, or an object wrapping one")
-        return []
-    if not doc:
-        report.count("<document>", "unreadable")
-        report.error("chat.no-turns", f"{label}:$", "the transcript is an empty list", "nothing to import")
-        return []
-    dicts = [d for d in doc if isinstance(d, dict)]
-    if dicts and all(_list_key(d) is not None and not _is_turn(d) for d in dicts):
-        out: list[tuple[str, list[Any], dict[str, Any] | None]] = []
-        for i, d in enumerate(doc):
-            where = f"{label}:{linenos[i]}" if linenos else f"{label}:$[{i}]"
-            if not isinstance(d, dict):
-                report.count("<transcript>", "unreadable")
-                report.error("chat.bad-turn", where, f"item is a{'n' if _kind(d)[0] in 'aeiou' else ''} {_kind(d)}, "
-                             "not a transcript object", "each item is an object wrapping a list of turns")
-                continue
-            key = _list_key(d)
-            out.append((f"{linenos[i]}:$.{key}" if linenos else f"$[{i}].{key}", d[key], d))
-        return out
-    return [("" if linenos else "$", doc, None)]
-
-
-def _kind(v: Any) -> str:
-    return {list: "array", dict: "object", str: "string", int: "number", float: "number", bool: "boolean",
-            type(None): "null"}.get(type(v), type(v).__name__)
-
 
 @dataclass
 class _Turn:
@@ -299,6 +176,8 @@ class _Turn:
     rec: dict[str, Any]
     human: bool = False
     ts: float | None = None
+    kind: str | None = None  # an AutoGen AgentChat message type (``ToolCallRequestEvent`` …)
+    items_key: str = "tool_calls"  # where the tool calls / results of the turn are (JSON paths)
 
 
 @dataclass
@@ -312,6 +191,7 @@ class _Transcript:
     report: ImportReport
     linenos: list[int] | None  # line of each turn when the turns are JSON lines
     assumptions: list[str] = field(default_factory=list)
+    has_usage: bool = False
 
     def where(self, k: int, sub: str = "") -> str:
         """``file:$.history[k].sub`` (``file:line:$.sub`` when the turns are JSON lines)."""
@@ -326,14 +206,14 @@ class _Transcript:
         for k, rec in enumerate(self.raw):
             if not isinstance(rec, dict):
                 rep.count("<turn>", "unreadable")
-                rep.error("chat.bad-turn", self.where(k), f"turn is a{'n' if _kind(rec)[0] in 'aeiou' else ''} "
-                          f"{_kind(rec)}, not an object; skipped", _TURN_HINT)
+                rep.error("chat.bad-turn", self.where(k), f"turn is a{'n' if json_kind(rec)[0] in 'aeiou' else ''} "
+                          f"{json_kind(rec)}, not an object; skipped", TURN_HINT)
                 continue
             role = rec.get("role")
             if role is not None and not isinstance(role, str):
                 rep.count("<turn>", "unreadable")
-                rep.error("import.bad-field", self.where(k, "role"), f"role is a{'n' if _kind(role)[0] in 'aeiou' else ''}"
-                          f" {_kind(role)}, not a string; turn skipped", "a role is a string such as \"assistant\"")
+                rep.error("import.bad-field", self.where(k, "role"), f"role is a{'n' if json_kind(role)[0] in 'aeiou' else ''}"
+                          f" {json_kind(role)}, not a string; turn skipped", "a role is a string such as \"assistant\"")
                 continue
             speaker, bad = self._speaker(rec, k)
             if bad:
@@ -350,13 +230,31 @@ class _Transcript:
                     rep.sanitise("chat.no-speaker", self.where(k), "turn names no speaker (no name nor role); "
                                  "attributed to agent 'unknown'", "give each turn a `name` or `role`")
             tag = None
-            m = _TAG.match(speaker) if speaker else None
+            m = TAG.match(speaker) if speaker else None
             if m:
                 speaker, tag = m.group("agent"), m.group("tag")
-            text = self._text(rec, k)
-            ts = next((parse_ts(rec[key]) for key in _TIME_KEYS if key in rec), None)
+            ts = next((parse_ts(rec[key]) for key in TIME_KEYS if key in rec), None)
+            kind = rec.get("type") if rec.get("type") in AGENTCHAT_TYPES else None
+            items_key = "tool_calls"
+            if kind in AGENTCHAT_SKIPPED:
+                rep.count(str(kind), "skipped", AGENTCHAT_SKIPPED[str(kind)])
+                continue
+            if kind == "ToolCallRequestEvent":  # content: [{id, name, arguments}] → OpenAI tool_calls
+                c = rec.get("content")
+                rec = dict(rec, content=None, tool_calls=[
+                    {"id": x.get("id"), "function": {"name": x.get("name"), "arguments": x.get("arguments")}}
+                    if isinstance(x, dict) else x for x in c] if isinstance(c, list) else c)
+                items_key = "content"
+            elif kind == "ToolCallExecutionEvent":  # content: [{call_id, name, content, is_error}] → tool responses
+                c = rec.get("content")
+                rec = dict(rec, content=None, tool_responses=[
+                    {"tool_call_id": x.get("call_id"), "name": x.get("name"), "content": x.get("content"),
+                     "is_error": x.get("is_error")} if isinstance(x, dict) else x for x in c]
+                    if isinstance(c, list) else [c])
+                role, items_key = "tool", "content"
+            text = self._text(rec, k) if kind != "SelectSpeakerEvent" else ""
             out.append(_Turn(k, self.where(k), speaker, tag, role, text, rec,
-                             human=speaker.lower() in HUMANS and not tag, ts=ts))
+                             human=speaker.lower() in HUMANS and not tag, ts=ts, kind=kind, items_key=items_key))
         return out
 
     def _speaker(self, rec: dict[str, Any], k: int) -> tuple[str | None, bool]:
@@ -371,8 +269,8 @@ class _Transcript:
                                      "the source wrote a name as a number")
                 return str(v), False
             self.report.count("<turn>", "unreadable")
-            self.report.error("import.bad-field", self.where(k, key), f"{key} is a{'n' if _kind(v)[0] in 'aeiou' else ''}"
-                              f" {_kind(v)}, not a string; turn skipped", "a speaker's name is a string")
+            self.report.error("import.bad-field", self.where(k, key), f"{key} is a{'n' if json_kind(v)[0] in 'aeiou' else ''}"
+                              f" {json_kind(v)}, not a string; turn skipped", "a speaker's name is a string")
             return None, True
         return None, False
 
@@ -383,7 +281,7 @@ class _Transcript:
         if isinstance(c, list) and all(isinstance(b, (str, dict)) for b in c):
             return text_of(c)  # OpenAI content parts
         self.report.sanitise("chat.non-string-content", self.where(k, "content"),
-                             f"content is a{'n' if _kind(c)[0] in 'aeiou' else ''} {_kind(c)}; kept as its JSON text",
+                             f"content is a{'n' if json_kind(c)[0] in 'aeiou' else ''} {json_kind(c)}; kept as its JSON text",
                              "content is a string or a list of text parts")
         return json.dumps(c, ensure_ascii=False, default=str)
 
@@ -399,11 +297,14 @@ class _Transcript:
                       "nothing to import")
             return None
         speakers: dict[str, None] = {}
+        selector = None  # the source of AgentChat SelectSpeakerEvents: the group chat's manager
         for tu in turns:
-            if tu.speaker and tu.role != "system" and not tu.human:
+            if tu.kind == "SelectSpeakerEvent" and tu.speaker:
+                selector = selector or tu.speaker
+            elif tu.speaker and tu.role != "system" and not tu.human and tu.kind != "StopMessage":
                 speakers.setdefault(tu.speaker, None)
-        names = list(speakers)
-        orch = orchestrator_of(names)
+        names = [s for s in speakers if s != selector]
+        orch = selector or orchestrator_of(names)
         ledger = any(tu.tag for tu in turns)
         workers = [s for s in names if s != orch]
         team = len(workers) >= 2
@@ -416,6 +317,8 @@ class _Transcript:
                 orch = workers[0]
                 self.assumptions.append(f"one agent ({orch!r}) speaks: it is the orchestrator; no speaker selection")
                 workers = []
+        elif orch == selector:
+            self.assumptions.append(f"{orch!r} is the orchestrator (it selects the speakers)")
         else:
             self.assumptions.append(f"{orch!r} is the orchestrator (by its name)")
         alternatives = tuple(workers)
@@ -426,16 +329,11 @@ class _Transcript:
         else:
             self.assumptions.append("the transcript records no timestamps: time is the turn index (turn k runs from "
                                     "k to k + 1); durations and wall_clock_s count turns, not seconds")
-        if self.estimate:
-            self.assumptions.append("tokens_out estimated as ceil(characters / 4) of the text an agent wrote")
-        else:
-            self.assumptions.append("the transcript records no tokens: token counts are absent "
-                                    "(import with --estimate-tokens to estimate them)")
 
         g = Graph(content=self.content, report=rep)
         calls: dict[str, tuple[str, str, str]] = {}  # call id → (event id, agent, tool)
         fn_calls: dict[str, list[tuple[str, str]]] = {}  # function name → [(event id, agent)] unanswered (legacy)
-        last: str | None = None
+        tail: list[str] = []  # the events the next one depends on (the previous turn's last events)
         last_agent: str | None = None
         pending: tuple[str, str] | None = None  # (decision id, selected speaker) not yet used
         n_dec = 0
@@ -457,28 +355,51 @@ class _Transcript:
                 if tu.text:
                     sys_refs.append(_digest(tu.text))
                 continue
+            if tu.kind == "StopMessage":
+                rep.count("StopMessage", "structure", "the stop's reason")
+                stop_reason = ("terminate" if TERMINATE in tu.text else "termination_condition", f"{src}: {tu.text[:120]}")
+                continue
+            if tu.kind == "SelectSpeakerEvent":
+                chosen = names_of(rec.get("content"))
+                if not chosen:
+                    rep.count("SelectSpeakerEvent", "unreadable")
+                    rep.error("chat.bad-turn", f"{src}.content", "SelectSpeakerEvent names no speaker; skipped",
+                              "its content is the list of selected speakers' names")
+                    continue
+                rep.count("SelectSpeakerEvent", "mapped")
+                dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
+                            decision=DecisionPayload(kind=Decision.DELEGATE, action=chosen[0],
+                                                     alternatives=tuple(dict.fromkeys((*alternatives, *chosen))),
+                                                     step=n_dec),
+                            attrs={"selected_by": "selector", **({"selected": chosen} if len(chosen) > 1 else {})},
+                            role="orchestrator", source=src)
+                n_dec += 1
+                rep.note("speaker selection (O2) read from AgentChat SelectSpeakerEvents")
+                pending, tail = (dec, chosen[0]), [dec]
+                continue
             calls_raw = rec.get("tool_calls")
             responses = rec.get("tool_responses")
             is_result = tu.role in ("tool", "function") or "tool_call_id" in rec
             if is_result or isinstance(responses, list) and responses:
-                last, last_agent = self._results(g, tu, t, t_end, last, calls, fn_calls, responses, last_agent)
+                tail, last_agent = self._results(g, tu, t, t_end, tail, calls, fn_calls, responses, last_agent)
                 first = False
                 continue
             agent = tu.speaker or (last_agent or "unknown")
             is_orch = agent == orch
             deps: list[tuple[str, str]] = []
-            if last is not None:
-                deps.append((last, "causal" if agent == last_agent else "message"))
-            if team and not is_orch and not tu.human and not first:
+            deps.extend((x, "causal" if agent == last_agent else "message") for x in tail)
+            # a worker who speaks after someone else was selected (by the manager, a ledger, a handoff …)
+            if team and not is_orch and not tu.human and not first and (agent != last_agent or pending is not None):
                 if pending is None or pending[1] != agent:
-                    dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t,
-                                deps=[(last, "causal")] if last else [],
+                    dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
                                 decision=DecisionPayload(kind=Decision.DELEGATE, action=agent,
                                                          alternatives=alternatives, step=n_dec),
                                 attrs={"selected_by": "transcript"}, role="orchestrator", source=src)
                     n_dec += 1
                     rep.note("speaker selection (O2) inferred from who spoke next")
                     pending = (dec, agent)
+                if pending[0] in tail:  # the selection is the event just before: one causal edge
+                    deps = [(x, k) for x, k in deps if x != pending[0]]
                 deps.append((pending[0], "causal"))
                 pending = None
             attrs: dict[str, Any] = {}
@@ -490,38 +411,57 @@ class _Transcript:
             ev_type = EventType.HUMAN_INTERVENTION if tu.human else EventType.MESSAGE
             main: str | None = None
             has_calls = isinstance(calls_raw, list) and bool(calls_raw) or isinstance(rec.get("function_call"), dict)
+            rtype = tu.kind or "turn"
+            if tu.kind:
+                attrs["type"] = tu.kind
+            target = rec.get("target") if tu.kind == "HandoffMessage" and isinstance(rec.get("target"), str) else None
+            to = to or target
+            usage = self._usage(tu)
             if tu.text or not has_calls:
                 if not tu.text:
                     rep.problem("chat.empty-content", src, "turn has no content (empty text, no tool calls)",
                                 "kept as a message without content")
-                    rep.count("turn", "mapped", "empty turn (no content)")
+                    rep.count(rtype, "mapped", "empty turn (no content)")
                 else:
-                    rep.count("turn", "mapped")
+                    rep.count(rtype, "mapped")
+                tokens: dict[str, int | None] = dict(usage) if usage else ({} if tu.human else {"tokens_out": tok(tu.text)})
                 main = g.add(ev_type, agent, t, t_end=t_end, deps=deps, text=tu.text or None, to=to,
                              role="orchestrator" if is_orch else ("human" if tu.human else None),
-                             tokens_out=None if tu.human else tok(tu.text), attrs=attrs, source=src)
-                last = main
+                             attrs=attrs, source=src, **tokens)
+                usage = {}
+                tail = [main]
             if has_calls:
                 cdeps = [(main, "causal")] if main else deps
                 tc = t if main is None or t_end is None else t_end
-                last = self._calls(g, tu, agent, tc, cdeps, calls, fn_calls, tok) or last
-                if main is None:
-                    main = last
-                    rep.count("turn", "mapped", "tool calls only")
+                got = self._calls(g, tu, agent, tc, cdeps, calls, fn_calls, tok, usage)
+                tail = [got] if got else tail
+                if main is None and got:
+                    main = got
+                    rep.count(rtype, "mapped", "tool calls only")
             last_agent = agent
             first = False
             if main is not None and tu.k == mistake:
                 error_ids.append(main)
+            if target is not None and tail:  # a handoff: the speaker itself chose the next agent
+                dec = g.add(EventType.ORCHESTRATOR_DECISION, agent, max(map(g.end, tail)),
+                            deps=[(x, "causal") for x in tail],
+                            decision=DecisionPayload(kind=Decision.DELEGATE, action=target,
+                                                     alternatives=tuple(dict.fromkeys((*alternatives, target))),
+                                                     step=n_dec),
+                            attrs={"selected_by": "handoff"}, source=src)
+                n_dec += 1
+                rep.note("speaker selection (O2) read from AgentChat HandoffMessages (decided by the handing agent)")
+                pending, tail = (dec, target), [dec]
             # ledger turns: the orchestrator's own record of speaker selection and of the stop
             if is_orch and "next_speaker" in tu.text:
-                led = _ledger(tu.text)
+                led = ledger_of(tu.text)
                 if led is not None:
                     satisfied, nxt = led
                     if satisfied:
                         stop_reason = ("request_satisfied", f"ledger at {src}: is_request_satisfied = true")
                     elif nxt:
                         dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t if t_end is None else t_end,
-                                    deps=[(last, "causal")] if last else [],
+                                    deps=[(x, "causal") for x in tail],
                                     decision=DecisionPayload(kind=Decision.DELEGATE, action=nxt,
                                                              alternatives=tuple(dict.fromkeys((*alternatives, nxt))),
                                                              step=n_dec),
@@ -529,12 +469,24 @@ class _Transcript:
                         n_dec += 1
                         rep.note("speaker selection (O2) read from a Magentic-One ledger's next_speaker")
                         pending = (dec, nxt)
-                        last = dec
+                        tail = [dec]
             if tu.tag == "termination condition":
                 stop_reason = ("termination_condition", f"{src}: {tu.text[:120]}")
-            elif tu.text.rstrip().endswith(_TERMINATE) and stop_reason is None:
-                stop_reason = ("terminate", f"{src} ends with {_TERMINATE}")
+            elif tu.text.rstrip().endswith(TERMINATE) and stop_reason is None:
+                stop_reason = ("terminate", f"{src} ends with {TERMINATE}")
 
+        if self.estimate:
+            self.assumptions.append("tokens_out estimated as ceil(characters / 4) of the text an agent wrote"
+                                    + (" (where the transcript records no usage)" if self.has_usage else ""))
+        elif self.has_usage:
+            self.assumptions.append("token counts are the transcript's own usage records; turns without one have none")
+        else:
+            self.assumptions.append("the transcript records no tokens: token counts are absent "
+                                    "(import with --estimate-tokens to estimate them)")
+        stop_text = self.wrapper.get("stop_reason") if self.wrapper else None
+        if stop_reason is None and isinstance(stop_text, str) and stop_text:
+            stop_reason = ("terminate" if TERMINATE in stop_text else "termination_condition",
+                           f"stop_reason: {stop_text[:120]}")
         # the stop (O5)
         max_round = self.wrapper.get("max_round") if self.wrapper else None
         n_turns = len(self.raw)
@@ -542,7 +494,7 @@ class _Transcript:
             stop_reason = ("max_round", f"{n_turns} turns reached max_round = {max_round}")
         action, why = stop_reason or ("end_of_transcript", "the transcript ends (no termination message)")
         end_t = max((g.end(e) for e in g.events), default=0.0)
-        g.add(EventType.ORCHESTRATOR_DECISION, orch, end_t, deps=[(last, "causal")] if last else [],
+        g.add(EventType.ORCHESTRATOR_DECISION, orch, end_t, deps=[(x, "causal") for x in tail],
               decision=DecisionPayload(kind=Decision.STOP, action=action, alternatives=("continue",), step=n_dec),
               attrs={"reason": why}, role="orchestrator", source=f"{self.label}:{self.path or '$'}")
         rep.note(f"stop (O5): {action}")
@@ -553,11 +505,13 @@ class _Transcript:
         return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, alternatives)
 
     def _calls(self, g: Graph, tu: _Turn, agent: str, t: float, deps: list[tuple[str, str]],
-               calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]], tok: Any) -> str | None:
+               calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]], tok: Any,
+               usage: dict[str, int]) -> str | None:
         rep = self.report
         last = None
         raw = tu.rec.get("tool_calls")
-        items: list[tuple[str, Any]] = [(f"tool_calls[{i}]", c) for i, c in enumerate(raw)] if isinstance(raw, list) else []
+        items: list[tuple[str, Any]] = ([(f"{tu.items_key}[{i}]", c) for i, c in enumerate(raw)]
+                                        if isinstance(raw, list) else [])
         if isinstance(tu.rec.get("function_call"), dict):
             items.append(("function_call", {"function": tu.rec["function_call"], "legacy": True}))
         for sub, c in items:
@@ -578,8 +532,10 @@ class _Transcript:
                                                        if args is not None else "")
             cid = self._call_id(c.get("id"), f"{where}.id")
             attrs = {"call_id": cid} if cid else {}
-            eid = g.add(EventType.TOOL_CALL, agent, t, deps=deps, tool=name,
-                        text=text or None, tokens_out=tok(text), attrs=attrs, source=where)
+            fields = usage or {"tokens_out": tok(text)}  # the model's usage goes to its first output
+            usage = {}
+            eid = g.add(EventType.TOOL_CALL, agent, t, deps=deps, tool=name, text=text or None, attrs=attrs,
+                        source=where, **fields)
             rep.count("tool_call", "mapped")
             if cid:
                 calls[cid] = (eid, agent, name)
@@ -588,21 +544,23 @@ class _Transcript:
             last = eid
         return last
 
-    def _results(self, g: Graph, tu: _Turn, t: float, t_end: float | None, last: str | None,
+    def _results(self, g: Graph, tu: _Turn, t: float, t_end: float | None, tail: list[str],
                  calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]],
-                 responses: Any, prev_agent: str | None) -> tuple[str | None, str | None]:
+                 responses: Any, prev_agent: str | None) -> tuple[list[str], str | None]:
         rep = self.report
         rec = tu.rec
         if isinstance(responses, list) and responses:
-            items = [(f"tool_responses[{i}]", r) for i, r in enumerate(responses)]
+            items = [(f"{'tool_responses' if tu.items_key == 'tool_calls' else tu.items_key}[{i}]", r)
+                     for i, r in enumerate(responses)]
         else:
             items = [("", rec)]
         agent_out = None
+        out: list[str] = []
         for sub, r in items:
             where = self.where(tu.k, sub) if sub else tu.where
             if not isinstance(r, dict):
                 rep.count("tool_result", "unreadable")
-                rep.error("chat.bad-turn", where, "tool response is not an object; skipped", _TURN_HINT)
+                rep.error("chat.bad-turn", where, "tool response is not an object; skipped", TURN_HINT)
                 continue
             cid = self._call_id(r.get("tool_call_id"), f"{where}.tool_call_id" if sub else self.where(tu.k, "tool_call_id"))
             text = tu.text if not sub else self._text(r, tu.k)
@@ -613,7 +571,7 @@ class _Transcript:
                 if queue:
                     e, a = queue.pop(0)
                     match = (e, a, fname or "unknown")
-            deps = [(last, "causal")] if last and (match is None or match[0] != last) else []
+            deps = [(x, "causal") for x in tail if match is None or match[0] != x]  # results of one turn: parallel
             attrs: dict[str, Any] = {"call_id": cid} if cid else {}
             if match is not None:
                 deps.append((match[0], "tool_dependency"))
@@ -629,10 +587,27 @@ class _Transcript:
                             "check that the transcript includes the assistant turn with the matching tool_calls")
             if tu.speaker and tu.speaker != caller:
                 attrs["executor"] = tu.speaker
-            last = g.add(EventType.TOOL_RESULT, caller, t, t_end=t_end, deps=deps, tool=tool, text=text or None,
-                         attrs=attrs, source=where)
+            out.append(g.add(EventType.TOOL_RESULT, caller, t, t_end=t_end, deps=deps, tool=tool, text=text or None,
+                             attrs=attrs, source=where, error=True if r.get("is_error") is True else None))
             agent_out = tu.speaker or caller
-        return last, agent_out
+        return (out or tail), agent_out
+
+    def _usage(self, tu: _Turn) -> dict[str, int]:
+        """``tokens_in`` / ``tokens_out`` from the turn's own usage (AgentChat ``models_usage``, OpenAI ``usage``)."""
+        for key in ("models_usage", "usage"):
+            u = tu.rec.get(key)
+            if isinstance(u, dict):
+                out = {}
+                for name, field_ in (("prompt_tokens", "tokens_in"), ("input_tokens", "tokens_in"),
+                                     ("completion_tokens", "tokens_out"), ("output_tokens", "tokens_out")):
+                    if name in u and field_ not in out:
+                        n = count_value(u[name], f"{key}.{name}", self.where(tu.k, f"{key}.{name}"), self.report)
+                        if n is not None:
+                            out[field_] = n
+                if out:
+                    self.has_usage = True
+                    return out
+        return {}
 
     def _call_id(self, v: Any, where: str) -> str | None:
         """A tool-call id as a string; a number is read as text, anything else dropped (both warned)."""
@@ -641,8 +616,8 @@ class _Transcript:
         if isinstance(v, int) and not isinstance(v, bool):
             self.report.sanitise("import.coerced", where, f"call id {v!r} read as {str(v)!r}", "ids are strings")
             return str(v)
-        self.report.sanitise("chat.bad-call-id", where, f"call id is a{'n' if _kind(v)[0] in 'aeiou' else ''} "
-                             f"{_kind(v)}, not a string; ignored", "ids are strings")
+        self.report.sanitise("chat.bad-call-id", where, f"call id is a{'n' if json_kind(v)[0] in 'aeiou' else ''} "
+                             f"{json_kind(v)}, not a string; ignored", "ids are strings")
         return None
 
     def _mistake_step(self, n: int) -> int | None:
@@ -680,13 +655,13 @@ class _Transcript:
         known = {"is_correct"}
         list_key = self.path.rsplit(".", 1)[-1] if self.wrapper else None
         task_id = trace_id
-        for key in _ID_KEYS:
+        for key in ID_KEYS:
             v = w.get(key)
             if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v):
                 task_id = str(v)
                 known.add(key)
                 break
-        for key in _TASK_KEYS:
+        for key in TASK_KEYS:
             v = w.get(key)
             if isinstance(v, str) and v:
                 if self.content != "drop":
@@ -707,23 +682,3 @@ class _Transcript:
         if isinstance(ok, bool):
             tr = msgspec.structs.replace(tr, outcome=Outcome(success=ok, verifier="source:is_correct"))
         return tr
-
-
-def _ledger(text: str) -> tuple[bool, str | None] | None:
-    """``(is_request_satisfied, next_speaker)`` of a Magentic-One ledger turn, or None."""
-    a, b = text.find("{"), text.rfind("}")
-    if a < 0 or b <= a:
-        return None
-    try:
-        d = msgspec.json.decode(text[a:b + 1])
-    except (msgspec.DecodeError, RecursionError):
-        return None
-    if not isinstance(d, dict):
-        return None
-
-    def answer(key: str) -> Any:
-        v = d.get(key)
-        return v.get("answer") if isinstance(v, dict) else v
-
-    nxt = answer("next_speaker")
-    return answer("is_request_satisfied") is True, nxt if isinstance(nxt, str) and nxt else None

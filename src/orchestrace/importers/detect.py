@@ -105,7 +105,7 @@ def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
             return "claude-code"
         if shape_of(d) is not None:
             return "jaeger" if shape_of(d) == "jaeger" else "otlp"
-    from .chat import looks_like as chat_like
+    from ._chat_doc import looks_like as chat_like
 
     if chat_like(first if len(docs) == 1 else docs):
         return "chat"

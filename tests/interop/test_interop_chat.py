@@ -154,6 +154,18 @@ def test_autogen_agentchat_swarm_handoff() -> None:
     assert res.report.counts["StopMessage"]["structure"] == 1 and tr.stop_event.decision.action == "terminate"
 
 
+def test_orchestrator_given_by_name(tmp_path: Path) -> None:
+    r = _run("import", "chat", str(CHAT / "ag2_groupchat_tools.json"), "-o", str(tmp_path / "t.json"),
+             "--orchestrator", "Critic", "--json")
+    assert r.returncode == 0, r.stderr
+    from orchestrace import load
+
+    tr = load(tmp_path / "t.json")
+    assert tr.meta["orchestrator"] == "Critic" and tr.stop_event.agent == "Critic"
+    o2 = [e for e in tr.events if e.decision and e.decision.kind.value == "delegate"]
+    assert o2 and {e.agent for e in o2} == {"Critic"} and "Critic" not in {e.decision.action for e in o2}
+
+
 def test_plain_messages_and_content_policy() -> None:
     res = _import(CHAT / "plain_messages.json", content="keep", estimate_tokens=True)
     (tr,) = res.traces
@@ -290,10 +302,19 @@ def test_any_list_of_turns_imports_or_gives_a_located_error(tmp_path: Path) -> N
     call = st.fixed_dictionaries({"id": st.one_of(st.sampled_from(["c1", "c2"]), value),
                                   "function": st.one_of(st.fixed_dictionaries(
                                       {"name": st.one_of(st.text(max_size=6), value), "arguments": value}), value)})
+    from orchestrace.importers._chat_doc import AGENTCHAT_TYPES
+
+    item = st.one_of(value, st.fixed_dictionaries({}, optional={
+        "id": st.sampled_from(["c1", "c2"]), "call_id": st.sampled_from(["c1", "c2"]), "name": speaker,
+        "arguments": value, "content": value, "is_error": value}))
     turn = st.fixed_dictionaries({}, optional={
-        "role": speaker, "name": speaker, "content": value, "tool_call_id": st.one_of(st.sampled_from(["c1", "c2"]),
-                                                                                      value),
-        "tool_calls": st.one_of(st.lists(call, max_size=2), value), "agent_name": speaker})
+        "role": speaker, "name": speaker, "content": st.one_of(value, st.lists(item, max_size=3)),
+        "tool_call_id": st.one_of(st.sampled_from(["c1", "c2"]), value),
+        "tool_calls": st.one_of(st.lists(call, max_size=2), value), "agent_name": speaker,
+        # AutoGen AgentChat records
+        "type": st.one_of(st.sampled_from(sorted(AGENTCHAT_TYPES)), value), "source": speaker, "target": speaker,
+        "models_usage": st.one_of(value, st.fixed_dictionaries({}, optional={
+            "prompt_tokens": value, "completion_tokens": value}))})
     doc = st.one_of(st.lists(turn, max_size=10), st.fixed_dictionaries({"history": st.lists(turn, max_size=10)},
                                                                       optional={"mistake_step": value,
                                                                                 "is_correct": value}))

@@ -58,6 +58,7 @@ def import_cmd(
     content: Content = typer.Option(Content.hash, "--content", help="keep the text, hash it into content_ref, or drop it."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     estimate_tokens: bool = typer.Option(False, "--estimate-tokens", help="chat: estimate tokens_out as ceil(characters / 4) (transcripts record no tokens)."),
+    orchestrator: str = typer.Option(None, "--orchestrator", metavar="NAME", help="chat: the speaker that is the orchestrator (default: recognised by its name)."),
 ) -> None:
     """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, chat transcripts, reference) as traces."""
     from ..errors import ConfigError
@@ -71,8 +72,11 @@ def import_cmd(
         raise fail(f"{out}: the output must end in .json or .jsonl")
     if estimate_tokens and fmt not in (ImportFormat.chat, ImportFormat.auto):
         raise fail(f"--estimate-tokens is for chat transcripts, which record no tokens; {fmt.value} records its own")
+    if orchestrator is not None and fmt not in (ImportFormat.chat, ImportFormat.auto):
+        raise fail(f"--orchestrator names a chat transcript's orchestrator; {fmt.value} records who orchestrates")
     try:
-        res = import_traces(fmt.value, paths, content=content.value, estimate_tokens=estimate_tokens)  # type: ignore[arg-type]
+        res = import_traces(fmt.value, paths, content=content.value, estimate_tokens=estimate_tokens,  # type: ignore[arg-type]
+                            orchestrator=orchestrator or None)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     problems = list(res.report.problems)

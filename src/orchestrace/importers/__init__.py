@@ -47,11 +47,13 @@ def import_traces(
     *,
     content: ContentMode = "hash",
     estimate_tokens: bool = False,
+    orchestrator: str | None = None,
 ) -> ImportResult:
     """Import every path in ``format``; never raises for bad records, only reports them.
 
     ``estimate_tokens`` (``chat`` only: transcripts record no tokens) fills ``tokens_out``
-    with an estimate, ``ceil(characters / 4)``, and says so in the trace's ``meta``.
+    with an estimate, ``ceil(characters / 4)``, and says so in the trace's ``meta``;
+    ``orchestrator`` (``chat`` only) names the speaker that is the orchestrator.
 
     Unreadable paths (missing, a directory where a file is needed, too large) and files
     of the wrong format become *error* problems in the report; records that cannot be
@@ -83,7 +85,7 @@ def import_traces(
                 continue
         sub = ImportReport(format=fmt)
         try:
-            got = _read(fmt, Path(p), content, sub, estimate_tokens)
+            got = _read(fmt, Path(p), content, sub, estimate_tokens, orchestrator)
         except TraceDecodeError as exc:
             got = []
             if exc.problems:
@@ -104,7 +106,8 @@ def import_traces(
     return ImportResult(traces=traces, report=report)
 
 
-def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport, estimate_tokens: bool = False) -> list:
+def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport, estimate_tokens: bool = False,
+          orchestrator: str | None = None) -> list:
     if fmt == "claude-code":
         from . import claude_code
 
@@ -124,7 +127,7 @@ def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport, esti
     if fmt == "chat":
         from . import chat
 
-        return chat.read([path], content=content, estimate=estimate_tokens, report=report)
+        return chat.read([path], content=content, estimate=estimate_tokens, orchestrator=orchestrator, report=report)
     return _read_reference(path, content, report)
 
 

@@ -115,8 +115,12 @@ from ._report import ImportReport
 __all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like", "orchestrator_of", "read"]
 
 def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "hash", estimate: bool = False,
-         report: ImportReport | None = None) -> list[Trace]:
-    """Import chat-transcript files (a JSON document, or JSON lines of turns or of wrapped transcripts)."""
+         orchestrator: str | None = None, report: ImportReport | None = None) -> list[Trace]:
+    """Import chat-transcript files (a JSON document, or JSON lines of turns or of wrapped transcripts).
+
+    ``orchestrator`` names the speaker that is the orchestrator (default: by its name,
+    :func:`orchestrator_of`).
+    """
     report = report if report is not None else ImportReport(format="chat")
     traces: list[Trace] = []
     for p in map(Path, paths):
@@ -141,14 +145,14 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
                                  "pass a chat transcript: a JSON list of turns")
                 continue
         got, _ = from_doc(doc, p.name, content=content, estimate=estimate, report=report, linenos=linenos,
-                          stem=p.stem)
+                          stem=p.stem, orchestrator=orchestrator)
         traces.extend(got)
     return traces
 
 
 def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: bool = False,
-             report: ImportReport | None = None, linenos: list[int] | None = None, stem: str | None = None
-             ) -> tuple[list[Trace], ImportReport]:
+             report: ImportReport | None = None, linenos: list[int] | None = None, stem: str | None = None,
+             orchestrator: str | None = None) -> tuple[list[Trace], ImportReport]:
     """Traces from an already-decoded transcript document (see the module docstring for the shapes).
 
     ``linenos`` are the line numbers of the items of ``doc`` when it was read from JSON lines.
@@ -160,7 +164,7 @@ def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: b
     for k, (path, turns, wrapper) in enumerate(found):
         tid = stem if len(found) == 1 else f"{stem}#{k}"
         lines = linenos if path == "" else None
-        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines).build(tid)
+        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines, orchestrator).build(tid)
         if tr is not None:
             out.append(tr)
     return out, report
@@ -190,6 +194,7 @@ class _Transcript:
     estimate: bool
     report: ImportReport
     linenos: list[int] | None  # line of each turn when the turns are JSON lines
+    given_orchestrator: str | None = None
     assumptions: list[str] = field(default_factory=list)
     has_usage: bool = False
 
@@ -208,6 +213,11 @@ class _Transcript:
                 rep.count("<turn>", "unreadable")
                 rep.error("chat.bad-turn", self.where(k), f"turn is a{'n' if json_kind(rec)[0] in 'aeiou' else ''} "
                           f"{json_kind(rec)}, not an object; skipped", TURN_HINT)
+                continue
+            typ = rec.get("type")
+            kind = typ if isinstance(typ, str) and typ in AGENTCHAT_TYPES else None
+            if kind in AGENTCHAT_SKIPPED:
+                rep.count(str(kind), "skipped", AGENTCHAT_SKIPPED[str(kind)])
                 continue
             role = rec.get("role")
             if role is not None and not isinstance(role, str):
@@ -234,11 +244,7 @@ class _Transcript:
             if m:
                 speaker, tag = m.group("agent"), m.group("tag")
             ts = next((parse_ts(rec[key]) for key in TIME_KEYS if key in rec), None)
-            kind = rec.get("type") if rec.get("type") in AGENTCHAT_TYPES else None
             items_key = "tool_calls"
-            if kind in AGENTCHAT_SKIPPED:
-                rep.count(str(kind), "skipped", AGENTCHAT_SKIPPED[str(kind)])
-                continue
             if kind == "ToolCallRequestEvent":  # content: [{id, name, arguments}] → OpenAI tool_calls
                 c = rec.get("content")
                 rec = dict(rec, content=None, tool_calls=[
@@ -288,13 +294,14 @@ class _Transcript:
     # -- pass 2: build the graph ------------------------------------------------------------------
     def build(self, trace_id: str) -> Trace | None:
         rep = self.report
+        n_errors = len(rep.errors)
         turns = self.turns()
         if not turns:
-            if self.raw:
+            if len(rep.errors) > n_errors:
                 return None  # every turn was unreadable: already reported
             rep.count("<document>", "unreadable")
-            rep.error("chat.no-turns", f"{self.label}:{self.path or '$'}", "the transcript has no turns",
-                      "nothing to import")
+            rep.error("chat.no-turns", f"{self.label}:{self.path or '$'}", "the transcript has no turns" +
+                      (f" to import ({len(self.raw)} skipped: see the report)" if self.raw else ""), "nothing to import")
             return None
         speakers: dict[str, None] = {}
         selector = None  # the source of AgentChat SelectSpeakerEvents: the group chat's manager
@@ -304,7 +311,12 @@ class _Transcript:
             elif tu.speaker and tu.role != "system" and not tu.human and tu.kind != "StopMessage":
                 speakers.setdefault(tu.speaker, None)
         names = [s for s in speakers if s != selector]
-        orch = selector or orchestrator_of(names)
+        orch = self.given_orchestrator or selector or orchestrator_of(names)
+        if self.given_orchestrator and self.given_orchestrator not in speakers and self.given_orchestrator != selector:
+            self.report.problem("chat.orchestrator-not-a-speaker", f"{self.label}:{self.path or '$'}",
+                                f"--orchestrator {self.given_orchestrator!r} never speaks in this transcript; it is "
+                                "kept as the agent that selects speakers and stops",
+                                f"speakers: {', '.join(list(speakers)[:8])}")
         ledger = any(tu.tag for tu in turns)
         workers = [s for s in names if s != orch]
         team = len(workers) >= 2
@@ -317,6 +329,8 @@ class _Transcript:
                 orch = workers[0]
                 self.assumptions.append(f"one agent ({orch!r}) speaks: it is the orchestrator; no speaker selection")
                 workers = []
+        elif orch == self.given_orchestrator:
+            self.assumptions.append(f"{orch!r} is the orchestrator (given with --orchestrator)")
         elif orch == selector:
             self.assumptions.append(f"{orch!r} is the orchestrator (it selects the speakers)")
         else:

@@ -312,6 +312,19 @@ def build() -> dict[str, tuple[bytes | None, list[str], str | None, int, dict[st
     imp("chat_estimate_tokens.json", chat(), "chat", "ceil(characters / 4)", 0, None, "--report", "--estimate-tokens")
     imp("chat_estimate_tokens_wrong_format.json", otlp(spans()), "otlp", "--estimate-tokens", 2, None,
         "--estimate-tokens")
+    imp("chat_orchestrator_not_a_speaker.json", chat(), "chat", "chat.orchestrator-not-a-speaker", 0, None,
+        "--orchestrator", "Nobody")
+    imp("chat_orchestrator_wrong_format.json", otlp(spans()), "otlp", "--orchestrator", 2, None,
+        "--orchestrator", "x")
+    imp("chat_agentchat_usage_negative.json", json.dumps([
+        {"source": "user", "content": "go", "type": "TextMessage"},
+        {"source": "a", "content": "ok", "type": "TextMessage", "models_usage": {"prompt_tokens": -3,
+                                                                              "completion_tokens": 2}}]).encode(),
+        "auto", "import.bad-usage", 0)
+    imp("chat_agentchat_select_nobody.json", json.dumps([
+        {"source": "user", "content": "go", "type": "TextMessage"},
+        {"source": "mgr", "content": [], "type": "SelectSpeakerEvent"},
+        {"source": "a", "content": "ok", "type": "TextMessage"}]).encode(), "chat", "$[1].content", 1)
 
     # --- auto and reference
     imp("auto_unknown.json", b'{"hello": "world"}', "auto", "import.unknown-format", 1)

@@ -312,6 +312,10 @@ def build() -> dict[str, tuple[bytes | None, list[str], str | None, int, dict[st
     imp("chat_estimate_tokens.json", chat(), "chat", "ceil(characters / 4)", 0, None, "--report", "--estimate-tokens")
     imp("chat_estimate_tokens_wrong_format.json", otlp(spans()), "otlp", "--estimate-tokens", 2, None,
         "--estimate-tokens")
+    imp("chat_file_over_cap.json", chat(), "chat", "io.too-large", 2, {"ORCHESTRACE_MAX_FILE_BYTES": "100"})
+    imp("chat_lines_line_over_cap.jsonl", lines(json.loads(chat(wrap=False)) + [{"role": "user", "content": "x" * 5000}]),
+        "chat", "import.line-too-large", 1, {"ORCHESTRACE_MAX_LINE_BYTES": "4096"})
+    imp("chat_nul_bytes.json", b"\x00" * 3000, "chat", "io.not-text", 2)
     imp("chat_orchestrator_not_a_speaker.json", chat(), "chat", "chat.orchestrator-not-a-speaker", 0, None,
         "--orchestrator", "Nobody")
     imp("chat_orchestrator_wrong_format.json", otlp(spans()), "otlp", "--orchestrator", 2, None,

@@ -205,6 +205,22 @@ def test_many_transcripts_in_one_file(tmp_path: Path) -> None:
     assert flagged == [f"many.json:$[{k}].history[1]" for k in (0, 1)]
 
 
+def test_trajectory_of_agent_name_steps(tmp_path: Path) -> None:
+    """Who&When re-exports as ``{"question", "trajectory": [{"step", "agent_name", "content"}]}``."""
+    steps = [{"step": 0, "agent_name": "WebServing_Expert", "content": "plan"},
+             {"step": 1, "agent_name": "WebServing_Expert", "content": "search results"},
+             {"step": 2, "agent_name": "Computer_terminal", "content": "no code to run"},
+             {"step": 3, "agent_name": "Verification_Expert", "content": "checked. TERMINATE"}]
+    p = tmp_path / "w.json"
+    p.write_text(json.dumps({"question": "q", "trajectory": steps}))
+    (tr,) = _import(p).traces
+    said = [e for e in tr.events if e.type.value == "message"]
+    assert [e.agent for e in said] == [s["agent_name"] for s in steps]
+    # a speaker who goes on speaking is not selected again: selections only where the speaker changes
+    o2 = [e.decision.action for e in tr.events if e.decision and e.decision.kind.value == "delegate"]
+    assert o2 == ["Computer_terminal", "Verification_Expert"]
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in CHAT.iterdir()))
 def test_every_fixture_validates_and_measures_through_the_cli(name: str, tmp_path: Path) -> None:
     out = tmp_path / "t.json"

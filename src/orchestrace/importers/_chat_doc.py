@@ -183,7 +183,20 @@ def transcripts(doc: Any, label: str, report: ImportReport, linenos: list[int] |
             key = _list_key(d)
             out.append((f"{linenos[i]}:$.{key}" if linenos else f"$[{i}].{key}", d[key], d))
         return out
+    if dicts and not any(_turnish(d) for d in dicts[:50]):
+        keys = sorted({str(k) for d in dicts[:50] for k in d})[:10]
+        mad = any(isinstance(d.get("trace"), dict) and isinstance(d["trace"].get("trajectory"), str) for d in dicts[:50])
+        report.count("<document>", "unknown")
+        report.error("import.wrong-format", f"{label}:$", f"the list holds no chat turns (item keys: {', '.join(keys)})",
+                     "MAST / MAD records keep their trajectory as one text log (trace.trajectory): there are no turns "
+                     "to map; extract them as [{name, content}] first" if mad else TURN_HINT)
+        return []
     return [("" if linenos else "$", doc, None)]
+
+
+def _turnish(d: dict[str, Any]) -> bool:
+    """An object with any field of a turn (a speaker, a role, a content, tool calls)."""
+    return any(k in d for k in ("content", "role", "tool_calls", "tool_responses", "function_call", *NAME_KEYS))
 
 
 def json_kind(v: Any) -> str:

@@ -316,6 +316,11 @@ def build() -> dict[str, tuple[bytes | None, list[str], str | None, int, dict[st
     imp("chat_lines_line_over_cap.jsonl", lines(json.loads(chat(wrap=False)) + [{"role": "user", "content": "x" * 5000}]),
         "chat", "import.line-too-large", 1, {"ORCHESTRACE_MAX_LINE_BYTES": "4096"})
     imp("chat_nul_bytes.json", b"\x00" * 3000, "chat", "io.not-text", 2)
+    imp("chat_mad_text_trajectory.json", json.dumps([{"mas_name": "AG2", "llm_name": "m", "benchmark_name": "b",
+                                                       "trace_id": 1, "trace": {"key": "k", "index": 1,
+                                                                                "trajectory": "a: hi\nb: ok"},
+                                                       "mast_annotation": {"1.1": 0}}]).encode(), "chat",
+        "trace.trajectory", 1)
     imp("chat_orchestrator_not_a_speaker.json", chat(), "chat", "chat.orchestrator-not-a-speaker", 0, None,
         "--orchestrator", "Nobody")
     imp("chat_orchestrator_wrong_format.json", otlp(spans()), "otlp", "--orchestrator", 2, None,

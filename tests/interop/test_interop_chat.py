@@ -205,6 +205,28 @@ def test_many_transcripts_in_one_file(tmp_path: Path) -> None:
     assert flagged == [f"many.json:$[{k}].history[1]" for k in (0, 1)]
 
 
+def test_legacy_function_calls_and_tool_names(tmp_path: Path) -> None:
+    """OpenAI's legacy ``function_call`` / ``role: function`` (whose ``name`` is the function, not a speaker),
+    and a ``role: tool`` message naming its tool: results go to the caller, no agent is named after a tool."""
+    turns = [{"role": "user", "content": "weather?"},
+             {"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": "{}"}},
+             {"role": "function", "name": "get_weather", "content": "sunny"},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "t1", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "t1", "name": "get_time", "content": "noon"},
+             {"role": "assistant", "content": "Sunny at noon."}]
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(turns))
+    res = _import(p)
+    (tr,) = res.traces
+    assert set(tr.agents) == {"user", "assistant"}
+    results = [e for e in tr.events if e.type.value == "tool_result"]
+    assert [(e.agent, e.tool, (e.attrs or {}).get("executor")) for e in results] == [
+        ("assistant", "get_weather", None), ("assistant", "get_time", None)]
+    dep = [(x.src, x.dst) for x in tr.edges if x.type.value == "tool_dependency"]
+    assert len(dep) == 2 and not res.report.warnings
+
+
 def test_trajectory_of_agent_name_steps(tmp_path: Path) -> None:
     """Who&When re-exports as ``{"question", "trajectory": [{"step", "agent_name", "content"}]}``."""
     steps = [{"step": 0, "agent_name": "WebServing_Expert", "content": "plan"},

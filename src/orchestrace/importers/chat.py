@@ -225,7 +225,7 @@ class _Transcript:
                 rep.error("import.bad-field", self.where(k, "role"), f"role is a{'n' if json_kind(role)[0] in 'aeiou' else ''}"
                           f" {json_kind(role)}, not a string; turn skipped", "a role is a string such as \"assistant\"")
                 continue
-            speaker, bad = self._speaker(rec, k)
+            speaker, bad = self._speaker(rec, k) if role != "function" else (None, False)  # legacy: name = function
             if bad:
                 continue
             if speaker is None:
@@ -308,7 +308,7 @@ class _Transcript:
         for tu in turns:
             if tu.kind == "SelectSpeakerEvent" and tu.speaker:
                 selector = selector or tu.speaker
-            elif tu.speaker and tu.role != "system" and not tu.human and tu.kind != "StopMessage":
+            elif tu.speaker and tu.role not in ("system", "tool", "function") and not tu.human and tu.kind != "StopMessage":
                 speakers.setdefault(tu.speaker, None)
         names = [s for s in speakers if s != selector]
         orch = self.given_orchestrator or selector or orchestrator_of(names)
@@ -599,11 +599,11 @@ class _Transcript:
                 rep.problem("chat.orphan-tool-result", where, f"tool result{(' for call ' + repr(cid)) if cid else ''} "
                             "answers no earlier tool call; kept without a tool_dependency edge",
                             "check that the transcript includes the assistant turn with the matching tool_calls")
-            if tu.speaker and tu.speaker != caller:
+            if tu.speaker and tu.speaker not in (caller, tool):  # AG2 names the executing agent; some SDKs the tool
                 attrs["executor"] = tu.speaker
             out.append(g.add(EventType.TOOL_RESULT, caller, t, t_end=t_end, deps=deps, tool=tool, text=text or None,
                              attrs=attrs, source=where, error=True if r.get("is_error") is True else None))
-            agent_out = tu.speaker or caller
+            agent_out = tu.speaker if tu.speaker and tu.speaker != tool else caller
         return (out or tail), agent_out
 
     def _usage(self, tu: _Turn) -> dict[str, int]:

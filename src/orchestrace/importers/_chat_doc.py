@@ -130,6 +130,7 @@ def orchestrator_of(speakers: Sequence[str]) -> str | None:
             best, found = (rank, k), s
     return found
 
+
 def scalar_document(p: Path) -> str | None:
     """The JSON kind of a small file that is one JSON scalar (``"hello"``, ``42``), else None."""
     try:
@@ -140,6 +141,7 @@ def scalar_document(p: Path) -> str | None:
         return None
     return None if isinstance(obj, (dict, list)) else json_kind(obj)
 
+
 def transcripts(doc: Any, label: str, report: ImportReport, linenos: list[int] | None
                  ) -> list[tuple[str, list[Any], dict[str, Any] | None]]:
     """``(JSON path of the turn list, turns, wrapper object)`` for each transcript in ``doc``."""
@@ -148,9 +150,8 @@ def transcripts(doc: Any, label: str, report: ImportReport, linenos: list[int] |
         if key is None:
             bad = next((k for k in LIST_KEYS if k in doc), None)
             if bad is not None:
-                v = doc[bad]
-                what = f"a{'n' if json_kind(v)[0] in 'aeiou' else ''} {json_kind(v)}" if not isinstance(v, list) else \
-                    "a list whose items are not turns"
+                v = doc[bad]  # not a list: any list would have been taken
+                what = f"a{'n' if json_kind(v)[0] in 'aeiou' else ''} {json_kind(v)}"
                 report.count("<document>", "unreadable")
                 report.error("chat.no-turns", f"{label}:$.{bad}", f"`{bad}` holds {what}, not a list of turns",
                              TURN_HINT)
@@ -202,6 +203,7 @@ def _turnish(d: dict[str, Any]) -> bool:
 def json_kind(v: Any) -> str:
     return {list: "array", dict: "object", str: "string", int: "number", float: "number", bool: "boolean",
             type(None): "null"}.get(type(v), type(v).__name__)
+
 
 def names_of(v: Any) -> list[str]:
     """Speaker names from a SelectSpeakerEvent's content (a list of names, or one name)."""

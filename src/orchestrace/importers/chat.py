@@ -114,6 +114,7 @@ from ._report import ImportReport
 
 __all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like", "orchestrator_of", "read"]
 
+
 def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "hash", estimate: bool = False,
          orchestrator: str | None = None, report: ImportReport | None = None) -> list[Trace]:
     """Import chat-transcript files (a JSON document, or JSON lines of turns or of wrapped transcripts).
@@ -168,6 +169,7 @@ def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: b
         if tr is not None:
             out.append(tr)
     return out, report
+
 
 @dataclass
 class _Turn:

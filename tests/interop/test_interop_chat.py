@@ -325,6 +325,27 @@ def test_twenty_thousand_turns(tmp_path: Path) -> None:
     assert sum(1 for e in tr.events if e.decision and e.decision.kind.value == "delegate") == n - math.ceil(n / 3)
 
 
+def test_thousands_of_speakers_do_not_blow_up_the_alternatives(tmp_path: Path) -> None:
+    """Each selection would list the whole team: above 64 agents none are listed (output stays linear)."""
+    from orchestrace.importers.chat import MAX_ALTERNATIVES
+    from orchestrace.io import dumps
+
+    n = 3000
+    p = tmp_path / "crowd.json"
+    p.write_text(json.dumps([{"name": f"agent{k}", "content": "x"} for k in range(n)]))
+    (tr,) = _import(p).traces
+    o2 = [e for e in tr.events if e.decision and e.decision.kind.value == "delegate"]
+    assert len(o2) == n - 1 and all(e.decision.alternatives == () for e in o2)
+    assert len(tr.meta["agents"]) == n and any(str(MAX_ALTERNATIVES) in a for a in tr.meta["assumptions"])
+    assert len(dumps(tr)) < 1000 * n  # ~ 0.5 kB per turn, not n² names
+    small = tmp_path / "team.json"
+    small.write_text(json.dumps([{"name": f"a{k % 3}", "content": "x"} for k in range(6)]))
+    (tr,) = _import(small).traces
+    # no speaker is a manager: the implicit chat_manager selects among all three
+    assert {e.decision.alternatives for e in tr.events if e.decision and e.decision.kind.value == "delegate"} == {
+        ("a0", "a1", "a2")}
+
+
 def test_any_list_of_turns_imports_or_gives_a_located_error(tmp_path: Path) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st

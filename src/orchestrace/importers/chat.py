@@ -112,6 +112,10 @@ from ._common import (
 )
 from ._report import ImportReport
 
+#: A speaker selection lists the team as its alternatives up to this many agents (the list is
+#: repeated on every decision; a transcript of thousands of one-turn speakers would explode).
+MAX_ALTERNATIVES = 64
+
 __all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like", "orchestrator_of", "read"]
 
 
@@ -242,7 +246,7 @@ class _Transcript:
                     rep.sanitise("chat.no-speaker", self.where(k), "turn names no speaker (no name nor role); "
                                  "attributed to agent 'unknown'", "give each turn a `name` or `role`")
             tag = None
-            m = TAG.match(speaker) if speaker else None
+            m = TAG.match(speaker) if speaker and len(speaker) < 200 else None
             if m:
                 speaker, tag = m.group("agent"), m.group("tag")
             ts = next((parse_ts(rec[key]) for key in TIME_KEYS if key in rec), None)
@@ -337,7 +341,10 @@ class _Transcript:
             self.assumptions.append(f"{orch!r} is the orchestrator (it selects the speakers)")
         else:
             self.assumptions.append(f"{orch!r} is the orchestrator (by its name)")
-        alternatives = tuple(workers)
+        alternatives = tuple(workers) if len(workers) <= MAX_ALTERNATIVES else ()
+        if len(workers) > MAX_ALTERNATIVES:
+            self.assumptions.append(f"{len(workers)} agents speak: speaker selections do not list them as "
+                                    f"alternatives (more than {MAX_ALTERNATIVES}); meta.agents does")
         all_ts = all(tu.ts is not None for tu in turns)
         t0 = min(tu.ts for tu in turns if tu.ts is not None) if all_ts else 0.0
         if all_ts:
@@ -385,7 +392,7 @@ class _Transcript:
                 rep.count("SelectSpeakerEvent", "mapped")
                 dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
                             decision=DecisionPayload(kind=Decision.DELEGATE, action=chosen[0],
-                                                     alternatives=tuple(dict.fromkeys((*alternatives, *chosen))),
+                                                     alternatives=_with(alternatives, *chosen),
                                                      step=n_dec),
                             attrs={"selected_by": "selector", **({"selected": chosen} if len(chosen) > 1 else {})},
                             role="orchestrator", source=src)
@@ -462,7 +469,7 @@ class _Transcript:
                 dec = g.add(EventType.ORCHESTRATOR_DECISION, agent, max(map(g.end, tail)),
                             deps=[(x, "causal") for x in tail],
                             decision=DecisionPayload(kind=Decision.DELEGATE, action=target,
-                                                     alternatives=tuple(dict.fromkeys((*alternatives, target))),
+                                                     alternatives=_with(alternatives, target),
                                                      step=n_dec),
                             attrs={"selected_by": "handoff"}, source=src)
                 n_dec += 1
@@ -479,7 +486,7 @@ class _Transcript:
                         dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t if t_end is None else t_end,
                                     deps=[(x, "causal") for x in tail],
                                     decision=DecisionPayload(kind=Decision.DELEGATE, action=nxt,
-                                                             alternatives=tuple(dict.fromkeys((*alternatives, nxt))),
+                                                             alternatives=_with(alternatives, nxt),
                                                              step=n_dec),
                                     attrs={"selected_by": "ledger"}, role="orchestrator", source=src)
                         n_dec += 1
@@ -518,7 +525,7 @@ class _Transcript:
             for eid in error_ids:
                 g.events[eid] = msgspec.structs.replace(g.events[eid], error=True)
         rep.clamped_times += g.clamped
-        return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, alternatives)
+        return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, tuple(workers))
 
     def _calls(self, g: Graph, tu: _Turn, agent: str, t: float, deps: list[tuple[str, str]],
                calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]], tok: Any,
@@ -652,7 +659,7 @@ class _Transcript:
         return k
 
     def _finish(self, g: Graph, trace_id: str, orch: str, team: bool, ledger: bool, all_ts: bool, t0: float,
-                sys_refs: list[str], alternatives: tuple[str, ...]) -> Trace:
+                sys_refs: list[str], workers: tuple[str, ...]) -> Trace:
         w = self.wrapper or {}
         for note in self.assumptions:
             self.report.note(note)
@@ -660,7 +667,7 @@ class _Transcript:
                                 "dialect": "magentic-one" if ledger else ("ag2" if any(
                                     isinstance(r, dict) and ("tool_responses" in r or "name" in r) for r in self.raw[:50])
                                     else "chat-messages"),
-                                "orchestrator": orch, "agents": list(alternatives) or None,
+                                "orchestrator": orch, "agents": list(workers) or None,
                                 "time_unit": "s" if all_ts else "step", "assumptions": self.assumptions}
         if all_ts:
             meta["t0_unix"] = t0
@@ -698,3 +705,8 @@ class _Transcript:
         if isinstance(ok, bool):
             tr = msgspec.structs.replace(tr, outcome=Outcome(success=ok, verifier="source:is_correct"))
         return tr
+
+
+def _with(alternatives: tuple[str, ...], *chosen: str) -> tuple[str, ...]:
+    """The alternatives of a selection, the chosen speakers included (none listed when the team is too big)."""
+    return tuple(dict.fromkeys((*alternatives, *chosen))) if alternatives else ()

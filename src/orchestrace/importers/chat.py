@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -330,7 +331,7 @@ class _Transcript:
             if team or not workers:
                 orch = IMPLICIT_MANAGER
                 self.assumptions.append(f"no speaker is named like an orchestrator or manager: speaker selection and "
-                                        f"the stop are attributed to the implicit group-chat manager {orch!r}")
+                                        f"the stop are attributed to the implicit group-chat manager `{orch}`")
             else:
                 orch = workers[0]
                 self.assumptions.append(f"one agent ({orch!r}) speaks: it is the orchestrator; no speaker selection")
@@ -661,8 +662,8 @@ class _Transcript:
     def _finish(self, g: Graph, trace_id: str, orch: str, team: bool, ledger: bool, all_ts: bool, t0: float,
                 sys_refs: list[str], workers: tuple[str, ...]) -> Trace:
         w = self.wrapper or {}
-        for note in self.assumptions:
-            self.report.note(note)
+        for note in self.assumptions:  # the report counts them over traces: names and counts left out
+            self.report.note(re.sub(r"\b\d+ agents", "N agents", re.sub(r"'[^']*'", "NAME", note)))
         meta: dict[str, Any] = {"source_format": "chat", "source": self.label,
                                 "dialect": "magentic-one" if ledger else ("ag2" if any(
                                     isinstance(r, dict) and ("tool_responses" in r or "name" in r) for r in self.raw[:50])

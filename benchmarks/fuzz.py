@@ -52,7 +52,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "data" / "fixtures"
-TARGETS = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "reference", "auto", "validate")
+TARGETS = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "reference", "auto", "validate", "chat")
 
 
 # ----------------------------------------------------------------------------- the contract
@@ -174,7 +174,7 @@ def _hand_seeds() -> list[tuple[str, bytes]]:
 
 def _fixture_seeds(max_bytes: int = 60_000) -> list[tuple[str, bytes]]:
     out: list[tuple[str, bytes]] = []
-    table = {"claude-code": "claude-code", "codex": "codex", "any-agent": "otlp", "otel-jaeger": "otlp"}
+    table = {"claude-code": "claude-code", "codex": "codex", "any-agent": "otlp", "otel-jaeger": "otlp", "chat": "chat"}
     for folder, target in table.items():
         for p in sorted((FIXTURES / folder).glob("*.json*")) if (FIXTURES / folder).is_dir() else []:
             data = p.read_bytes()
@@ -409,6 +409,7 @@ def fuzz_atheris(stats: Stats, seconds: float, seed_list: list[tuple[str, bytes]
         return (head + body)[:max_size]
 
     with atheris.instrument_imports(include=["orchestrace"]):
+        import orchestrace.importers.chat
         import orchestrace.importers.claude_code
         import orchestrace.importers.codex
         import orchestrace.importers.detect

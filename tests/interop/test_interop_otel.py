@@ -155,7 +155,7 @@ def test_otlp_jsonl_and_wrong_format(tmp_path: Path, fx: Path) -> None:
 
 
 def test_detect_every_fixture(fx: Path) -> None:
-    want = {"any-agent": "otlp", "claude-code": "claude-code", "codex": "codex"}
+    want = {"any-agent": "otlp", "claude-code": "claude-code", "codex": "codex", "chat": "chat"}
     for f in sorted(fx.rglob("*.json*")):
         top = f.relative_to(fx).parts[0]
         exp = want.get(top) or ("jaeger" if f.name == "helm.json" else "otlp")

@@ -77,6 +77,7 @@ def _fixture_files() -> list[tuple[str, Path]]:
     out += [("codex", ROOT / "tests" / "data" / "codex" / "injected_context.jsonl")]
     out += [("auto", p) for p in sorted((FIXTURES / "otel-jaeger").glob("*.json"))]
     out += [("auto", p) for p in sorted((FIXTURES / "any-agent").glob("*.json"))]
+    out += [("chat", p) for p in sorted((FIXTURES / "chat").glob("*.json*"))]
     return out
 
 

@@ -23,6 +23,7 @@ class ImportFormat(str, Enum):
     otlp = "otlp"
     jaeger = "jaeger"
     openai_agents = "openai-agents"
+    chat = "chat"
     reference = "reference"
     auto = "auto"
 
@@ -49,15 +50,17 @@ class Normalize(str, Enum):
 
 @app.command("import")
 def import_cmd(
-    fmt: ImportFormat = typer.Argument(..., metavar="FORMAT", help="claude-code, codex, otlp, jaeger, openai-agents, reference or auto."),
+    fmt: ImportFormat = typer.Argument(..., metavar="FORMAT", help="claude-code, codex, otlp, jaeger, openai-agents, chat, reference or auto."),
     paths: list[Path] = typer.Argument(..., metavar="PATH...", help="Input files (a Claude Code session folder works too)."),
     out: Path = typer.Option(..., "-o", "--out", help="Output: .jsonl (all traces, streamed) or .json (one trace)."),
     report: bool = typer.Option(False, "--report", help="Print the per-record-type report (mapped / structure / skipped / unknown)."),
     report_json: bool = typer.Option(False, "--json", help="Print the report as JSON instead of a table."),
     content: Content = typer.Option(Content.hash, "--content", help="keep the text, hash it into content_ref, or drop it."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    estimate_tokens: bool = typer.Option(False, "--estimate-tokens", help="chat: estimate tokens_out as ceil(characters / 4) (transcripts record no tokens)."),
+    orchestrator: str = typer.Option(None, "--orchestrator", metavar="NAME", help="chat: the speaker that is the orchestrator (default: recognised by its name)."),
 ) -> None:
-    """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, reference) as traces."""
+    """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, chat transcripts, reference) as traces."""
     from ..errors import ConfigError
     from ..importers import import_traces
     from ..io import atomic_write, dumps
@@ -67,8 +70,13 @@ def import_cmd(
             raise fail(f"{p}: no such file or folder")
     if out.suffix not in (".json", ".jsonl"):
         raise fail(f"{out}: the output must end in .json or .jsonl")
+    if estimate_tokens and fmt not in (ImportFormat.chat, ImportFormat.auto):
+        raise fail(f"--estimate-tokens is for chat transcripts, which record no tokens; {fmt.value} records its own")
+    if orchestrator is not None and fmt not in (ImportFormat.chat, ImportFormat.auto):
+        raise fail(f"--orchestrator names a chat transcript's orchestrator; {fmt.value} records who orchestrates")
     try:
-        res = import_traces(fmt.value, paths, content=content.value)  # type: ignore[arg-type]
+        res = import_traces(fmt.value, paths, content=content.value, estimate_tokens=estimate_tokens,  # type: ignore[arg-type]
+                            orchestrator=orchestrator or None)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     problems = list(res.report.problems)
@@ -133,6 +141,8 @@ def _print_report(rep) -> None:  # type: ignore[no-untyped-def]
     console.print(table)
     for reason, n in sorted(rep.reasons.items()):
         console.print(f"  {n:>6}  {escape(reason)}", soft_wrap=True)
+    for text, n in rep.notes.items():
+        console.print(f"  {n:>6}  assumed: {escape(text)}", soft_wrap=True)
     for code, n in sorted(rep.sanitised.items()):
         console.print(f"  {n:>6}  values changed or dropped while reading ({escape(code)}; see the warnings)")
     if rep.clamped_times:

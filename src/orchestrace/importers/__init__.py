@@ -9,6 +9,8 @@ format             input                                                        
                    span JSON (``{"spans": [...]}``, e.g. any-agent)
 ``jaeger``         Jaeger JSON (``{"data": [{"traceID", "spans", "processes"}]}``)  :mod:`.otel`
 ``openai-agents``  OpenAI Agents SDK trace export (trace + spans with span_data)   :mod:`.openai_agents`
+``chat``           chat transcripts of agent teams: AG2 group chats, Magentic-One,  :mod:`.chat`
+                   ``[{role, name, content}]`` lists, objects wrapping one
 ``reference``      the survey's reference JSON, native JSON or the JSONL stream    :func:`orchestrace.load`
 ``auto``           any of the above, detected from the content                     :mod:`.detect`
 =================  ==============================================================  ==========================
@@ -20,7 +22,7 @@ in ``Event.source`` (``file:line`` or a span id), and applies the content policy
 
 >>> from orchestrace.importers import FORMATS
 >>> FORMATS
-('claude-code', 'codex', 'otlp', 'jaeger', 'openai-agents', 'reference', 'auto')
+('claude-code', 'codex', 'otlp', 'jaeger', 'openai-agents', 'chat', 'reference', 'auto')
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from ._report import ImportReport, ImportResult
 __all__ = ["FORMATS", "ImportReport", "ImportResult", "import_traces"]
 
 #: Formats accepted by :func:`import_traces` and ``orchestrace import``.
-FORMATS: tuple[str, ...] = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "reference", "auto")
+FORMATS: tuple[str, ...] = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "chat", "reference", "auto")
 
 
 def import_traces(
@@ -44,8 +46,14 @@ def import_traces(
     paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
     *,
     content: ContentMode = "hash",
+    estimate_tokens: bool = False,
+    orchestrator: str | None = None,
 ) -> ImportResult:
     """Import every path in ``format``; never raises for bad records, only reports them.
+
+    ``estimate_tokens`` (``chat`` only: transcripts record no tokens) fills ``tokens_out``
+    with an estimate, ``ceil(characters / 4)``, and says so in the trace's ``meta``;
+    ``orchestrator`` (``chat`` only) names the speaker that is the orchestrator.
 
     Unreadable paths (missing, a directory where a file is needed, too large) and files
     of the wrong format become *error* problems in the report; records that cannot be
@@ -77,7 +85,7 @@ def import_traces(
                 continue
         sub = ImportReport(format=fmt)
         try:
-            got = _read(fmt, Path(p), content, sub)
+            got = _read(fmt, Path(p), content, sub, estimate_tokens, orchestrator)
         except TraceDecodeError as exc:
             got = []
             if exc.problems:
@@ -98,7 +106,8 @@ def import_traces(
     return ImportResult(traces=traces, report=report)
 
 
-def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport) -> list:
+def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport, estimate_tokens: bool = False,
+          orchestrator: str | None = None) -> list:
     if fmt == "claude-code":
         from . import claude_code
 
@@ -115,6 +124,10 @@ def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport) -> l
         from . import openai_agents
 
         return openai_agents.read([path], content=content, report=report)
+    if fmt == "chat":
+        from . import chat
+
+        return chat.read([path], content=content, estimate=estimate_tokens, orchestrator=orchestrator, report=report)
     return _read_reference(path, content, report)
 
 

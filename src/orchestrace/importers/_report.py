@@ -47,6 +47,7 @@ class ImportReport:
     problems: list[Problem] = field(default_factory=list)
     suppressed: dict[str, int] = field(default_factory=dict)
     sanitised: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
     clamped_times: int = 0
     n_traces: int = 0
     n_events: int = 0
@@ -85,6 +86,15 @@ class ImportReport:
         self.sanitised[code] = self.sanitised.get(code, 0) + 1
         self.problem(code, path, message, hint)
 
+    def note(self, text: str) -> None:
+        """Record an assumption the import made (e.g. "time is the turn index"), counted per trace.
+
+        >>> r = ImportReport(format="chat"); r.note("time is the turn index"); r.note("time is the turn index")
+        >>> r.notes
+        {'time is the turn index': 2}
+        """
+        self.notes[text] = self.notes.get(text, 0) + 1
+
     def error(self, code: str, path: str, message: str, hint: str = "") -> None:
         """Add a located *error* (the CLI exits non-zero)."""
         self.problem(code, path, message, hint, Severity.ERROR)
@@ -119,6 +129,8 @@ class ImportReport:
             self.suppressed[k] = self.suppressed.get(k, 0) + v
         for k, v in other.sanitised.items():
             self.sanitised[k] = self.sanitised.get(k, 0) + v
+        for k, v in other.notes.items():
+            self.notes[k] = self.notes.get(k, 0) + v
         self.clamped_times += other.clamped_times
         self.n_traces += other.n_traces
         self.n_events += other.n_events
@@ -137,6 +149,7 @@ class ImportReport:
             "reasons": dict(sorted(self.reasons.items())),
             "clamped_times": self.clamped_times,
             "sanitised": dict(sorted(self.sanitised.items())),
+            "notes": dict(self.notes),
             "problems": [p.to_dict() for p in self.problems],
             "suppressed_problems": dict(self.suppressed),
         }

@@ -8,7 +8,10 @@ Rules, first match wins (JSONL files are judged on their first readable lines):
 * lines ``{"type": "session_meta" | "response_item" | "event_msg" | "turn_context", "payload"}`` → ``codex``;
 * items with ``object: trace`` / ``trace.span`` → ``openai-agents``;
 * ``{"data": [{"traceID", "spans"}]}`` → ``jaeger``; ``resourceSpans`` / ``batches`` / OTel SDK span
-  lists → ``otlp``.
+  lists → ``otlp``;
+* last, so that it never takes another format's file: a list of chat turns (objects with a
+  ``content`` and a ``name`` / ``role``), an object wrapping one under ``history`` /
+  ``messages`` / ``chat_history`` …, or JSON lines of either → ``chat``.
 
 >>> import json, tempfile, os
 >>> p = os.path.join(tempfile.mkdtemp(), "x.json")
@@ -102,9 +105,13 @@ def detect_bytes(data: bytes, label: str = "<bytes>") -> str:
             return "claude-code"
         if shape_of(d) is not None:
             return "jaeger" if shape_of(d) == "jaeger" else "otlp"
+    from ._chat_doc import looks_like as chat_like
+
+    if chat_like(first if len(docs) == 1 else docs):
+        return "chat"
     raise TraceDecodeError(
         f"{label}: cannot tell the format",
-        [_problem(label, "content matches none of claude-code, codex, otlp, jaeger, openai-agents, reference")],
+        [_problem(label, "content matches none of claude-code, codex, otlp, jaeger, openai-agents, chat, reference")],
     )
 
 

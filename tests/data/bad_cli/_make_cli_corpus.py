@@ -261,6 +261,80 @@ def build() -> dict[str, tuple[bytes | None, list[str], str | None, int, dict[st
     imp("agents_started_at_huge_number.json", agents(started=10**400), "openai-agents", "import.bad-span", 1)
     imp("agents_item_not_object.json", agents(extra=[3]), "openai-agents", "import.not-object", 1)
 
+    # --- chat transcripts (AG2 group chats, Who&When, Magentic-One, plain message lists)
+    def chat(*extra: Any, wrap: bool = True) -> bytes:
+        turns: list[Any] = [{"role": "user", "name": "user_proxy", "content": "count the primes below 20"},
+                            {"role": "assistant", "name": "Coder", "content": None, "tool_calls": [
+                                {"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{}"}}]},
+                            {"role": "tool", "tool_call_id": "c1", "content": "8"},
+                            {"role": "assistant", "name": "Critic", "content": "8 is right. TERMINATE"}]
+        turns = turns[:3] + list(extra) + turns[3:]
+        return json.dumps({"history": turns, "question": "q", "level": 1} if wrap else turns).encode()
+
+    imp("chat_ok.json", chat(), "chat", None, 0)
+    imp("chat_auto.json", chat(), "auto", None, 0)
+    imp("chat_plain_list.json", chat(wrap=False), "chat", None, 0)
+    imp("chat_missing_name.json", chat({"content": "who said this?"}), "chat", "chat.no-speaker", 0)
+    imp("chat_empty_content.json", chat({"role": "assistant", "name": "Coder", "content": ""}), "chat",
+        "chat.empty-content", 0)
+    imp("chat_content_is_list_of_numbers.json", chat({"role": "assistant", "name": "Coder", "content": [1, 2]}),
+        "chat", "chat.non-string-content", 0)
+    imp("chat_content_is_object.json", chat({"role": "assistant", "name": "Coder", "content": {"a": 1}}), "chat",
+        "chat.non-string-content", 0)
+    imp("chat_content_is_number.json", chat({"role": "assistant", "name": "Coder", "content": 3.5}), "chat",
+        "chat.non-string-content", 0)
+    imp("chat_orphan_tool_result.json", chat({"role": "tool", "tool_call_id": "nope", "content": "?"}), "chat",
+        "chat.orphan-tool-result", 0)
+    imp("chat_call_id_is_list.json", chat({"role": "tool", "tool_call_id": ["c1"], "content": "?"}), "chat",
+        "chat.bad-call-id", 0)
+    imp("chat_name_is_number.json", chat({"role": "assistant", "name": 7, "content": "hi"}), "chat",
+        "import.coerced", 0)
+    imp("chat_name_is_list.json", chat({"role": "assistant", "name": ["x"], "content": "hi"}), "chat",
+        "$.history[3].name", 1)
+    imp("chat_role_is_object.json", chat({"role": {"a": 1}, "content": "hi"}), "chat", "$.history[3].role", 1)
+    imp("chat_turn_is_number.json", chat(5), "chat", "$.history[3]", 1)
+    imp("chat_tool_call_is_string.json", chat({"role": "assistant", "name": "Coder", "tool_calls": ["run"]}), "chat",
+        "chat.bad-tool-call", 1)
+    imp("chat_bad_mistake_step.json", json.dumps(dict(json.loads(chat()), mistake_step="late")).encode(), "chat",
+        "chat.bad-mistake-step", 0)
+    imp("chat_history_is_string.json", b'{"history": "user: hi"}', "chat", "$.history", 1)
+    imp("chat_no_turn_list.json", b'{"question": "q", "answer": 1}', "chat", "import.wrong-format", 1)
+    imp("chat_top_level_string.json", b'"hello"', "chat", "import.wrong-format", 1)
+    imp("chat_top_level_number.json", b"42", "chat", "import.wrong-format", 1)
+    imp("chat_empty_list.json", b"[]", "chat", "chat.no-turns", 1)
+    imp("chat_all_turns_unreadable.json", b"[1, 2, 3]", "chat", "chat.bad-turn", 1)
+    imp("chat_deep_content.json", chat({"role": "assistant", "name": "Coder", "content": "DEEP"}).replace(
+        b'"DEEP"', deep(3000)), "chat", "import.too-deep", 1)
+    imp("chat_invalid_utf8.json", chat({"role": "assistant", "name": "Coder", "content": "XYZ"}).replace(
+        b"XYZ", b"\xff\xfe"), "chat", "import.invalid-utf8", 0)
+    imp("chat_lines_bad_line.jsonl", lines(json.loads(chat(wrap=False))) + b"{oops\n", "chat", "import.not-json", 1)
+    imp("chat_lines_ok.jsonl", lines(json.loads(chat(wrap=False))), "auto", None, 0)
+    imp("chat_estimate_tokens.json", chat(), "chat", "ceil(characters / 4)", 0, None, "--report", "--estimate-tokens")
+    imp("chat_estimate_tokens_wrong_format.json", otlp(spans()), "otlp", "--estimate-tokens", 2, None,
+        "--estimate-tokens")
+    imp("chat_file_over_cap.json", chat(), "chat", "io.too-large", 2, {"ORCHESTRACE_MAX_FILE_BYTES": "100"})
+    imp("chat_lines_line_over_cap.jsonl", lines(json.loads(chat(wrap=False)) + [{"role": "user", "content": "x" * 5000}]),
+        "chat", "import.line-too-large", 1, {"ORCHESTRACE_MAX_LINE_BYTES": "4096"})
+    imp("chat_nul_bytes.json", b"\x00" * 3000, "chat", "io.not-text", 2)
+    imp("chat_mad_text_trajectory.json", json.dumps([{"mas_name": "AG2", "llm_name": "m", "benchmark_name": "b",
+                                                       "trace_id": 1, "trace": {"key": "k", "index": 1,
+                                                                                "trajectory": "a: hi\nb: ok"},
+                                                       "mast_annotation": {"1.1": 0}}]).encode(), "chat",
+        "trace.trajectory", 1)
+    imp("chat_orchestrator_not_a_speaker.json", chat(), "chat", "chat.orchestrator-not-a-speaker", 0, None,
+        "--orchestrator", "Nobody")
+    imp("chat_orchestrator_wrong_format.json", otlp(spans()), "otlp", "--orchestrator", 2, None,
+        "--orchestrator", "x")
+    imp("chat_agentchat_usage_negative.json", json.dumps([
+        {"source": "user", "content": "go", "type": "TextMessage"},
+        {"source": "a", "content": "ok", "type": "TextMessage", "models_usage": {"prompt_tokens": -3,
+                                                                              "completion_tokens": 2}}]).encode(),
+        "auto", "import.bad-usage", 0)
+    imp("chat_agentchat_select_nobody.json", json.dumps([
+        {"source": "user", "content": "go", "type": "TextMessage"},
+        {"source": "mgr", "content": [], "type": "SelectSpeakerEvent"},
+        {"source": "a", "content": "ok", "type": "TextMessage"}]).encode(), "chat", "$[1].content", 1)
+
     # --- auto and reference
     imp("auto_unknown.json", b'{"hello": "world"}', "auto", "import.unknown-format", 1)
     imp("auto_deep.json", deep(5000), "auto", "import.unknown-format", 1)

@@ -1,0 +1,713 @@
+"""Chat transcripts of agent teams → traces (AG2/AutoGen group chats, Magentic-One, AgentChat, plain lists).
+
+Input: one JSON document (or JSON lines) holding a list of turns, either bare
+(``[{"role", "content"}, …]``) or wrapped in an object under one of :data:`LIST_KEYS`
+(``history`` — the Who&When failure-attribution dataset —, ``messages``, ``chat_history``,
+…), or a list of such objects (one trace each). A turn is an object with a speaker
+(:data:`NAME_KEYS`, else a ``role`` that is not a chat-API role), a ``content`` and,
+optionally, ``tool_calls`` / ``tool_call_id`` / ``tool_responses`` / ``function_call``.
+AutoGen AgentChat (0.4+) message dumps (``{"source", "content", "type", "models_usage"}``,
+e.g. ``TaskResult.messages``) are read by their ``type`` (:data:`AGENTCHAT_TYPES`).
+
+Mapping (documented with examples in ``docs/interop.md``, "Chat transcripts"):
+
+=================================  =============================================================
+turn                               trace
+=================================  =============================================================
+a speaker                          an agent (``Event.agent``); Magentic-One names
+                                   ``Orchestrator (thought)`` / ``(-> WebSurfer)`` are the agent
+                                   ``Orchestrator`` (the tag in ``attrs.tag``, ``->`` sets ``to``)
+the orchestrator / manager         the orchestrator agent (:func:`orchestrator_of`); when no
+                                   speaker is one and two or more agents speak, the implicit
+                                   AG2 manager ``chat_manager`` (said in ``meta.assumptions``)
+a turn with text                   ``message`` (``human_intervention`` for a person:
+                                   ``human`` / ``user``), content per the content policy
+``tool_calls[i]``, ``function_call``  ``tool_call`` (``tool`` = function name, ``attrs.call_id``)
+``role: tool`` + ``tool_call_id``,  ``tool_result`` with a ``tool_dependency`` edge from its call
+``tool_responses[i]``, ``function``  (no matching call: kept, ``attrs.orphan``, counted warning)
+``role: system``                   structure (its digest in ``meta.system_prompts``)
+a worker's turn in a team          preceded by an O2 ``orchestrator_decision`` of the
+                                   orchestrator (``action`` = the speaker, ``alternatives`` =
+                                   the team); a Magentic-One ledger's ``next_speaker`` is that
+                                   decision (``attrs.selected_by = "ledger"``), as is an
+                                   AgentChat ``SelectSpeakerEvent`` (``"selector"``; its source
+                                   is the orchestrator) or ``HandoffMessage`` (``"handoff"``, by
+                                   the handing agent); else it is inferred (``"transcript"``)
+AgentChat ``ToolCallRequestEvent``  ``tool_call`` per item; ``ToolCallExecutionEvent``:
+                                   ``tool_result`` per item (``is_error`` → ``error``);
+                                   ``models_usage`` → ``tokens_in`` / ``tokens_out``;
+                                   ``StopMessage`` → the stop's reason; streaming chunks skipped
+the end                            the O5 stop: ``terminate`` (a turn ends with ``TERMINATE``),
+                                   ``request_satisfied`` (ledger), ``termination_condition``
+                                   (Magentic-One, AgentChat ``StopMessage`` / ``stop_reason``),
+                                   ``max_round`` (the wrapper's ``max_round`` reached), else
+                                   ``end_of_transcript``
+=================================  =============================================================
+
+Time is the turn index (turn ``k`` runs from ``k`` to ``k + 1``) unless every turn has a
+timestamp; ``meta.time_unit`` says which and ``meta.assumptions`` lists every assumption.
+Tokens are rarely recorded by transcripts: ``estimate=True`` fills ``tokens_out`` with
+:func:`estimate_tokens` where no usage is recorded (said in ``meta.tokens``). Wrapper fields: ``question`` /
+``task`` → ``meta.task_ref`` (content policy), ``question_ID`` / ``task_id`` → ``task_id``,
+``is_correct`` → ``Trace.outcome``, Who&When ``mistake_step`` → ``Event.error`` on that
+turn; every other top-level field is kept verbatim in ``meta.source_fields``.
+
+>>> turns = [{"role": "user", "name": "Admin", "content": "Plot it."},
+...          {"role": "assistant", "name": "Planner", "content": "1. fetch 2. plot"},
+...          {"role": "assistant", "name": "Engineer", "content": "done. TERMINATE"}]
+>>> tr = from_doc(turns, "t.json")[0][0]
+>>> [(e.type.value, e.agent, e.decision.action if e.decision else None) for e in tr.events]
+... # doctest: +NORMALIZE_WHITESPACE
+[('message', 'Admin', None), ('orchestrator_decision', 'Admin', 'Planner'), ('message', 'Planner', None),
+ ('orchestrator_decision', 'Admin', 'Engineer'), ('message', 'Engineer', None),
+ ('orchestrator_decision', 'Admin', 'terminate')]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import TraceDecodeError
+from ..trace import DecisionPayload, Outcome, Trace
+from ..vocab import Decision, EventType, Topology
+from ._chat_doc import (
+    AGENTCHAT_SKIPPED,
+    AGENTCHAT_TYPES,
+    API_ROLES,
+    HUMANS,
+    ID_KEYS,
+    IMPLICIT_MANAGER,
+    LIST_KEYS,
+    NAME_KEYS,
+    TAG,
+    TASK_KEYS,
+    TERMINATE,
+    TIME_KEYS,
+    TURN_HINT,
+    estimate_tokens,
+    json_kind,
+    ledger_of,
+    looks_like,
+    names_of,
+    orchestrator_of,
+    scalar_document,
+    transcripts,
+)
+from ._common import (
+    ContentMode,
+    Graph,
+    _digest,
+    count_value,
+    iter_jsonl,
+    load_json,
+    parse_ts,
+    text_of,
+)
+from ._report import ImportReport
+
+#: A speaker selection lists the team as its alternatives up to this many agents (the list is
+#: repeated on every decision; a transcript of thousands of one-turn speakers would explode).
+MAX_ALTERNATIVES = 64
+
+__all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like", "orchestrator_of", "read"]
+
+
+def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "hash", estimate: bool = False,
+         orchestrator: str | None = None, report: ImportReport | None = None) -> list[Trace]:
+    """Import chat-transcript files (a JSON document, or JSON lines of turns or of wrapped transcripts).
+
+    ``orchestrator`` names the speaker that is the orchestrator (default: by its name,
+    :func:`orchestrator_of`).
+    """
+    report = report if report is not None else ImportReport(format="chat")
+    traces: list[Trace] = []
+    for p in map(Path, paths):
+        report.sources.append(str(p))
+        try:
+            doc: Any = load_json(p, p.name, report)
+            linenos = None
+        except TraceDecodeError as exc:
+            if not any(pr.code == "import.not-json" for pr in exc.problems):
+                raise
+            scalar = scalar_document(p)
+            if scalar is not None:
+                report.count("<document>", "unreadable")
+                report.error("import.wrong-format", f"{p.name}:$", f"document is a{'n' if scalar[0] in 'aeiou' else ''} "
+                             f"{scalar}, not a list of turns", "pass a JSON list of turns, or an object wrapping one")
+                continue
+            pairs = list(iter_jsonl(p, p.name, report))
+            doc, linenos = [obj for _, obj in pairs], [n for n, _ in pairs]
+            if not doc:
+                if not report.errors:
+                    report.error("import.empty", f"{p.name}:$", "no JSON document or JSON lines",
+                                 "pass a chat transcript: a JSON list of turns")
+                continue
+        got, _ = from_doc(doc, p.name, content=content, estimate=estimate, report=report, linenos=linenos,
+                          stem=p.stem, orchestrator=orchestrator)
+        traces.extend(got)
+    return traces
+
+
+def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: bool = False,
+             report: ImportReport | None = None, linenos: list[int] | None = None, stem: str | None = None,
+             orchestrator: str | None = None) -> tuple[list[Trace], ImportReport]:
+    """Traces from an already-decoded transcript document (see the module docstring for the shapes).
+
+    ``linenos`` are the line numbers of the items of ``doc`` when it was read from JSON lines.
+    """
+    report = report if report is not None else ImportReport(format="chat")
+    stem = stem or label.rsplit(".", 1)[0]
+    found = transcripts(doc, label, report, linenos)
+    out = []
+    for k, (path, turns, wrapper) in enumerate(found):
+        tid = stem if len(found) == 1 else f"{stem}#{k}"
+        lines = linenos if path == "" else None
+        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines, orchestrator).build(tid)
+        if tr is not None:
+            out.append(tr)
+    return out, report
+
+
+@dataclass
+class _Turn:
+    k: int  # index in the turn list
+    where: str  # file:$.history[k]
+    speaker: str
+    tag: str | None
+    role: str | None
+    text: str
+    rec: dict[str, Any]
+    human: bool = False
+    ts: float | None = None
+    kind: str | None = None  # an AutoGen AgentChat message type (``ToolCallRequestEvent`` …)
+    items_key: str = "tool_calls"  # where the tool calls / results of the turn are (JSON paths)
+
+
+@dataclass
+class _Transcript:
+    label: str
+    path: str  # JSON path of the list: "$.history", "$", "<line>:$.history" (a JSON line), "" (turns are lines)
+    raw: list[Any]
+    wrapper: dict[str, Any] | None
+    content: ContentMode
+    estimate: bool
+    report: ImportReport
+    linenos: list[int] | None  # line of each turn when the turns are JSON lines
+    given_orchestrator: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+    has_usage: bool = False
+
+    def where(self, k: int, sub: str = "") -> str:
+        """``file:$.history[k].sub`` (``file:line:$.sub`` when the turns are JSON lines)."""
+        if self.linenos is not None:
+            return f"{self.label}:{self.linenos[k]}" + (f":$.{sub}" if sub else "")
+        return f"{self.label}:{self.path}[{k}]" + (f".{sub}" if sub else "")
+
+    # -- pass 1: read every turn (speaker, text), report what cannot be read -------------------
+    def turns(self) -> list[_Turn]:
+        out = []
+        rep = self.report
+        for k, rec in enumerate(self.raw):
+            if not isinstance(rec, dict):
+                rep.count("<turn>", "unreadable")
+                rep.error("chat.bad-turn", self.where(k), f"turn is a{'n' if json_kind(rec)[0] in 'aeiou' else ''} "
+                          f"{json_kind(rec)}, not an object; skipped", TURN_HINT)
+                continue
+            typ = rec.get("type")
+            kind = typ if isinstance(typ, str) and typ in AGENTCHAT_TYPES else None
+            if kind in AGENTCHAT_SKIPPED:
+                rep.count(str(kind), "skipped", AGENTCHAT_SKIPPED[str(kind)])
+                continue
+            role = rec.get("role")
+            if role is not None and not isinstance(role, str):
+                rep.count("<turn>", "unreadable")
+                rep.error("import.bad-field", self.where(k, "role"), f"role is a{'n' if json_kind(role)[0] in 'aeiou' else ''}"
+                          f" {json_kind(role)}, not a string; turn skipped", "a role is a string such as \"assistant\"")
+                continue
+            speaker, bad = self._speaker(rec, k) if role != "function" else (None, False)  # legacy: name = function
+            if bad:
+                continue
+            if speaker is None:
+                if role and role not in API_ROLES:  # Who&When hand-crafted / Magentic-One: the role is the agent
+                    speaker = role
+                elif role in ("tool", "function"):
+                    speaker = ""  # the caller's, filled in pass 2
+                elif role:
+                    speaker = role
+                else:
+                    speaker = "unknown"
+                    rep.sanitise("chat.no-speaker", self.where(k), "turn names no speaker (no name nor role); "
+                                 "attributed to agent 'unknown'", "give each turn a `name` or `role`")
+            tag = None
+            m = TAG.match(speaker) if speaker and len(speaker) < 200 else None
+            if m:
+                speaker, tag = m.group("agent"), m.group("tag")
+            ts = next((parse_ts(rec[key]) for key in TIME_KEYS if key in rec), None)
+            items_key = "tool_calls"
+            if kind == "ToolCallRequestEvent":  # content: [{id, name, arguments}] → OpenAI tool_calls
+                c = rec.get("content")
+                rec = dict(rec, content=None, tool_calls=[
+                    {"id": x.get("id"), "function": {"name": x.get("name"), "arguments": x.get("arguments")}}
+                    if isinstance(x, dict) else x for x in c] if isinstance(c, list) else c)
+                items_key = "content"
+            elif kind == "ToolCallExecutionEvent":  # content: [{call_id, name, content, is_error}] → tool responses
+                c = rec.get("content")
+                rec = dict(rec, content=None, tool_responses=[
+                    {"tool_call_id": x.get("call_id"), "name": x.get("name"), "content": x.get("content"),
+                     "is_error": x.get("is_error")} if isinstance(x, dict) else x for x in c]
+                    if isinstance(c, list) else [c])
+                role, items_key = "tool", "content"
+            text = self._text(rec, k) if kind != "SelectSpeakerEvent" else ""
+            out.append(_Turn(k, self.where(k), speaker, tag, role, text, rec,
+                             human=speaker.lower() in HUMANS and not tag, ts=ts, kind=kind, items_key=items_key))
+        return out
+
+    def _speaker(self, rec: dict[str, Any], k: int) -> tuple[str | None, bool]:
+        for key in NAME_KEYS:
+            v = rec.get(key)
+            if v is None or v == "":
+                continue
+            if isinstance(v, str):
+                return v.strip() or None, False
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                self.report.sanitise("import.coerced", self.where(k, key), f"{key} = {v!r} read as the name {str(v)!r}",
+                                     "the source wrote a name as a number")
+                return str(v), False
+            self.report.count("<turn>", "unreadable")
+            self.report.error("import.bad-field", self.where(k, key), f"{key} is a{'n' if json_kind(v)[0] in 'aeiou' else ''}"
+                              f" {json_kind(v)}, not a string; turn skipped", "a speaker's name is a string")
+            return None, True
+        return None, False
+
+    def _text(self, rec: dict[str, Any], k: int) -> str:
+        c = rec.get("content")
+        if c is None or isinstance(c, str):
+            return c or ""
+        if isinstance(c, list) and all(isinstance(b, (str, dict)) for b in c):
+            return text_of(c)  # OpenAI content parts
+        self.report.sanitise("chat.non-string-content", self.where(k, "content"),
+                             f"content is a{'n' if json_kind(c)[0] in 'aeiou' else ''} {json_kind(c)}; kept as its JSON text",
+                             "content is a string or a list of text parts")
+        return json.dumps(c, ensure_ascii=False, default=str)
+
+    # -- pass 2: build the graph ------------------------------------------------------------------
+    def build(self, trace_id: str) -> Trace | None:
+        rep = self.report
+        n_errors = len(rep.errors)
+        turns = self.turns()
+        if not turns:
+            if len(rep.errors) > n_errors:
+                return None  # every turn was unreadable: already reported
+            rep.count("<document>", "unreadable")
+            rep.error("chat.no-turns", f"{self.label}:{self.path or '$'}", "the transcript has no turns" +
+                      (f" to import ({len(self.raw)} skipped: see the report)" if self.raw else ""), "nothing to import")
+            return None
+        speakers: dict[str, None] = {}
+        selector = None  # the source of AgentChat SelectSpeakerEvents: the group chat's manager
+        for tu in turns:
+            if tu.kind == "SelectSpeakerEvent" and tu.speaker:
+                selector = selector or tu.speaker
+            elif tu.speaker and tu.role not in ("system", "tool", "function") and not tu.human and tu.kind != "StopMessage":
+                speakers.setdefault(tu.speaker, None)
+        names = [s for s in speakers if s != selector]
+        orch = self.given_orchestrator or selector or orchestrator_of(names)
+        if self.given_orchestrator and self.given_orchestrator not in speakers and self.given_orchestrator != selector:
+            self.report.problem("chat.orchestrator-not-a-speaker", f"{self.label}:{self.path or '$'}",
+                                f"--orchestrator {self.given_orchestrator!r} never speaks in this transcript; it is "
+                                "kept as the agent that selects speakers and stops",
+                                f"speakers: {', '.join(list(speakers)[:8])}")
+        ledger = any(tu.tag for tu in turns)
+        workers = [s for s in names if s != orch]
+        team = len(workers) >= 2
+        if orch is None:
+            if team or not workers:
+                orch = IMPLICIT_MANAGER
+                self.assumptions.append(f"no speaker is named like an orchestrator or manager: speaker selection and "
+                                        f"the stop are attributed to the implicit group-chat manager `{orch}`")
+            else:
+                orch = workers[0]
+                self.assumptions.append(f"one agent ({orch!r}) speaks: it is the orchestrator; no speaker selection")
+                workers = []
+        elif orch == self.given_orchestrator:
+            self.assumptions.append(f"{orch!r} is the orchestrator (given with --orchestrator)")
+        elif orch == selector:
+            self.assumptions.append(f"{orch!r} is the orchestrator (it selects the speakers)")
+        else:
+            self.assumptions.append(f"{orch!r} is the orchestrator (by its name)")
+        alternatives = tuple(workers) if len(workers) <= MAX_ALTERNATIVES else ()
+        if len(workers) > MAX_ALTERNATIVES:
+            self.assumptions.append(f"{len(workers)} agents speak: speaker selections do not list them as "
+                                    f"alternatives (more than {MAX_ALTERNATIVES}); meta.agents does")
+        all_ts = all(tu.ts is not None for tu in turns)
+        t0 = min(tu.ts for tu in turns if tu.ts is not None) if all_ts else 0.0
+        if all_ts:
+            self.assumptions.append("time is each turn's timestamp (seconds from the first); turns are instants")
+        else:
+            self.assumptions.append("the transcript records no timestamps: time is the turn index (turn k runs from "
+                                    "k to k + 1); durations and wall_clock_s count turns, not seconds")
+
+        g = Graph(content=self.content, report=rep)
+        calls: dict[str, tuple[str, str, str]] = {}  # call id → (event id, agent, tool)
+        fn_calls: dict[str, list[tuple[str, str]]] = {}  # function name → [(event id, agent)] unanswered (legacy)
+        tail: list[str] = []  # the events the next one depends on (the previous turn's last events)
+        last_agent: str | None = None
+        pending: tuple[str, str] | None = None  # (decision id, selected speaker) not yet used
+        n_dec = 0
+        stop_reason: tuple[str, str] | None = None  # (action, why)
+        sys_refs: list[str] = []
+        mistake = self._mistake_step(len(self.raw))
+        error_ids: list[str] = []
+        first = True
+
+        def tok(text: str) -> int | None:
+            return estimate_tokens(text) if self.estimate and text else None
+
+        for tu in turns:
+            t = (tu.ts - t0) if all_ts and tu.ts is not None else float(tu.k)
+            t_end = None if all_ts else t + 1.0
+            rec, src = tu.rec, tu.where
+            if tu.role == "system" and not tu.tag and tu.speaker in ("system", ""):
+                rep.count("system", "structure", "system prompt (its digest in meta.system_prompts)")
+                if tu.text:
+                    sys_refs.append(_digest(tu.text))
+                continue
+            if tu.kind == "StopMessage":
+                rep.count("StopMessage", "structure", "the stop's reason")
+                stop_reason = ("terminate" if TERMINATE in tu.text else "termination_condition", f"{src}: {tu.text[:120]}")
+                continue
+            if tu.kind == "SelectSpeakerEvent":
+                chosen = names_of(rec.get("content"))
+                if not chosen:
+                    rep.count("SelectSpeakerEvent", "unreadable")
+                    rep.error("chat.bad-turn", f"{src}.content", "SelectSpeakerEvent names no speaker; skipped",
+                              "its content is the list of selected speakers' names")
+                    continue
+                rep.count("SelectSpeakerEvent", "mapped")
+                dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
+                            decision=DecisionPayload(kind=Decision.DELEGATE, action=chosen[0],
+                                                     alternatives=_with(alternatives, *chosen),
+                                                     step=n_dec),
+                            attrs={"selected_by": "selector", **({"selected": chosen} if len(chosen) > 1 else {})},
+                            role="orchestrator", source=src)
+                n_dec += 1
+                rep.note("speaker selection (O2) read from AgentChat SelectSpeakerEvents")
+                pending, tail = (dec, chosen[0]), [dec]
+                continue
+            calls_raw = rec.get("tool_calls")
+            responses = rec.get("tool_responses")
+            is_result = tu.role in ("tool", "function") or "tool_call_id" in rec
+            if is_result or isinstance(responses, list) and responses:
+                tail, last_agent = self._results(g, tu, t, t_end, tail, calls, fn_calls, responses, last_agent)
+                first = False
+                continue
+            agent = tu.speaker or (last_agent or "unknown")
+            is_orch = agent == orch
+            deps: list[tuple[str, str]] = []
+            deps.extend((x, "causal" if agent == last_agent else "message") for x in tail)
+            # a worker who speaks after someone else was selected (by the manager, a ledger, a handoff …)
+            if team and not is_orch and not tu.human and not first and (agent != last_agent or pending is not None):
+                if pending is None or pending[1] != agent:
+                    dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
+                                decision=DecisionPayload(kind=Decision.DELEGATE, action=agent,
+                                                         alternatives=alternatives, step=n_dec),
+                                attrs={"selected_by": "transcript"}, role="orchestrator", source=src)
+                    n_dec += 1
+                    rep.note("speaker selection (O2) inferred from who spoke next")
+                    pending = (dec, agent)
+                if pending[0] in tail:  # the selection is the event just before: one causal edge
+                    deps = [(x, k) for x, k in deps if x != pending[0]]
+                deps.append((pending[0], "causal"))
+                pending = None
+            attrs: dict[str, Any] = {}
+            if tu.tag:
+                attrs["tag"] = tu.tag
+            if tu.role and tu.role != tu.speaker:
+                attrs["chat_role"] = tu.role
+            to = tu.tag[2:].strip() if tu.tag and tu.tag.startswith("->") else None
+            ev_type = EventType.HUMAN_INTERVENTION if tu.human else EventType.MESSAGE
+            main: str | None = None
+            has_calls = isinstance(calls_raw, list) and bool(calls_raw) or isinstance(rec.get("function_call"), dict)
+            rtype = tu.kind or "turn"
+            if tu.kind:
+                attrs["type"] = tu.kind
+            target = rec.get("target") if tu.kind == "HandoffMessage" and isinstance(rec.get("target"), str) else None
+            to = to or target
+            usage = self._usage(tu)
+            if tu.text or not has_calls:
+                if not tu.text:
+                    rep.problem("chat.empty-content", src, "turn has no content (empty text, no tool calls)",
+                                "kept as a message without content")
+                    rep.count(rtype, "mapped", "empty turn (no content)")
+                else:
+                    rep.count(rtype, "mapped")
+                tokens: dict[str, int | None] = dict(usage) if usage else ({} if tu.human else {"tokens_out": tok(tu.text)})
+                main = g.add(ev_type, agent, t, t_end=t_end, deps=deps, text=tu.text or None, to=to,
+                             role="orchestrator" if is_orch else ("human" if tu.human else None),
+                             attrs=attrs, source=src, **tokens)
+                usage = {}
+                tail = [main]
+            if has_calls:
+                cdeps = [(main, "causal")] if main else deps
+                tc = t if main is None or t_end is None else t_end
+                got = self._calls(g, tu, agent, tc, cdeps, calls, fn_calls, tok, usage)
+                tail = [got] if got else tail
+                if main is None and got:
+                    main = got
+                    rep.count(rtype, "mapped", "tool calls only")
+            last_agent = agent
+            first = False
+            if main is not None and tu.k == mistake:
+                error_ids.append(main)
+            if target is not None and tail:  # a handoff: the speaker itself chose the next agent
+                dec = g.add(EventType.ORCHESTRATOR_DECISION, agent, max(map(g.end, tail)),
+                            deps=[(x, "causal") for x in tail],
+                            decision=DecisionPayload(kind=Decision.DELEGATE, action=target,
+                                                     alternatives=_with(alternatives, target),
+                                                     step=n_dec),
+                            attrs={"selected_by": "handoff"}, source=src)
+                n_dec += 1
+                rep.note("speaker selection (O2) read from AgentChat HandoffMessages (decided by the handing agent)")
+                pending, tail = (dec, target), [dec]
+            # ledger turns: the orchestrator's own record of speaker selection and of the stop
+            if is_orch and "next_speaker" in tu.text:
+                led = ledger_of(tu.text)
+                if led is not None:
+                    satisfied, nxt = led
+                    if satisfied:
+                        stop_reason = ("request_satisfied", f"ledger at {src}: is_request_satisfied = true")
+                    elif nxt:
+                        dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t if t_end is None else t_end,
+                                    deps=[(x, "causal") for x in tail],
+                                    decision=DecisionPayload(kind=Decision.DELEGATE, action=nxt,
+                                                             alternatives=_with(alternatives, nxt),
+                                                             step=n_dec),
+                                    attrs={"selected_by": "ledger"}, role="orchestrator", source=src)
+                        n_dec += 1
+                        rep.note("speaker selection (O2) read from a Magentic-One ledger's next_speaker")
+                        pending = (dec, nxt)
+                        tail = [dec]
+            if tu.tag == "termination condition":
+                stop_reason = ("termination_condition", f"{src}: {tu.text[:120]}")
+            elif tu.text.rstrip().endswith(TERMINATE) and stop_reason is None:
+                stop_reason = ("terminate", f"{src} ends with {TERMINATE}")
+
+        if self.estimate:
+            self.assumptions.append("tokens_out estimated as ceil(characters / 4) of the text an agent wrote"
+                                    + (" (where the transcript records no usage)" if self.has_usage else ""))
+        elif self.has_usage:
+            self.assumptions.append("token counts are the transcript's own usage records; turns without one have none")
+        else:
+            self.assumptions.append("the transcript records no tokens: token counts are absent "
+                                    "(import with --estimate-tokens to estimate them)")
+        stop_text = self.wrapper.get("stop_reason") if self.wrapper else None
+        if stop_reason is None and isinstance(stop_text, str) and stop_text:
+            stop_reason = ("terminate" if TERMINATE in stop_text else "termination_condition",
+                           f"stop_reason: {stop_text[:120]}")
+        # the stop (O5)
+        max_round = self.wrapper.get("max_round") if self.wrapper else None
+        n_turns = len(self.raw)
+        if stop_reason is None and isinstance(max_round, int) and not isinstance(max_round, bool) and n_turns >= max_round:
+            stop_reason = ("max_round", f"{n_turns} turns reached max_round = {max_round}")
+        action, why = stop_reason or ("end_of_transcript", "the transcript ends (no termination message)")
+        end_t = max((g.end(e) for e in g.events), default=0.0)
+        g.add(EventType.ORCHESTRATOR_DECISION, orch, end_t, deps=[(x, "causal") for x in tail],
+              decision=DecisionPayload(kind=Decision.STOP, action=action, alternatives=("continue",), step=n_dec),
+              attrs={"reason": why}, role="orchestrator", source=f"{self.label}:{self.path or '$'}")
+        rep.note(f"stop (O5): {action}")
+        if error_ids:
+            for eid in error_ids:
+                g.events[eid] = msgspec.structs.replace(g.events[eid], error=True)
+        rep.clamped_times += g.clamped
+        return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, tuple(workers))
+
+    def _calls(self, g: Graph, tu: _Turn, agent: str, t: float, deps: list[tuple[str, str]],
+               calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]], tok: Any,
+               usage: dict[str, int]) -> str | None:
+        rep = self.report
+        last = None
+        raw = tu.rec.get("tool_calls")
+        items: list[tuple[str, Any]] = ([(f"{tu.items_key}[{i}]", c) for i, c in enumerate(raw)]
+                                        if isinstance(raw, list) else [])
+        if isinstance(tu.rec.get("function_call"), dict):
+            items.append(("function_call", {"function": tu.rec["function_call"], "legacy": True}))
+        for sub, c in items:
+            where = self.where(tu.k, sub)
+            fn = c.get("function") if isinstance(c, dict) else None
+            if not isinstance(c, dict) or not isinstance(fn, dict):
+                rep.count("tool_call", "unreadable")
+                rep.error("chat.bad-tool-call", where, "tool call is not {\"id\", \"function\": {\"name\", \"arguments\"}}; "
+                          "skipped", "write tool calls in the OpenAI chat format")
+                continue
+            name = fn.get("name")
+            if not isinstance(name, str) or not name:
+                rep.sanitise("chat.no-tool-name", f"{where}.function.name", "tool call names no function; tool 'unknown'",
+                             "give the call a function name")
+                name = "unknown"
+            args = fn.get("arguments")
+            text = args if isinstance(args, str) else (json.dumps(args, ensure_ascii=False, default=str)
+                                                       if args is not None else "")
+            cid = self._call_id(c.get("id"), f"{where}.id")
+            attrs = {"call_id": cid} if cid else {}
+            fields = usage or {"tokens_out": tok(text)}  # the model's usage goes to its first output
+            usage = {}
+            eid = g.add(EventType.TOOL_CALL, agent, t, deps=deps, tool=name, text=text or None, attrs=attrs,
+                        source=where, **fields)
+            rep.count("tool_call", "mapped")
+            if cid:
+                calls[cid] = (eid, agent, name)
+            if c.get("legacy") or not cid:
+                fn_calls.setdefault(name, []).append((eid, agent))
+            last = eid
+        return last
+
+    def _results(self, g: Graph, tu: _Turn, t: float, t_end: float | None, tail: list[str],
+                 calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]],
+                 responses: Any, prev_agent: str | None) -> tuple[list[str], str | None]:
+        rep = self.report
+        rec = tu.rec
+        if isinstance(responses, list) and responses:
+            items = [(f"{'tool_responses' if tu.items_key == 'tool_calls' else tu.items_key}[{i}]", r)
+                     for i, r in enumerate(responses)]
+        else:
+            items = [("", rec)]
+        agent_out = None
+        out: list[str] = []
+        for sub, r in items:
+            where = self.where(tu.k, sub) if sub else tu.where
+            if not isinstance(r, dict):
+                rep.count("tool_result", "unreadable")
+                rep.error("chat.bad-turn", where, "tool response is not an object; skipped", TURN_HINT)
+                continue
+            cid = self._call_id(r.get("tool_call_id"), f"{where}.tool_call_id" if sub else self.where(tu.k, "tool_call_id"))
+            text = tu.text if not sub else self._text(r, tu.k)
+            match = calls.pop(cid, None) if cid else None
+            if match is None and not cid:
+                fname = r.get("name") if isinstance(r.get("name"), str) else tu.speaker
+                queue = fn_calls.get(fname or "")
+                if queue:
+                    e, a = queue.pop(0)
+                    match = (e, a, fname or "unknown")
+            deps = [(x, "causal") for x in tail if match is None or match[0] != x]  # results of one turn: parallel
+            attrs: dict[str, Any] = {"call_id": cid} if cid else {}
+            if match is not None:
+                deps.append((match[0], "tool_dependency"))
+                caller, tool = match[1], match[2]
+                rep.count("tool_result", "mapped")
+            else:
+                name = r.get("name")
+                caller, tool = (tu.speaker or prev_agent or "unknown"), (name if isinstance(name, str) and name else "unknown")
+                attrs["orphan"] = True
+                rep.count("tool_result", "mapped", "no matching tool call (kept, attrs.orphan)")
+                rep.problem("chat.orphan-tool-result", where, f"tool result{(' for call ' + repr(cid)) if cid else ''} "
+                            "answers no earlier tool call; kept without a tool_dependency edge",
+                            "check that the transcript includes the assistant turn with the matching tool_calls")
+            if tu.speaker and tu.speaker not in (caller, tool):  # AG2 names the executing agent; some SDKs the tool
+                attrs["executor"] = tu.speaker
+            out.append(g.add(EventType.TOOL_RESULT, caller, t, t_end=t_end, deps=deps, tool=tool, text=text or None,
+                             attrs=attrs, source=where, error=True if r.get("is_error") is True else None))
+            agent_out = tu.speaker if tu.speaker and tu.speaker != tool else caller
+        return (out or tail), agent_out
+
+    def _usage(self, tu: _Turn) -> dict[str, int]:
+        """``tokens_in`` / ``tokens_out`` from the turn's own usage (AgentChat ``models_usage``, OpenAI ``usage``)."""
+        for key in ("models_usage", "usage"):
+            u = tu.rec.get(key)
+            if isinstance(u, dict):
+                out = {}
+                for name, field_ in (("prompt_tokens", "tokens_in"), ("input_tokens", "tokens_in"),
+                                     ("completion_tokens", "tokens_out"), ("output_tokens", "tokens_out")):
+                    if name in u and field_ not in out:
+                        n = count_value(u[name], f"{key}.{name}", self.where(tu.k, f"{key}.{name}"), self.report)
+                        if n is not None:
+                            out[field_] = n
+                if out:
+                    self.has_usage = True
+                    return out
+        return {}
+
+    def _call_id(self, v: Any, where: str) -> str | None:
+        """A tool-call id as a string; a number is read as text, anything else dropped (both warned)."""
+        if v is None or isinstance(v, str):
+            return v or None
+        if isinstance(v, int) and not isinstance(v, bool):
+            self.report.sanitise("import.coerced", where, f"call id {v!r} read as {str(v)!r}", "ids are strings")
+            return str(v)
+        self.report.sanitise("chat.bad-call-id", where, f"call id is a{'n' if json_kind(v)[0] in 'aeiou' else ''} "
+                             f"{json_kind(v)}, not a string; ignored", "ids are strings")
+        return None
+
+    def _mistake_step(self, n: int) -> int | None:
+        if not self.wrapper or "mistake_step" not in self.wrapper:
+            return None
+        v = self.wrapper["mistake_step"]
+        try:
+            k = int(v) if not isinstance(v, bool) else None
+        except (TypeError, ValueError):
+            k = None
+        if k is None or not 0 <= k < n:
+            self.report.problem("chat.bad-mistake-step", f"{self.label}:{self.path.rsplit('.', 1)[0] or '$'}.mistake_step",
+                                f"mistake_step = {str(v)[:40]!r} is not a turn index (0 … {n - 1}); no turn flagged",
+                                "kept in meta.source_fields")
+            return None
+        return k
+
+    def _finish(self, g: Graph, trace_id: str, orch: str, team: bool, ledger: bool, all_ts: bool, t0: float,
+                sys_refs: list[str], workers: tuple[str, ...]) -> Trace:
+        w = self.wrapper or {}
+        for note in self.assumptions:  # the report counts them over traces: names and counts left out
+            self.report.note(re.sub(r"\b\d+ agents", "N agents", re.sub(r"'[^']*'", "NAME", note)))
+        meta: dict[str, Any] = {"source_format": "chat", "source": self.label,
+                                "dialect": "magentic-one" if ledger else ("ag2" if any(
+                                    isinstance(r, dict) and ("tool_responses" in r or "name" in r) for r in self.raw[:50])
+                                    else "chat-messages"),
+                                "orchestrator": orch, "agents": list(workers) or None,
+                                "time_unit": "s" if all_ts else "step", "assumptions": self.assumptions}
+        if all_ts:
+            meta["t0_unix"] = t0
+        if self.estimate:
+            meta["tokens"] = "estimated: ceil(characters / 4)"
+        if sys_refs:
+            meta["system_prompts"] = sys_refs
+        known = {"is_correct"}
+        list_key = self.path.rsplit(".", 1)[-1] if self.wrapper else None
+        task_id = trace_id
+        for key in ID_KEYS:
+            v = w.get(key)
+            if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v):
+                task_id = str(v)
+                known.add(key)
+                break
+        for key in TASK_KEYS:
+            v = w.get(key)
+            if isinstance(v, str) and v:
+                if self.content != "drop":
+                    meta["task_ref"] = _digest(v)
+                if self.content == "keep":
+                    meta["task"] = v
+                known.add(key)
+                break
+        rest = {k: v for k, v in w.items() if k != list_key and k not in known}
+        if rest:
+            meta["source_fields"] = rest
+        meta = {k: v for k, v in meta.items() if v is not None}
+        system = str(w["mas_name"]) if isinstance(w.get("mas_name"), str) else str(meta["dialect"])
+        tr = g.build(trace_id, task_id=task_id, system=system,
+                     topology=Topology.CENTRALIZED if team else Topology.UNKNOWN, meta=meta,
+                     costs={"steps": float(len(self.raw))} if not all_ts else None)
+        ok = w.get("is_correct")
+        if isinstance(ok, bool):
+            tr = msgspec.structs.replace(tr, outcome=Outcome(success=ok, verifier="source:is_correct"))
+        return tr
+
+
+def _with(alternatives: tuple[str, ...], *chosen: str) -> tuple[str, ...]:
+    """The alternatives of a selection, the chosen speakers included (none listed when the team is too big)."""
+    return tuple(dict.fromkeys((*alternatives, *chosen))) if alternatives else ()

@@ -1,0 +1,117 @@
+"""A framework run as the recorder sees it: agents by name, delegation, tool pairs, turns, the stop.
+
+Framework callbacks arrive one by one (span ends, chain starts, log events), not as nested
+``with`` blocks, so :class:`Team` drives :class:`orchestrace.Recorder` handles directly:
+
+* the first agent seen is the root (the orchestrator unless told otherwise); an agent that
+  another one hands off / routes / speaks to for the first time is **spawned** by it
+  (``O2`` decision ``<verb>:<agent>``, then ``spawn``); later hand-offs to it are a
+  decision and a ``message``;
+* an agent's turn ends with a ``return`` to its spawner (:meth:`finish`);
+* an LLM generation is a ``message`` event with its tokens (no ``to``: the agent's own turn);
+* a tool call is a ``tool_call`` / ``tool_result`` pair joined by a ``tool_dependency`` edge;
+* :meth:`stop` is the single O5 decision, by the root.
+
+>>> import os, tempfile
+>>> from orchestrace import Recorder, load, validate
+>>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+>>> with Recorder(p) as rec:
+...     team = Team(rec)
+...     _ = team.turn("triage", tokens_in=10, tokens_out=2)
+...     _ = team.delegate("triage", "calc", verb="handoff")
+...     c = team.tool_call("calc", "add", '{"a": 1}')
+...     _ = team.tool_result("calc", "add", c, "2")
+...     _ = team.finish("calc")
+...     _ = team.stop()
+>>> tr = load(p)
+>>> [e.type.value for e in tr.events], validate(tr).valid
+(['message', 'orchestrator_decision', 'spawn', 'tool_call', 'tool_result', 'return', 'orchestrator_decision'], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..recorder import AgentHandle, Recorder
+from ..vocab import Decision, EdgeType, EventType
+
+__all__ = ["Team"]
+
+
+class Team:
+    """Agents of one framework run, created on first sight (see the module docstring)."""
+
+    def __init__(self, rec: Recorder, *, root_role: str = "orchestrator") -> None:
+        self.rec = rec
+        self.root_role = root_role
+        self.root: AgentHandle | None = None
+        self.handles: dict[str, AgentHandle] = {}
+        self.stopped = False
+
+    def agent(self, name: str, *, role: str | None = None) -> AgentHandle:
+        """The handle of ``name``; the first agent ever seen becomes the root."""
+        h = self.handles.get(name)
+        if h is None:
+            h = AgentHandle(self.rec, name, role or (self.root_role if self.root is None else "agent"))
+            self.rec._agents[name] = h
+            self.handles[name] = h
+            if self.root is None:
+                self.root = h
+        return h
+
+    def delegate(self, src: str, dst: str, *, verb: str = "delegate", alternatives: Iterable[str] = (),
+                 content: str | None = None, kind: Decision = Decision.DELEGATE, **fields: Any) -> str:
+        """``src`` passes control to ``dst``: an O2 decision, then a spawn (first time) or a message."""
+        a = self.agent(src)
+        alts = [f"{verb}:{x}" for x in alternatives] or [f"{verb}:{dst}"]
+        a.decide(kind, action=f"{verb}:{dst}", alternatives=alts, **fields)
+        if dst in self.handles:
+            return a.message(dst, content=content)
+        sp = a._event(EventType.SPAWN, edge=EdgeType.SPAWN, to=dst, content=content)
+        h = AgentHandle(self.rec, dst, "agent", spawner=src)
+        self.rec._agents[dst] = h
+        self.handles[dst] = h
+        h._push(sp, EdgeType.SPAWN)
+        return sp
+
+    def finish(self, name: str, *, content: str | None = None) -> str | None:
+        """End of ``name``'s turn: a return to its spawner (nothing for a root agent)."""
+        h = self.handles.get(name)
+        if h is None or h.spawner is None:
+            return None
+        return h.return_(content=content)
+
+    def turn(self, name: str, *, tokens_in: int | None = None, tokens_out: int | None = None,
+             content: str | None = None, t: float | None = None, t_end: float | None = None,
+             **fields: Any) -> str:
+        """One LLM generation of ``name`` (a ``message`` event with its tokens)."""
+        if t is not None and t_end is None:
+            t_end = self.rec.now()
+        return self.agent(name)._event(EventType.MESSAGE, from_=name, content=content, tokens_in=tokens_in,
+                                       tokens_out=tokens_out, t=t, t_end=t_end, **fields)
+
+    def say(self, src: str, dst: str, *, content: str | None = None, **fields: Any) -> str:
+        """A ``message`` from ``src`` to ``dst`` (``dst`` created as a root agent when unseen)."""
+        self.agent(dst)
+        return self.agent(src).message(dst, content=content, **fields)
+
+    def tool_call(self, name: str, tool: str, args: str | None = None, *, t: float | None = None,
+                  **fields: Any) -> str:
+        """``name`` calls ``tool``; returns the call's id (give it to :meth:`tool_result`)."""
+        return self.agent(name).tool_call(tool, content=args, t=t, **fields)
+
+    def tool_result(self, name: str, tool: str, call: str, output: str | None = None, *,
+                    error: bool | None = None, **fields: Any) -> str:
+        """The result of ``call`` (``error=True`` when the tool failed)."""
+        return self.agent(name).tool_result(tool, after=call, content=output, error=error, **fields)
+
+    def stop(self, *, by: str | None = None, action: str = "stop", content: str | None = None) -> str | None:
+        """The run's end: the one O5 stop decision (by the root unless ``by``); idempotent."""
+        if self.stopped:
+            return None
+        who = self.agent(by) if by is not None else self.root
+        if who is None:
+            return None
+        self.stopped = True
+        return who.stop(action=action, content=content)

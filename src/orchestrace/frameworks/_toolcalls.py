@@ -7,7 +7,8 @@ answers ``tool_choice="required"`` with plain text. :class:`ToolCallTransport` i
 
 1. flattens the history for a tool-less template: an assistant turn that called tools
    becomes text (``called add({"a": 1})``), a ``tool`` message becomes a user message
-   ``result of add: 3``;
+   ``result of add: 3``, and a history that ends with an assistant turn gets a user
+   ``Go on.`` (llama.cpp would *continue* that turn as a prefill, OpenAI answers it);
 2. when the request forces a tool (``tool_choice`` ``"required"`` or naming a function),
    replaces ``tools`` by a ``response_format`` JSON schema ``{"name", "arguments"}``
    (llama.cpp turns it into a grammar), so the *model* writes the call, constrained to the
@@ -69,6 +70,8 @@ def _flatten(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": f"result of {name}: {_text(m.get('content'))}"})
         else:
             out.append({"role": role, "content": _text(m.get("content"))})
+    if out and out[-1]["role"] == "assistant":  # llama.cpp would continue it (prefill); OpenAI answers it
+        out.append({"role": "user", "content": "Go on."})
     return out
 
 

@@ -40,6 +40,7 @@ from ._team import Team
 __all__ = ["OpenAIAgentsRecorder"]
 
 _EXTRA = "openai-agents"
+_tracing = require("agents.tracing", extra=_EXTRA)
 
 
 def _text(x: Any, limit: int = 2000) -> str | None:
@@ -84,7 +85,7 @@ class _Run:
         return None
 
 
-class OpenAIAgentsRecorder:
+class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name-defined]
     """An ``agents.tracing.TracingProcessor`` that records each SDK trace with :mod:`orchestrace.recorder`.
 
     ``out`` is a directory (one ``<trace_id>.jsonl`` per SDK trace) or a file path (the
@@ -93,7 +94,6 @@ class OpenAIAgentsRecorder:
     """
 
     def __init__(self, out: str | os.PathLike[str]) -> None:
-        require("agents", extra=_EXTRA)
         self.out = Path(out)
         self.paths: list[Path] = []
         self._runs: dict[str, _Run] = {}

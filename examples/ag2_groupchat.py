@@ -35,7 +35,7 @@ def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> tuple[Any, Any
 
     def llm(**kw: Any) -> Any:
         return LLMConfig({"model": model, "base_url": base_url, "api_key": "local", "api_type": "openai",
-                          "max_tokens": 48, "temperature": 0.0, "price": [0.0, 0.0],
+                          "max_tokens": 64, "temperature": 0.0, "price": [0.0, 0.0],
                           "http_client": httpx.Client(transport=ToolCallTransport(), timeout=60), **kw},
                          cache_seed=None)
 

@@ -42,7 +42,7 @@ def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> Any:
         messages: Annotated[list[AnyMessage], add_messages]
         route: str
 
-    llm = ChatOpenAI(base_url=base_url, api_key="local", model=model, max_tokens=48, temperature=0,  # type: ignore[arg-type]
+    llm = ChatOpenAI(base_url=base_url, api_key="local", model=model, max_tokens=64, temperature=0,  # type: ignore[arg-type]
                      http_client=httpx.Client(transport=ToolCallTransport(), timeout=60))
 
     def planner(s: State) -> dict[str, Any]:

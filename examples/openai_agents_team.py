@@ -67,7 +67,7 @@ def run(base_url: str, out: Path, *, model: str = "SmolLM2-135M-Instruct", quest
     client = AsyncOpenAI(base_url=base_url, api_key="local",
                          http_client=httpx.AsyncClient(transport=ToolCallTransport(), timeout=60))
     llm = OpenAIChatCompletionsModel(model=model, openai_client=client)
-    settings = ModelSettings(tool_choice="required", max_tokens=48, temperature=0.0)
+    settings = ModelSettings(tool_choice="required", max_tokens=64, temperature=0.0)
     calculator = Agent(name="Calculator", instructions="Add the numbers with the add tool.", tools=[add],
                        model=llm, model_settings=settings, tool_use_behavior="stop_on_first_tool")
     triage = Agent(name="Triage", instructions="Hand arithmetic questions to the Calculator.",

@@ -49,7 +49,14 @@ def run(base_url: str, out: Path, *, model: str = "SmolLM2-135M-Instruct", quest
         ) -> dict[str, Any]:
     """Run the team once against ``base_url``; write the trace and report into ``out``."""
     import httpx
-    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, set_trace_processors
+    from agents import (
+        Agent,
+        ModelSettings,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_trace_processors,
+    )
     from openai import AsyncOpenAI
 
     from orchestrace import compute_metrics, load, validate

@@ -51,8 +51,9 @@ def __getattr__(name: str) -> Any:
 def counts(trace: Trace) -> dict[str, int]:
     """Agents, O2 delegations, tool calls, LLM turns, tokens and stops of a trace.
 
-    LLM turns are ``message`` events without a receiver (a framework's generation);
-    delegations are ``orchestrator_decision`` s of kind ``delegate``.
+    Agents are those that act, are spawned or are sent a message; LLM turns are
+    ``message`` events without a receiver (a framework's generation); delegations are
+    ``orchestrator_decision`` s of kind ``delegate``.
 
     >>> from orchestrace import TraceBuilder
     >>> b = TraceBuilder("t")
@@ -62,7 +63,8 @@ def counts(trace: Trace) -> dict[str, int]:
     """
     ev = trace.events
     return {
-        "agents": len({e.agent for e in ev}),
+        "agents": len({e.agent for e in ev} | {e.to for e in ev if e.to is not None
+                                               and e.type in (EventType.SPAWN, EventType.MESSAGE)}),
         "delegations": sum(1 for e in ev if e.type is EventType.ORCHESTRATOR_DECISION and e.decision is not None
                            and e.decision.kind is Decision.DELEGATE),
         "tool_calls": sum(1 for e in ev if e.type is EventType.TOOL_CALL),

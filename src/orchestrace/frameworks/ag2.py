@@ -143,7 +143,7 @@ class AG2Recorder(_base_logger.BaseLogger):  # type: ignore[misc,name-defined]
         sender, recipient = str(ev.sender), str(ev.recipient)
         content = getattr(ev, "content", None)
         if kind == "tool_call":
-            content = {"tool_calls": [getattr(tc, "model_dump", lambda: str(tc))() for tc in ev.tool_calls]}
+            content = {"tool_calls": [tc.model_dump() if hasattr(tc, "model_dump") else str(tc) for tc in ev.tool_calls]}
         text = _text(content)
         h = self.team.handles.get(sender)
         if recipient == self.manager and h is not None and h.spawner == self.manager:

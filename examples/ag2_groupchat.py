@@ -100,7 +100,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
             base = stack.enter_context(LocalServer(threads=1, parallel=2, ctx=2048)).base_url
         summary = run(base, args.out, model=args.model)
-    print(json.dumps({k: v for k, v in summary.items() if k != "metrics"}, indent=1))
+    shown = ("e2/critical_path_s", "e2/critical_steps", "e3/overhead_tokens", "waste/share", "cost/tokens")
+    brief = {k: v for k, v in summary.items() if k != "metrics"}
+    brief["measures"] = {k: summary["metrics"]["metrics"].get(k) for k in shown}
+    print(json.dumps(brief, indent=1))
     return summary
 
 

@@ -87,3 +87,9 @@ def test_a_missing_framework_names_its_extra() -> None:
                 "except MissingExtraError as e:\n    print(e)\n")
         assert r.returncode == 0, r.stderr
         assert f"pip install 'orchestrace[{extra}]'" in r.stdout, r.stdout
+
+
+def test_public_names_are_exactly_the_curated_set() -> None:
+    import orchestrace.frameworks as f
+
+    assert set(f.__all__) == {"AG2Recorder", "LangGraphRecorder", "OpenAIAgentsRecorder", "ToolCallTransport", "counts"}

@@ -93,3 +93,24 @@ def test_public_names_are_exactly_the_curated_set() -> None:
     import orchestrace.frameworks as f
 
     assert set(f.__all__) == {"AG2Recorder", "LangGraphRecorder", "OpenAIAgentsRecorder", "ToolCallTransport", "counts"}
+
+
+def test_a_callback_that_fails_is_counted_not_raised(tmp_path: Path) -> None:
+    import pytest
+
+    from orchestrace.errors import OrchestraceWarning
+
+    rec = Recorder(tmp_path / "t.jsonl")
+    team = Team(rec)
+    team.turn("lead", tokens_in=1, tokens_out=1)
+    with pytest.warns(OrchestraceWarning, match="capture/dropped_callbacks"):
+        with team.guard("span s1 end"):
+            raise KeyError("to_agent")
+    with team.guard("span s2 end"):
+        raise TypeError("usage is not a dict")
+    team.close()
+    tr = load(tmp_path / "t.jsonl")
+    assert validate(tr).valid
+    assert tr.metrics == {"capture/dropped_callbacks": 2.0}
+    assert team.dropped == ["span s1 end: KeyError: 'to_agent'", "span s2 end: TypeError: usage is not a dict"]
+    assert counts(tr)["stops"] == 1

@@ -12,6 +12,11 @@ Framework callbacks arrive one by one (span ends, chain starts, log events), not
 * a tool call is a ``tool_call`` / ``tool_result`` pair joined by a ``tool_dependency`` edge;
 * :meth:`stop` is the single O5 decision, by the root.
 
+A callback that cannot be recorded (an unexpected shape from a framework version) must not
+break the run it watches: :meth:`guard` catches the exception, counts it, warns once, and
+:meth:`close` writes the count as the metric ``capture/dropped_callbacks``, so nothing is
+lost silently.
+
 >>> import os, tempfile
 >>> from orchestrace import Recorder, load, validate
 >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
@@ -30,9 +35,12 @@ Framework callbacks arrive one by one (span ends, chain starts, log events), not
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from ..errors import OrchestraceWarning
 from ..recorder import AgentHandle, Recorder
 from ..vocab import Decision, EdgeType, EventType
 
@@ -48,6 +56,24 @@ class Team:
         self.root: AgentHandle | None = None
         self.handles: dict[str, AgentHandle] = {}
         self.stopped = False
+        self.dropped: list[str] = []  # "<callback>: <error>" for each callback that could not be recorded
+
+    @contextmanager
+    def guard(self, where: str) -> Iterator[None]:
+        """Run a callback's recording; an exception is counted and warned about, never raised."""
+        try:
+            yield
+        except Exception as exc:  # the framework's run must go on
+            self.dropped.append(f"{where}: {type(exc).__name__}: {exc}")
+            if len(self.dropped) == 1:
+                warnings.warn(f"{self.rec.trace_id}: could not record {self.dropped[0]}; counted in the trace's "
+                              "metric capture/dropped_callbacks", OrchestraceWarning, stacklevel=3)
+
+    def close(self) -> None:
+        """Stop (if not yet) and close the recorder, with the count of dropped callbacks."""
+        with self.guard("stop"):
+            self.stop()
+        self.rec.close(metrics={"capture/dropped_callbacks": float(len(self.dropped))} if self.dropped else None)
 
     def agent(self, name: str, *, role: str | None = None) -> AgentHandle:
         """The handle of ``name``; the first agent ever seen becomes the root."""

@@ -120,7 +120,7 @@ class AG2Recorder(_base_logger.BaseLogger):  # type: ignore[misc,name-defined]
         ev = getattr(message, "content", None)
         if ev is None:
             return
-        with self._lock:
+        with self._lock, self.team.guard(f"event {kind}"):
             if self.closed:
                 return
             if kind == "group_chat_run_chat":
@@ -159,10 +159,10 @@ class AG2Recorder(_base_logger.BaseLogger):  # type: ignore[misc,name-defined]
     def log_chat_completion(self, invocation_id: Any, client_id: int, wrapper_id: int, source: Any, request: Any,
                             response: Any, is_cached: int, cost: float, start_time: str) -> None:
         """One LLM call of ``source``: a ``message`` turn with its usage."""
-        usage = getattr(response, "usage", None)
-        tin = getattr(usage, "prompt_tokens", None)
-        tout = getattr(usage, "completion_tokens", None)
-        with self._lock:
+        with self._lock, self.team.guard("chat completion"):
+            usage = getattr(response, "usage", None)
+            tin = getattr(usage, "prompt_tokens", None)
+            tout = getattr(usage, "completion_tokens", None)
             if self.closed:
                 return
             self.team.turn(_name(source), tokens_in=tin, tokens_out=tout)
@@ -196,5 +196,6 @@ class AG2Recorder(_base_logger.BaseLogger):  # type: ignore[misc,name-defined]
             if self.closed:
                 return
             self.closed = True
-            self.team.stop(by=self.manager, content=self.termination_reason)
-            self.rec.close()
+            with self.team.guard("stop"):
+                self.team.stop(by=self.manager, content=self.termination_reason)
+            self.team.close()

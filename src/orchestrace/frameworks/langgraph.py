@@ -129,7 +129,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
     # -- chains (the graph and its nodes) ---------------------------------------------------
     def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                        metadata: dict[str, Any] | None = None, name: str | None = None, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_chain_start"):
             self.parent[run_id] = parent_run_id
             if self.root_run is None and parent_run_id is None:
                 self.root_run = run_id
@@ -148,7 +148,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
             self.last_agent = node
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_chain_end"):
             if run_id == self.root_run:
                 self.team.stop()
                 return
@@ -157,7 +157,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
                 self.team.finish(node)
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_chain_error"):
             node = self.node_of.get(run_id)
             if node is not None and node not in self.tool_nodes:
                 self.team.agent(node).safety(content=f"node {node} raised {type(error).__name__}: {error}"[:500])
@@ -167,7 +167,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
     # -- model calls -----------------------------------------------------------------------
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                             **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_chat_model_start"):
             self.parent[run_id] = parent_run_id
             self.t0[run_id] = self.rec.now()
 
@@ -176,7 +176,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
         self.on_chat_model_start(serialized, prompts, run_id=run_id, parent_run_id=parent_run_id)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_llm_end"):
             tin, tout = _tokens(response)
             text = None
             gens = getattr(response, "generations", None) or []
@@ -188,7 +188,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
     # -- tools -----------------------------------------------------------------------------
     def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID, parent_run_id: UUID | None = None,
                       name: str | None = None, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_tool_start"):
             self.parent[run_id] = parent_run_id
             tool = name or (serialized or {}).get("name") or "tool"
             agent = self._agent_for(parent_run_id)
@@ -196,14 +196,14 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
             self.tool_runs[run_id] = (agent, tool, call)
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_tool_end"):
             got = self.tool_runs.pop(run_id, None)
             if got is not None:
                 agent, tool, call = got
                 self.team.tool_result(agent, tool, call, _text(getattr(output, "content", output)))
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        with self._lock:
+        with self._lock, self.team.guard("on_tool_error"):
             got = self.tool_runs.pop(run_id, None)
             if got is not None:
                 agent, tool, call = got
@@ -216,8 +216,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
             if self.closed:
                 return
             self.closed = True
-            self.team.stop()
-            self.rec.close()
+            self.team.close()
 
     def __enter__(self) -> LangGraphRecorder:
         return self

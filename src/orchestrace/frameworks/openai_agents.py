@@ -123,15 +123,14 @@ class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name
         if run is None:
             return
         with run.lock:
-            run.team.stop()
-            run.rec.close()
+            run.team.close()
 
     def on_span_start(self, span: Any) -> None:
         """Agent spans make the agent known; every span's start time is kept."""
         run = self._runs.get(span.trace_id)
         if run is None:
             return
-        with run.lock:
+        with run.lock, run.team.guard(f"span {span.span_id} start"):
             run.t0[span.span_id] = run.rec.now()
             run.parent[span.span_id] = span.parent_id
             d = span.span_data
@@ -145,7 +144,7 @@ class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name
         run = self._runs.get(span.trace_id)
         if run is None:
             return
-        with run.lock:
+        with run.lock, run.team.guard(f"span {span.span_id} end"):
             self._span_end(run, span)
 
     def _span_end(self, run: _Run, span: Any) -> None:
@@ -172,8 +171,7 @@ class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name
         for tid in list(self._runs):
             run = self._runs.pop(tid)
             with run.lock:
-                run.team.stop()
-                run.rec.close()
+                run.team.close()
 
     def force_flush(self) -> None:
         """Nothing to do: every event is flushed when written."""

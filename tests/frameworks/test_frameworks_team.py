@@ -103,9 +103,8 @@ def test_a_callback_that_fails_is_counted_not_raised(tmp_path: Path) -> None:
     rec = Recorder(tmp_path / "t.jsonl")
     team = Team(rec)
     team.turn("lead", tokens_in=1, tokens_out=1)
-    with pytest.warns(OrchestraceWarning, match="capture/dropped_callbacks"):
-        with team.guard("span s1 end"):
-            raise KeyError("to_agent")
+    with pytest.warns(OrchestraceWarning, match="capture/dropped_callbacks"), team.guard("span s1 end"):
+        raise KeyError("to_agent")
     with team.guard("span s2 end"):
         raise TypeError("usage is not a dict")
     team.close()

@@ -22,12 +22,9 @@ from pathlib import Path
 from typing import Any
 
 
-def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> tuple[Any, Any]:
-    """``(user, manager)`` of the group chat, every model pointed at ``base_url``."""
-    import httpx
+def build(base_url: str, http: Any, model: str = "SmolLM2-135M-Instruct") -> tuple[Any, Any]:
+    """``(user, manager)`` of the group chat, every model pointed at ``base_url`` through ``http``."""
     from autogen import ConversableAgent, GroupChat, GroupChatManager, LLMConfig, register_function
-
-    from orchestrace.frameworks import ToolCallTransport
 
     def add(a: int, b: int) -> int:
         """Add two integers."""
@@ -36,7 +33,7 @@ def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> tuple[Any, Any
     def llm(**kw: Any) -> Any:
         return LLMConfig({"model": model, "base_url": base_url, "api_key": "local", "api_type": "openai",
                           "max_tokens": 64, "temperature": 0.0, "price": [0.0, 0.0],
-                          "http_client": httpx.Client(transport=ToolCallTransport(), timeout=60), **kw},
+                          "http_client": http, **kw},
                          cache_seed=None)
 
     user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
@@ -56,20 +53,22 @@ def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> tuple[Any, Any
 def run(base_url: str, out: Path, *, model: str = "SmolLM2-135M-Instruct", question: str = "What is 2 + 3?"
         ) -> dict[str, Any]:
     """Run the chat once against ``base_url``; write the trace and report into ``out``."""
+    import httpx
     from autogen.agentchat.utils import gather_usage_summary
 
     from orchestrace import compute_metrics, load, validate
-    from orchestrace.frameworks import AG2Recorder, counts
+    from orchestrace.frameworks import AG2Recorder, ToolCallTransport, counts
     from orchestrace.report import write_report
 
     out.mkdir(parents=True, exist_ok=True)
     trace_path = out / "ag2_groupchat.jsonl"
     trace_path.unlink(missing_ok=True)
-    user, manager = build(base_url, model)
-    rec = AG2Recorder(trace_path, manager)
-    with rec.capture():
-        user.initiate_chat(manager, message=question)
-    rec.close()
+    with httpx.Client(transport=ToolCallTransport(), timeout=60) as http:
+        user, manager = build(base_url, http, model)
+        rec = AG2Recorder(trace_path, manager, content="keep")
+        with rec.capture():
+            user.initiate_chat(manager, message=question)
+        rec.close()
     msgs = manager.groupchat.messages
     speakers = [m.get("name") for m in msgs]
     usage = gather_usage_summary(manager.groupchat.agents)["usage_including_cached_inference"]

@@ -21,17 +21,14 @@ from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 
-def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> Any:
-    """The compiled graph, its chat model pointed at ``base_url``."""
-    import httpx
+def build(base_url: str, http: Any, model: str = "SmolLM2-135M-Instruct") -> Any:
+    """The compiled graph, its chat model pointed at ``base_url`` through the ``httpx.Client`` ``http``."""
     from langchain_core.messages import AnyMessage
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
     from langgraph.graph import END, START, StateGraph
     from langgraph.graph.message import add_messages
     from langgraph.prebuilt import ToolNode
-
-    from orchestrace.frameworks import ToolCallTransport
 
     @tool
     def add(a: int, b: int) -> int:
@@ -43,7 +40,7 @@ def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> Any:
         route: str
 
     llm = ChatOpenAI(base_url=base_url, api_key="local", model=model, max_tokens=64, temperature=0,  # type: ignore[arg-type]
-                     http_client=httpx.Client(transport=ToolCallTransport(), timeout=60))
+                     http_client=http)
 
     def planner(s: State) -> dict[str, Any]:
         reply = llm.invoke(s["messages"])
@@ -72,18 +69,20 @@ def build(base_url: str, model: str = "SmolLM2-135M-Instruct") -> Any:
 def run(base_url: str, out: Path, *, model: str = "SmolLM2-135M-Instruct", question: str = "What is 2 + 3?"
         ) -> dict[str, Any]:
     """Run the graph once against ``base_url``; write the trace and report into ``out``."""
+    import httpx
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
     from orchestrace import compute_metrics, load, validate
-    from orchestrace.frameworks import LangGraphRecorder, counts
+    from orchestrace.frameworks import LangGraphRecorder, ToolCallTransport, counts
     from orchestrace.report import write_report
 
     out.mkdir(parents=True, exist_ok=True)
     trace_path = out / "langgraph_team.jsonl"
     trace_path.unlink(missing_ok=True)
-    graph = build(base_url, model)
+    http = httpx.Client(transport=ToolCallTransport(), timeout=60)
+    graph = build(base_url, http, model)
     updates: list[tuple[str, Any]] = []
-    with LangGraphRecorder(trace_path, graph=graph, task_id="langgraph-team") as rec:
+    with http, LangGraphRecorder(trace_path, graph=graph, task_id="langgraph-team", content="keep") as rec:
         for chunk in graph.stream({"messages": [HumanMessage(question)]}, config={"callbacks": [rec]},
                                   stream_mode="updates"):
             updates.extend(chunk.items())

@@ -79,10 +79,16 @@ def run(base_url: str, out: Path, *, model: str = "SmolLM2-135M-Instruct", quest
                        model=llm, model_settings=settings, tool_use_behavior="stop_on_first_tool")
     triage = Agent(name="Triage", instructions="Hand arithmetic questions to the Calculator.",
                    handoffs=[calculator], model=llm, model_settings=settings)
-    rec, sdk = OpenAIAgentsRecorder(trace_path), SpanLog()
+    rec, sdk = OpenAIAgentsRecorder(trace_path, content="keep"), SpanLog()
     set_trace_processors([rec, sdk])  # replaces the exporter to OpenAI
+    async def go() -> Any:
+        try:
+            return await Runner.run(triage, question, max_turns=4)
+        finally:
+            await client.close()
+
     try:
-        result = asyncio.run(Runner.run(triage, question, max_turns=4))
+        result = asyncio.run(go())
     finally:
         set_trace_processors([])
     trace = load(trace_path)

@@ -42,6 +42,7 @@ def _delegations(path: str) -> list[str]:
 def _check_common(s: dict[str, Any]) -> None:
     assert s["valid"], s["problems"]
     assert s["recorded"]["stops"] == 1
+    assert "capture/dropped_callbacks" not in load(s["trace"]).metrics  # every callback was recorded
     page = Path(s["report"]).read_text()
     assert page.startswith("<!doctype html>") and 'id="payload"' in page
     for key, theirs in s["framework"].items():

@@ -113,3 +113,25 @@ def test_a_callback_that_fails_is_counted_not_raised(tmp_path: Path) -> None:
     assert tr.metrics == {"capture/dropped_callbacks": 2.0}
     assert team.dropped == ["span s1 end: KeyError: 'to_agent'", "span s2 end: TypeError: usage is not a dict"]
     assert counts(tr)["stops"] == 1
+
+
+def test_content_policy_is_the_importers_one(tmp_path: Path) -> None:
+    import hashlib
+
+    import pytest
+
+    from orchestrace.errors import ConfigError
+
+    digest = "sha256:" + hashlib.sha256(b"2 + 3 = 5").hexdigest()
+    seen = {}
+    for mode in ("keep", "hash", "drop"):
+        with Recorder(tmp_path / f"{mode}.jsonl") as rec:
+            team = Team(rec, content=mode)  # type: ignore[arg-type]
+            team.turn("lead", content="2 + 3 = 5")
+            team.stop(content="max rounds")
+        ev = load(tmp_path / f"{mode}.jsonl").events
+        seen[mode] = (ev[0].content, ev[0].content_ref, ev[1].content)
+    assert seen == {"keep": ("2 + 3 = 5", digest, "max rounds"), "hash": (None, digest, "max rounds"),
+                    "drop": (None, None, "max rounds")}
+    with pytest.raises(ConfigError, match="keep, hash, drop"), Recorder(tmp_path / "x.jsonl") as rec:
+        Team(rec, content="full")  # type: ignore[arg-type]

@@ -12,6 +12,11 @@ Framework callbacks arrive one by one (span ends, chain starts, log events), not
 * a tool call is a ``tool_call`` / ``tool_result`` pair joined by a ``tool_dependency`` edge;
 * :meth:`stop` is the single O5 decision, by the root.
 
+What the agents said (prompts, answers, tool arguments and outputs) follows the importers'
+content policy: ``"hash"`` (default) keeps a ``content_ref`` digest, ``"keep"`` the text
+itself, ``"drop"`` nothing. Framework status strings (a termination reason, an error) are
+always kept.
+
 A callback that cannot be recorded (an unexpected shape from a framework version) must not
 break the run it watches: :meth:`guard` catches the exception, counts it, warns once, and
 :meth:`close` writes the count as the metric ``capture/dropped_callbacks``, so nothing is
@@ -21,7 +26,7 @@ lost silently.
 >>> from orchestrace import Recorder, load, validate
 >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
 >>> with Recorder(p) as rec:
-...     team = Team(rec)
+...     team = Team(rec, content="keep")
 ...     _ = team.turn("triage", tokens_in=10, tokens_out=2)
 ...     _ = team.delegate("triage", "calc", verb="handoff")
 ...     c = team.tool_call("calc", "add", '{"a": 1}')
@@ -29,8 +34,8 @@ lost silently.
 ...     _ = team.finish("calc")
 ...     _ = team.stop()
 >>> tr = load(p)
->>> [e.type.value for e in tr.events], validate(tr).valid
-(['message', 'orchestrator_decision', 'spawn', 'tool_call', 'tool_result', 'return', 'orchestrator_decision'], True)
+>>> [e.type.value for e in tr.events], validate(tr).valid, tr.events[3].content
+(['message', 'orchestrator_decision', 'spawn', 'tool_call', 'tool_result', 'return', 'orchestrator_decision'], True, '{"a": 1}')
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import OrchestraceWarning
+from ..errors import ConfigError, OrchestraceWarning
+from ..importers._common import CONTENT_MODES, ContentMode, _digest
 from ..recorder import AgentHandle, Recorder
 from ..vocab import Decision, EdgeType, EventType
 
@@ -50,13 +56,24 @@ __all__ = ["Team"]
 class Team:
     """Agents of one framework run, created on first sight (see the module docstring)."""
 
-    def __init__(self, rec: Recorder, *, root_role: str = "orchestrator") -> None:
+    def __init__(self, rec: Recorder, *, root_role: str = "orchestrator", content: ContentMode = "hash") -> None:
+        if content not in CONTENT_MODES:
+            raise ConfigError(f"content must be one of {', '.join(CONTENT_MODES)}, got {content!r}")
+        self.content = content
         self.rec = rec
         self.root_role = root_role
         self.root: AgentHandle | None = None
         self.handles: dict[str, AgentHandle] = {}
         self.stopped = False
         self.dropped: list[str] = []  # "<callback>: <error>" for each callback that could not be recorded
+
+    def text(self, text: str | None) -> dict[str, str]:
+        """The event fields for ``text`` under the content policy."""
+        if not text or self.content == "drop":
+            return {}
+        if self.content == "keep":
+            return {"content": text, "content_ref": _digest(text)}
+        return {"content_ref": _digest(text)}
 
     @contextmanager
     def guard(self, where: str) -> Iterator[None]:
@@ -93,8 +110,8 @@ class Team:
         alts = [f"{verb}:{x}" for x in alternatives] or [f"{verb}:{dst}"]
         a.decide(kind, action=f"{verb}:{dst}", alternatives=alts, **fields)
         if dst in self.handles:
-            return a.message(dst, content=content)
-        sp = a._event(EventType.SPAWN, edge=EdgeType.SPAWN, to=dst, content=content)
+            return a.message(dst, **self.text(content))
+        sp = a._event(EventType.SPAWN, edge=EdgeType.SPAWN, to=dst, **self.text(content))
         h = AgentHandle(self.rec, dst, "agent", spawner=src)
         self.rec._agents[dst] = h
         self.handles[dst] = h
@@ -106,7 +123,7 @@ class Team:
         h = self.handles.get(name)
         if h is None or h.spawner is None:
             return None
-        return h.return_(content=content)
+        return h.return_(**self.text(content))
 
     def turn(self, name: str, *, tokens_in: int | None = None, tokens_out: int | None = None,
              content: str | None = None, t: float | None = None, t_end: float | None = None,
@@ -114,26 +131,30 @@ class Team:
         """One LLM generation of ``name`` (a ``message`` event with its tokens)."""
         if t is not None and t_end is None:
             t_end = self.rec.now()
-        return self.agent(name)._event(EventType.MESSAGE, from_=name, content=content, tokens_in=tokens_in,
-                                       tokens_out=tokens_out, t=t, t_end=t_end, **fields)
+        fields.update(self.text(content))
+        return self.agent(name)._event(EventType.MESSAGE, from_=name, tokens_in=tokens_in, tokens_out=tokens_out,
+                                       t=t, t_end=t_end, **fields)
 
     def say(self, src: str, dst: str, *, content: str | None = None, **fields: Any) -> str:
         """A ``message`` from ``src`` to ``dst`` (``dst`` created as a root agent when unseen)."""
         self.agent(dst)
-        return self.agent(src).message(dst, content=content, **fields)
+        return self.agent(src).message(dst, **self.text(content), **fields)
 
     def tool_call(self, name: str, tool: str, args: str | None = None, *, t: float | None = None,
                   **fields: Any) -> str:
         """``name`` calls ``tool``; returns the call's id (give it to :meth:`tool_result`)."""
-        return self.agent(name).tool_call(tool, content=args, t=t, **fields)
+        return self.agent(name).tool_call(tool, t=t, **self.text(args), **fields)
 
     def tool_result(self, name: str, tool: str, call: str, output: str | None = None, *,
                     error: bool | None = None, **fields: Any) -> str:
         """The result of ``call`` (``error=True`` when the tool failed)."""
-        return self.agent(name).tool_result(tool, after=call, content=output, error=error, **fields)
+        return self.agent(name).tool_result(tool, after=call, error=error, **self.text(output), **fields)
 
     def stop(self, *, by: str | None = None, action: str = "stop", content: str | None = None) -> str | None:
-        """The run's end: the one O5 stop decision (by the root unless ``by``); idempotent."""
+        """The run's end: the one O5 stop decision (by the root unless ``by``); idempotent.
+
+        ``content`` is the framework's reason (kept as it is, not under the content policy).
+        """
         if self.stopped:
             return None
         who = self.agent(by) if by is not None else self.root

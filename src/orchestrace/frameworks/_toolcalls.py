@@ -125,8 +125,9 @@ class ToolCallTransport:
     """An ``httpx`` transport (sync and async) that forces tool calls on a tool-less llama.cpp model.
 
     >>> import httpx
-    >>> client = httpx.Client(transport=ToolCallTransport())
-    >>> client.close()
+    >>> with httpx.Client(transport=ToolCallTransport()) as client:
+    ...     client.is_closed
+    False
     """
 
     def __init__(self) -> None:
@@ -185,3 +186,15 @@ class ToolCallTransport:
     async def aclose(self) -> None:
         """Close the async pool."""
         await self._async.aclose()
+
+    def __enter__(self) -> ToolCallTransport:  # httpx.Client enters and exits its transport
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ToolCallTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import require
+from ..importers._common import ContentMode
 from ..recorder import Recorder
 from ._team import Team
 
@@ -50,11 +51,10 @@ _EXTRA = "ag2"
 _base_logger = require("autogen.logger.base_logger", extra=_EXTRA)
 
 
-def _text(x: Any, limit: int = 2000) -> str | None:
+def _text(x: Any) -> str | None:
     if x is None:
         return None
-    s = x if isinstance(x, str) else json.dumps(x, default=str)
-    return s[:limit]
+    return str(x) if isinstance(x, str) else json.dumps(x, default=str)  # str(): plain str, not a subclass
 
 
 def _name(x: Any) -> str:
@@ -65,14 +65,15 @@ class AG2Recorder(_base_logger.BaseLogger):  # type: ignore[misc,name-defined]
     """Records one AG2 group chat run by ``manager`` (a ``GroupChatManager``) into ``path`` (JSONL).
 
     ``echo=True`` also forwards every event to the stream that was the default before
-    (AG2's console output); by default the chat runs silent.
+    (AG2's console output); by default the chat runs silent. ``content`` is the policy for
+    what the agents said: ``"hash"`` (a digest), ``"keep"`` or ``"drop"``.
     """
 
     def __init__(self, path: str | os.PathLike[str], manager: Any, *, task_id: str = "ag2-groupchat",
-                 trace_id: str | None = None, echo: bool = False) -> None:
+                 trace_id: str | None = None, echo: bool = False, content: ContentMode = "hash") -> None:
         self.rec = Recorder(path, trace_id=trace_id, task_id=task_id, system="ag2",
                             meta={"source_format": "ag2", "capture": "live"})
-        self.team = Team(self.rec)
+        self.team = Team(self.rec, content=content)
         self.manager = _name(manager)
         gc = getattr(manager, "groupchat", None)
         self.agent_names: list[str] = list(getattr(gc, "agent_names", []) or [])

@@ -36,6 +36,7 @@ from typing import Any
 from uuid import UUID
 
 from ..errors import require
+from ..importers._common import ContentMode
 from ..recorder import Recorder
 from ._team import Team
 
@@ -44,11 +45,10 @@ __all__ = ["LangGraphRecorder"]
 _EXTRA = "langgraph"
 
 
-def _text(x: Any, limit: int = 2000) -> str | None:
+def _text(x: Any) -> str | None:
     if x is None:
         return None
-    s = x if isinstance(x, str) else json.dumps(x, default=str)
-    return s[:limit]
+    return str(x) if isinstance(x, str) else json.dumps(x, default=str)  # str(): plain str, not a subclass
 
 
 def _tokens(response: Any) -> tuple[int | None, int | None]:
@@ -72,17 +72,19 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
 
     ``path`` is the trace file (JSONL). ``graph`` (the compiled graph) gives the node
     names offered to each routing decision and finds the ``ToolNode`` s; ``tool_nodes``
-    names them explicitly. Call :meth:`close` after the run (or use it as a context manager).
+    names them explicitly. ``content`` is the policy for what the nodes said: ``"hash"`` (a
+    digest), ``"keep"`` or ``"drop"``. Call :meth:`close` after the run (or use it as a
+    context manager).
     """
 
     raise_error = False
     run_inline = True
 
     def __init__(self, path: str | os.PathLike[str], *, graph: Any = None, tool_nodes: Iterable[str] | None = None,
-                 task_id: str = "langgraph", trace_id: str | None = None) -> None:
+                 task_id: str = "langgraph", trace_id: str | None = None, content: ContentMode = "hash") -> None:
         self.rec = Recorder(path, trace_id=trace_id, task_id=task_id, system="langgraph",
                             meta={"source_format": "langgraph", "capture": "live"})
-        self.team = Team(self.rec)
+        self.team = Team(self.rec, content=content)
         self.nodes: list[str] = []
         found: set[str] = set()
         if graph is not None:
@@ -160,7 +162,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
         with self._lock, self.team.guard("on_chain_error"):
             node = self.node_of.get(run_id)
             if node is not None and node not in self.tool_nodes:
-                self.team.agent(node).safety(content=f"node {node} raised {type(error).__name__}: {error}"[:500])
+                self.team.agent(node).safety(content=f"node {node} raised {type(error).__name__}: {error}")
             if run_id == self.root_run:
                 self.team.stop(action="stop")
 
@@ -207,7 +209,7 @@ class LangGraphRecorder(_core.BaseCallbackHandler):  # type: ignore[misc,name-de
             got = self.tool_runs.pop(run_id, None)
             if got is not None:
                 agent, tool, call = got
-                self.team.tool_result(agent, tool, call, f"{type(error).__name__}: {error}"[:500], error=True)
+                self.team.tool_result(agent, tool, call, f"{type(error).__name__}: {error}", error=True)
 
     # -- finish ----------------------------------------------------------------------------
     def close(self) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import require
+from ..importers._common import ContentMode
 from ..recorder import Recorder
 from ._team import Team
 
@@ -43,11 +44,10 @@ _EXTRA = "openai-agents"
 _tracing = require("agents.tracing", extra=_EXTRA)
 
 
-def _text(x: Any, limit: int = 2000) -> str | None:
+def _text(x: Any) -> str | None:
     if x is None:
         return None
-    s = x if isinstance(x, str) else json.dumps(x, default=str)
-    return s[:limit]
+    return str(x) if isinstance(x, str) else json.dumps(x, default=str)  # str(): plain str, not a subclass
 
 
 def _usage(u: Any) -> tuple[int | None, int | None]:
@@ -63,10 +63,10 @@ def _usage(u: Any) -> tuple[int | None, int | None]:
 class _Run:
     """One SDK trace being recorded."""
 
-    def __init__(self, path: Path, trace_id: str, name: str) -> None:
+    def __init__(self, path: Path, trace_id: str, name: str, content: ContentMode) -> None:
         self.rec = Recorder(path, trace_id=trace_id, task_id=name or "openai-agents", system="openai-agents",
                             meta={"source_format": "openai-agents", "capture": "live"})
-        self.team = Team(self.rec)
+        self.team = Team(self.rec, content=content)
         self.agent_of: dict[str, str] = {}  # agent span id -> agent name
         self.handoffs: dict[str, list[str]] = {}  # agent name -> its handoff targets
         self.t0: dict[str, float] = {}  # span id -> recorder time at start
@@ -90,11 +90,13 @@ class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name
 
     ``out`` is a directory (one ``<trace_id>.jsonl`` per SDK trace) or a file path (the
     first trace; later ones get ``-2``, ``-3`` … before the suffix). :attr:`paths` lists the
-    files written, in order.
+    files written, in order. ``content`` is the policy for what the agents said: ``"hash"``
+    (a digest), ``"keep"`` or ``"drop"``.
     """
 
-    def __init__(self, out: str | os.PathLike[str]) -> None:
+    def __init__(self, out: str | os.PathLike[str], *, content: ContentMode = "hash") -> None:
         self.out = Path(out)
+        self.content = content
         self.paths: list[Path] = []
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
@@ -114,7 +116,7 @@ class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name
         with self._lock:
             path = self._path_for(trace.trace_id)
             self.paths.append(path)
-            self._runs[trace.trace_id] = _Run(path, trace.trace_id, trace.name)
+            self._runs[trace.trace_id] = _Run(path, trace.trace_id, trace.name, self.content)
 
     def on_trace_end(self, trace: Any) -> None:
         """The run ended: the stop decision, then close the file."""

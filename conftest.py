@@ -7,3 +7,11 @@ collect_ignore = ["src/orchestrace/__main__.py"]
 # as conftests.
 collect_ignore_glob = ["tests/*/conftest.py"]
 
+
+# The framework capture modules import their framework at import time (an optional extra):
+# without it, their doctests are not collected (the live tests skip with the reason).
+import importlib.util as _util  # noqa: E402
+
+collect_ignore += [f"src/orchestrace/frameworks/{name}.py"
+                   for module, name in [("agents", "openai_agents"), ("langchain_core", "langgraph"), ("autogen", "ag2")]
+                   if _util.find_spec(module) is None]

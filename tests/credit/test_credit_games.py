@@ -274,9 +274,10 @@ def test_monte_carlo_estimates_fall_inside_reported_epsilon():
 
 def test_bound_without_value_range_is_the_clt_one_and_says_so():
     v, _ = _cheap_game(10)
-    res = shapley(v, 10, samples=20)
+    res = shapley(v, 10, samples=40)
     assert any("CLT" in note and "not a guarantee" in note for note in res.notes)
-    q = t_quantile(1 - 0.05 / 20, 9)  # 10 blocks (antithetic pairs), union over 10 estimates
+    assert res.permutations == 40  # 10 blocks: an order, its ½-rotation and both reversed
+    q = t_quantile(1 - 0.05 / 20, 9)  # 10 blocks, union over 10 estimates
     assert res.epsilon == pytest.approx(q * float(res.stderr.max()))
 
 

@@ -166,7 +166,7 @@ def shapley(
     time_limit: float | None = None,
     null_players: Any = None,
     classes: Any = None,
-    strata: int = 1,
+    strata: int | None = None,
 ) -> GameResult:
     """Shapley values of the ``n``-player game ``v``: exact, or sampled when asked or large.
 
@@ -178,7 +178,7 @@ def shapley(
     interchangeable players, whose samples are pooled.
 
     Sampling draws i.i.d. blocks (an order and its reverse when ``antithetic``; ``strata``
-    rotations of it, see :func:`_ranks`) until the bound on the largest error reaches
+    rotations of it, see :func:`_ranks` — 2 by default, 1 with ``value_range``) until the bound on the largest error reaches
     ``epsilon`` or ``rel_tol × mean |φ̂|`` (mean over all ``n`` players), at most
     ``samples`` orders and ``time_limit`` seconds (60 by default when only a target is
     given), or exactly ``samples`` orders. The bound (``GameResult.epsilon``) is
@@ -430,12 +430,13 @@ def _marginals(ev: Evaluator, ranks: np.ndarray, v_empty: float, v_full: float,
     vals = np.empty((p, n + 1))
     vals[:, 0], vals[:, n] = v_empty, v_full
     if n > 1:
-        masks = (ranks[:, None, :] < k[None, :, None]).reshape(-1, n)  # (p·(n−1), n')
+        r32, k32 = ranks.astype(np.int32), k.astype(np.int32)  # int32 compares vectorise ~5× better
+        masks = (r32[:, None, :] < k32[None, :, None]).reshape(-1, n)  # (p·(n−1), n')
         if act is not None:
             wide = np.zeros((masks.shape[0], ev.n), dtype=bool)
             wide[:, act] = masks
             masks = wide
-        vals[:, 1:n] = ev(masks, distinct=True).reshape(p, n - 1)
+        vals[:, 1:n] = ev(masks, distinct=True, owned=True).reshape(p, n - 1)
     diff = np.diff(vals, axis=1)  # (p, n): contribution of the player at position j
     return np.take_along_axis(diff, ranks, axis=1)
 
@@ -460,7 +461,7 @@ def t_quantile(q: float, dof: int) -> float:
 
 
 #: fewest i.i.d. blocks before the CLT bound may stop sampling
-MIN_BLOCKS = 32
+MIN_BLOCKS = 16
 
 
 def _structure(ev: Evaluator, n: int, null_players: Any, classes: Any) -> tuple[np.ndarray, np.ndarray | None, str | None]:
@@ -507,7 +508,7 @@ def _sample(
     time_limit: float | None = None,
     null_players: Any = None,
     classes: Any = None,
-    strata: int = 1,
+    strata: int | None = None,
 ) -> GameResult:
     """Permutation sampling in i.i.d. blocks (an order, its reverse, its rotations).
 
@@ -526,6 +527,8 @@ def _sample(
         raise ConfigError(f"value_range must be a finite number ≥ 0, got {value_range!r}")
     if time_limit is not None and not (time_limit > 0):
         raise ConfigError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if strata is None:  # position strata pay off with the variance-aware bound (2: measured best)
+        strata = 1 if value_range is not None else 2
     if not (isinstance(strata, (int, np.integer)) and strata >= 1):
         raise ConfigError(f"strata must be an integer ≥ 1, got {strata!r}")
     t_start = time.perf_counter()
@@ -556,6 +559,8 @@ def _sample(
         cls = np.arange(n2)
     n_cls = int(cls.max()) + 1
     pooled = n_cls < n2
+    if not pooled:  # every player its own class: estimates stay in player order
+        cls = np.arange(n2)
     by_cls = np.argsort(cls, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(cls[by_cls]) != 0])
     size = np.bincount(cls, minlength=n_cls).astype(float)

@@ -645,9 +645,11 @@ def _sample(
     stderr = np.zeros(n)
     stderr[act] = se[cls]
     # every order telescopes to v(N) − v(∅); enforce it against floating-point drift
+    # (rounding only): put it where the estimates are uncertain, never on an exactly known one
     drift = (v_full - v_empty) - float(values.sum())
     if n2 and abs(drift) > 0:
-        values[act] += drift / n2
+        spread = stderr[act] / stderr[act].sum() if stderr[act].sum() > 0 else np.full(n2, 1.0 / n2)
+        values[act] += drift * spread
     how = ("Hoeffding, range " + f"{value_range:.6g}") if value_range is not None else (
         "CLT: Student-t quantile × the blocks' sample standard error, union bound over "
         f"{n_cls} estimates; asymptotic, not a guarantee — pass value_range for Hoeffding's")

@@ -116,13 +116,12 @@ class TraceValue:
         self.n = n
         self.k = len(groups)
         nbytes = (n + 7) // 8
-        dep = np.zeros((self.k, n), dtype=bool)
-        for row, m in enumerate(groups):
-            dep[row] = np.unpackbits(np.frombuffer(m.to_bytes(nbytes, "little"), dtype=np.uint8),
-                                     bitorder="little", count=n).astype(bool)
-        self.dep_t = dep.T.astype(np.float32)  # (n, K)
+        packed = np.frombuffer(b"".join(m.to_bytes(nbytes, "little") for m in groups), dtype=np.uint8)
+        self._dep = np.unpackbits(packed.reshape(self.k, nbytes), axis=1, bitorder="little", count=n).view(bool)
+        self._dep_t: np.ndarray | None = None
+        self._classes: np.ndarray | None = None
         self.coef = np.fromiter(groups.values(), dtype=float, count=self.k)  # (K,)
-        rows, cols = np.nonzero(dep)  # row-major: members of D_0, then D_1, …
+        rows, cols = np.nonzero(self._dep)  # row-major: members of D_0, then D_1, …
         size = np.bincount(rows, minlength=self.k)
         #: the non-empty dependency sets as CSR (``set_ptr``, ``set_idx``) with their dividends
         keep = size > 0
@@ -130,10 +129,22 @@ class TraceValue:
         self.set_idx = cols.astype(np.int64)
         self.set_coef = self.coef[keep]
         #: units in no dependency set: null players (value 0, removable from the game)
-        self.null_players = ~dep.any(axis=0)
-        #: class label per unit; equal labels = the same dependency sets = interchangeable units
-        self.classes = (np.unique(np.packbits(dep, axis=0).T, axis=0, return_inverse=True)[1].reshape(-1)
-                        if self.k else np.zeros(n, dtype=np.int64))
+        self.null_players = np.bincount(self.set_idx, minlength=n)[:n] == 0
+
+    @property
+    def dep_t(self) -> np.ndarray:
+        """``(n, K)`` float32 membership matrix (built on first use: only black-box valuation needs it)."""
+        if self._dep_t is None:
+            self._dep_t = self._dep.T.astype(np.float32)
+        return self._dep_t
+
+    @property
+    def classes(self) -> np.ndarray:
+        """Class label per unit; equal labels = the same dependency sets = interchangeable units."""
+        if self._classes is None:
+            self._classes = (np.unique(np.packbits(self._dep, axis=0).T, axis=0, return_inverse=True)[1].reshape(-1)
+                             if self.k else np.zeros(self.n, dtype=np.int64))
+        return self._classes
 
     def dividends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The game as Harsanyi dividends: ``(ptr, idx, c)`` — set ``k`` is ``idx[ptr[k]:ptr[k+1]]``.

@@ -31,7 +31,9 @@ class CreditResult:
     """Credit per unit: ``ids[k]`` (with ``roles[k]``) gets ``values[k]``.
 
     ``stderr`` ``(k,)`` standard errors where the method sampled (else None); ``epsilon``
-    the Hoeffding bound on the largest error at confidence ``1 − delta``; ``samples`` the
+    the bound on the largest error at confidence ``1 − delta`` (Hoeffding's with
+    ``value_range``, else a CLT bound; ``notes`` define it and give it relative to the mean
+    |credit|); ``samples`` the
     permutations drawn; ``evaluations`` the coalitions valued; ``total_reward`` the sum
     credited — the signals' sum minus ``baseline`` when one was given (the advantage);
     ``notes`` say which assumptions were made (e.g. that the trace-only value function was

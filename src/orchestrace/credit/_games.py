@@ -8,15 +8,28 @@ A game is ``n`` players and a value function ``v`` over coalitions (see
   combined by two matrix–vector products,
   ``φ = Mᵀ(w₁∘v) − (¬M)ᵀ(w₀∘v)`` with ``w₁(s) = (s−1)!(n−s)!/n!`` for coalitions of size
   ``s`` that contain the player and ``w₀(s) = s!(n−s−1)!/n!`` for those that do not.
+* **Harsanyi dividends**: a value function that is a sum of unanimity games
+  ``v = Σ_k c_k u_{D_k}`` and says so (``v.dividends()``, e.g. the trace-only game) gets
+  exact values at any ``n``: ``φ_i = Σ_{k ∋ i} c_k/|D_k|`` (Owen: ``c_k/(T_k·|D_k ∩ B|)``).
+* **Null players** (``v(S ∪ {i}) = v(S)`` for all ``S``; given, or ``v.null_players``) get
+  exactly 0 and are removed: in a uniformly random order of ``N`` the non-null players
+  before ``j`` are distributed as in a uniformly random order of ``N ∖ Z``, and ``v`` does
+  not see ``Z``, so the others' values are unchanged (and ``2^{n'}`` coalitions suffice
+  for exact values). **Interchangeable players** (``classes``) get equal shares and pool
+  their samples.
 * **Permutation sampling** (large ``n``): for a random order π the marginal contribution of
-  each player to the players before it is an unbiased sample of ``φ``; orders are drawn in
-  **antithetic pairs** (π and its reverse), and a pair's mean is one i.i.d. sample ``Y``.
-  If every marginal contribution lies in an interval of width ``r``, Hoeffding and a union
-  bound over the ``n`` players give ``P(max_i |φ̂_i − φ_i| ≥ ε) ≤ δ`` once
-  ``m ≥ r²·ln(2n/δ)/(2ε²)`` pairs were drawn; the achieved
-  ``ε = r·sqrt(ln(2n/δ)/(2m))`` is reported. ``r`` is ``value_range`` when given, else
-  the observed range of marginal contributions (then ε is an estimate, said in the notes).
-  Every sampled estimate is exactly efficient (``Σφ̂ = v(N) − v(∅)``).
+  each player to the players before it is an unbiased sample of ``φ``. Orders come in
+  i.i.d. **blocks**: an order, its rotations by ``t/L`` of the random keys (``strata = L``:
+  each player's position visits every ``1/L``-th of the order once) and the reverses of all
+  (**antithetic**); a block's mean is one sample ``Y``. Two bounds on the largest error:
+  with ``value_range = r`` (every marginal in an interval of width ``r``), Hoeffding and a
+  union bound over the ``n`` players give ``P(max_i |φ̂_i − φ_i| ≥ ε) ≤ δ`` once
+  ``m ≥ r²·ln(2n/δ)/(2ε²)`` blocks were drawn; without it, the variance-aware CLT bound
+  ``ε = t_{1−δ/(2n), m−1} · max_i se_i`` (``se_i`` from the blocks' sample variance;
+  asymptotic, said in the notes). Sampling stops at ``epsilon`` or at ``rel_tol × mean_i
+  |φ̂_i|``, or at a sample / time cap (noted). Value functions with ``v.marginals(ranks)``
+  are evaluated incrementally along each order. Every sampled estimate is efficient
+  (``Σφ̂ = v(N) − v(∅)``: each order telescopes; rounding drift is put back).
 * **Owen** (coalition structure ``N = B_1 ∪ … ∪ B_m``, e.g. roles over agents):
   ``φ_i = Σ_{T⊆M∖{k}} Σ_{S⊆B_k∖{i}} |T|!(m−|T|−1)!/m! · |S|!(b_k−|S|−1)!/b_k! ·
   [v(Q_T∪S∪{i}) − v(Q_T∪S)]`` — the Shapley value of the quotient game between groups,
@@ -66,7 +79,8 @@ class GameResult:
     """Per-player values of a game and how they were obtained.
 
     ``values`` ``(n,)``; ``stderr`` ``(n,)`` standard errors when sampled (else None);
-    ``epsilon`` the Hoeffding half-width reached at confidence ``1 − delta``;
+    ``epsilon`` the bound on the largest error reached at confidence ``1 − delta``
+    (Hoeffding's with ``value_range``, else the CLT one; the notes say which);
     ``permutations`` the number of orders drawn; ``evaluations`` the coalitions valued.
     """
 
@@ -659,7 +673,8 @@ def _sample(
     blocks += f", {strata} position strata)" if strata > 1 else ")"
     notes.append(
         f"{kind} by permutation sampling: {m * per} orders in {blocks}; max error ≤ {eps:.4g} with "
-        f"probability ≥ {1 - delta:g} ({how}); that is {rel:.3g} × the mean |value| {mean_abs:.4g}"
+        f"probability ≥ {1 - delta:g} ({how}); that is {rel:.3g} × the mean |value| {mean_abs:.4g}; "
+        f"Σ values = v(N) − v(∅) exactly (every order telescopes; rounding drift put back)"
     )
     if epsilon is not None or rel_tol is not None:
         goal = epsilon if epsilon is not None else (rel_tol or 0.0) * mean_abs

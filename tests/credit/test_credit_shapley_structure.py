@@ -272,3 +272,13 @@ def test_t_quantile_against_tables():
 def test_bad_sampling_options_are_refused(kw, match):
     with pytest.raises(ConfigError, match=match):
         shapley(batched(lambda m: m.sum(axis=1).astype(float)), 5, **kw)
+
+
+def test_sampled_owen_removes_null_players_and_stays_within_its_bound():
+    u = Unanimity(8, [[0, 1], [1, 2, 4], [4], [0, 4]], [1.0, 2.0, 0.5, -1.0])  # 3, 5, 6, 7 null
+    groups = [[0, 3], [1, 2], [4, 5, 6], [7]]  # group [7] is all null
+    exact = owen(black_box(u), groups).values
+    res = owen(black_box(u), groups, samples=2000, seed=1, null_players=u.null_players)
+    assert np.all(res.values[u.null_players] == 0.0) and "null players" in res.notes[0]
+    assert np.max(np.abs(res.values - exact)) <= res.epsilon
+    assert math.isclose(res.values.sum(), exact.sum(), abs_tol=1e-12)

@@ -282,3 +282,13 @@ def test_sampled_owen_removes_null_players_and_stays_within_its_bound():
     assert np.all(res.values[u.null_players] == 0.0) and "null players" in res.notes[0]
     assert np.max(np.abs(res.values - exact)) <= res.epsilon
     assert math.isclose(res.values.sum(), exact.sum(), abs_tol=1e-12)
+
+
+def test_too_few_blocks_give_no_bound_or_a_warning():
+    v = batched(lambda m: m.sum(axis=1).astype(float) ** 1.5)
+    one = shapley(v, 6, samples=2)  # one antithetic pair: no variance estimate
+    assert one.epsilon == math.inf and np.all(np.isinf(one.stderr))
+    assert any("no error bound" in note for note in one.notes)
+    assert math.isclose(one.values.sum(), 6**1.5, rel_tol=1e-12)
+    few = shapley(v, 6, samples=40)
+    assert math.isfinite(few.epsilon) and any("needs about" in note for note in few.notes)

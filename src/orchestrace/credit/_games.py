@@ -433,7 +433,6 @@ def _marginals(ev: Evaluator, ranks: np.ndarray, v_empty: float, v_full: float,
         full = ranks
         if act is not None:  # null players join last: they add nothing, wherever they stand
             full = np.empty((p, ev.n), dtype=np.int64)
-            full[:] = np.arange(ev.n)[None, :]  # placeholder, overwritten below
             rest = np.setdiff1d(np.arange(ev.n), act)
             full[:, act] = ranks
             full[:, rest] = n + np.arange(rest.size)[None, :]
@@ -542,7 +541,7 @@ def _sample(
     if time_limit is not None and not (time_limit > 0):
         raise ConfigError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if strata is None:  # position strata pay off with the variance-aware bound (2: measured best)
-        strata = 1 if value_range is not None else 2
+        strata = 1 if value_range is not None or (samples is not None and samples < 4 * (1 + antithetic)) else 2
     if not (isinstance(strata, (int, np.integer)) and strata >= 1):
         raise ConfigError(f"strata must be an integer ≥ 1, got {strata!r}")
     t_start = time.perf_counter()
@@ -612,6 +611,8 @@ def _sample(
         se = np.sqrt(var / m)
         if value_range is not None:
             return hoeffding_epsilon(n_cls, samples=m, delta=delta, value_range=value_range), mean, se
+        if m < 2:  # one block: no variance estimate, so no bound
+            return math.inf, mean, np.full(n_cls, math.inf)
         q = t_quantile(1 - delta / (2 * n_cls), max(m - 1, 1))
         return q * float(se.max()), mean, se
 
@@ -676,6 +677,12 @@ def _sample(
         f"probability ≥ {1 - delta:g} ({how}); that is {rel:.3g} × the mean |value| {mean_abs:.4g}; "
         f"Σ values = v(N) − v(∅) exactly (every order telescopes; rounding drift put back)"
     )
+    if value_range is None and 2 <= m < MIN_BLOCKS:
+        notes.append(f"only {m} blocks: the CLT bound needs about {MIN_BLOCKS} to be trusted (draw at least "
+                     f"{MIN_BLOCKS * per} orders, or pass value_range for Hoeffding's)")
+    if not math.isfinite(eps):
+        notes.append(f"a single block of {per} orders gives no variance estimate, hence no error bound: draw at "
+                     f"least {2 * per} orders (samples) or pass value_range")
     if epsilon is not None or rel_tol is not None:
         goal = epsilon if epsilon is not None else (rel_tol or 0.0) * mean_abs
         if stop == "time" and eps > goal:

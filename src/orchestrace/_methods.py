@@ -36,8 +36,10 @@ METHOD_OPTIONS: dict[CreditMethod, set[str]] = {
     CreditMethod.CAUSAL: {"weight"},
     CreditMethod.DISCOUNTED: {"gamma", "gamma_s", "lam", "values", "reduce"},  # reduce: auto, max, min, sum, mean
     CreditMethod.LEAVE_ONE_OUT: _CF_OPTIONS,
-    CreditMethod.SHAPLEY: _CF_OPTIONS | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
-    CreditMethod.OWEN: _CF_OPTIONS | {"epsilon", "delta", "value_range", "exact_max", "antithetic"},
+    CreditMethod.SHAPLEY: _CF_OPTIONS | {"epsilon", "rel_tol", "delta", "value_range", "exact_max", "antithetic",
+                                         "time_limit"},
+    CreditMethod.OWEN: _CF_OPTIONS | {"epsilon", "rel_tol", "delta", "value_range", "exact_max", "antithetic",
+                                      "time_limit"},
     CreditMethod.C3: _CF_OPTIONS | {"alternatives"},
     CreditMethod.COMA: _CF_OPTIONS | {"q", "pi", "taken"},
 }

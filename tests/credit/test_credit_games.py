@@ -17,6 +17,7 @@ from orchestrace.credit import (
     leave_one_out,
     owen,
     shapley,
+    t_quantile,
 )
 from orchestrace.errors import ConfigError
 
@@ -271,10 +272,13 @@ def test_monte_carlo_estimates_fall_inside_reported_epsilon():
     assert inside / runs >= 1 - delta
 
 
-def test_empirical_range_is_noted():
+def test_bound_without_value_range_is_the_clt_one_and_says_so():
     v, _ = _cheap_game(10)
-    res = shapley(v, 10, samples=20)
-    assert any("observed range" in note for note in res.notes)
+    res = shapley(v, 10, samples=40)
+    assert any("CLT" in note and "not a guarantee" in note for note in res.notes)
+    assert res.permutations == 40  # 10 blocks: an order, its ½-rotation and both reversed
+    q = t_quantile(1 - 0.05 / 20, 9)  # 10 blocks, union over 10 estimates
+    assert res.epsilon == pytest.approx(q * float(res.stderr.max()))
 
 
 def test_sampled_owen_close_to_exact():

@@ -32,7 +32,15 @@ from .._units import TURN_TYPES, UnitIndex, parse_unit, unit_index
 from ._assign import CreditResult, assign, group_baselines
 from ._baselines import c3_advantages, coma_advantage
 from ._flow import graph_returns
-from ._games import GameResult, hoeffding_epsilon, hoeffding_samples, leave_one_out, owen, shapley
+from ._games import (
+    GameResult,
+    hoeffding_epsilon,
+    hoeffding_samples,
+    leave_one_out,
+    owen,
+    shapley,
+    t_quantile,
+)
 from ._trace_value import TraceValue
 from ._value import Batched, batched
 
@@ -57,5 +65,6 @@ __all__ = [
     "parse_method",
     "parse_unit",
     "shapley",
+    "t_quantile",
     "unit_index",
 ]

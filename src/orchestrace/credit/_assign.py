@@ -31,7 +31,9 @@ class CreditResult:
     """Credit per unit: ``ids[k]`` (with ``roles[k]``) gets ``values[k]``.
 
     ``stderr`` ``(k,)`` standard errors where the method sampled (else None); ``epsilon``
-    the Hoeffding bound on the largest error at confidence ``1 − delta``; ``samples`` the
+    the bound on the largest error at confidence ``1 − delta`` (Hoeffding's with
+    ``value_range``, else a CLT bound; ``notes`` define it and give it relative to the mean
+    |credit|); ``samples`` the
     permutations drawn; ``evaluations`` the coalitions valued; ``total_reward`` the sum
     credited — the signals' sum minus ``baseline`` when one was given (the advantage);
     ``notes`` say which assumptions were made (e.g. that the trace-only value function was
@@ -103,8 +105,11 @@ def assign(
     ``discounted``       ``gamma`` (per hop, 0.95), ``gamma_s`` (per second, 1),
                          ``reduce`` (max) — graph return; ``lam``, ``values`` → GAE
     ``leave-one-out``    ``D_i = v(N) − v(N∖{i})``
-    ``shapley``          exact for ``n ≤ exact_max`` (20), else permutation sampling
-                         (``samples``, ``epsilon``, ``delta``, ``value_range``)
+    ``shapley``          exact (trace-only game: from its Harsanyi dividends at any
+                         size; else for ``n ≤ exact_max`` = 20 non-null units), else
+                         permutation sampling to ``rel_tol`` (0.1) × mean |credit|
+                         (``samples``, ``epsilon``, ``rel_tol``, ``delta``,
+                         ``value_range``, ``time_limit``)
     ``owen``             Owen values: agents grouped by role; events grouped by agent
     ``c3``               ``alternatives={unit: [(R̄_k, w_k), …]}`` (index 0 = taken)
     ``coma``             ``q={unit: [Q(u')…]}``, ``pi={unit: [π(u')…]}``, ``taken``
@@ -309,21 +314,28 @@ def _counterfactual(
     if m in (CreditMethod.SHAPLEY, CreditMethod.OWEN):
         exact_max = int(kw.get("exact_max", EXACT_MAX))
         eps = kw.get("epsilon")
+        rel_tol = kw.get("rel_tol")
         opts: dict[str, Any] = dict(samples=samples, epsilon=eps, delta=float(kw.get("delta", 0.05)),
                                     value_range=kw.get("value_range"), seed=seed, exact_max=exact_max,
-                                    antithetic=bool(kw.get("antithetic", True)))
+                                    antithetic=bool(kw.get("antithetic", True)), rel_tol=rel_tol,
+                                    time_limit=kw.get("time_limit"))
+        # the trace-only game is a sum of unanimity games: exact at any size from its dividends
+        closed = value_fn is None
+        asked = samples is not None or eps is not None or rel_tol is not None
         if m is CreditMethod.SHAPLEY:
-            if samples is None and eps is None and n > exact_max:
-                opts["samples"] = 1000
-                notes.append(f"n={n} > exact_max={exact_max}: Shapley sampled with 1000 permutations "
-                             f"(set samples or epsilon)")
+            if not asked and not closed and n > exact_max:
+                opts["rel_tol"] = _DEFAULT_REL_TOL
+                notes.append(f"n={n} > exact_max={exact_max}: Shapley sampled until the error bound is "
+                             f"{_DEFAULT_REL_TOL:g} × the mean |credit| (at most 60 s; set rel_tol, epsilon, "
+                             f"samples or time_limit)")
             res = shapley(ev, n, **opts)
         else:
             groups, gnote = _owen_groups(g, ui)
             notes.append(gnote)
-            if samples is None and eps is None and max(len(groups) - 1 + len(x) for x in groups) > exact_max:
-                opts["samples"] = 1000
-                notes.append("Owen values sampled with 1000 permutations (set samples or epsilon)")
+            if not asked and not closed and max(len(groups) - 1 + len(x) for x in groups) > exact_max:
+                opts["rel_tol"] = _DEFAULT_REL_TOL
+                notes.append(f"Owen values sampled until the error bound is {_DEFAULT_REL_TOL:g} × the mean "
+                             f"|credit| (at most 60 s; set rel_tol, epsilon, samples or time_limit)")
             res = owen(ev, groups, n=n, **opts)
         notes.extend(res.notes)
         extra: dict[str, Any] = {"evaluations": ev.evaluations}
@@ -365,6 +377,9 @@ def _counterfactual(
                      f"else uniform over its alternatives, else ½")
     return out, None, {"evaluations": ev.evaluations}
 
+
+#: default relative error target of sampled Shapley / Owen values (bound ≤ 10 % of the mean |credit|)
+_DEFAULT_REL_TOL = 0.1
 
 _UNCAUSED = ("a negative value found no flagged cause (no event with error: true leads to the output), so it is "
              "shared by work like a positive one")

@@ -8,15 +8,28 @@ A game is ``n`` players and a value function ``v`` over coalitions (see
   combined by two matrix–vector products,
   ``φ = Mᵀ(w₁∘v) − (¬M)ᵀ(w₀∘v)`` with ``w₁(s) = (s−1)!(n−s)!/n!`` for coalitions of size
   ``s`` that contain the player and ``w₀(s) = s!(n−s−1)!/n!`` for those that do not.
+* **Harsanyi dividends**: a value function that is a sum of unanimity games
+  ``v = Σ_k c_k u_{D_k}`` and says so (``v.dividends()``, e.g. the trace-only game) gets
+  exact values at any ``n``: ``φ_i = Σ_{k ∋ i} c_k/|D_k|`` (Owen: ``c_k/(T_k·|D_k ∩ B|)``).
+* **Null players** (``v(S ∪ {i}) = v(S)`` for all ``S``; given, or ``v.null_players``) get
+  exactly 0 and are removed: in a uniformly random order of ``N`` the non-null players
+  before ``j`` are distributed as in a uniformly random order of ``N ∖ Z``, and ``v`` does
+  not see ``Z``, so the others' values are unchanged (and ``2^{n'}`` coalitions suffice
+  for exact values). **Interchangeable players** (``classes``) get equal shares and pool
+  their samples.
 * **Permutation sampling** (large ``n``): for a random order π the marginal contribution of
-  each player to the players before it is an unbiased sample of ``φ``; orders are drawn in
-  **antithetic pairs** (π and its reverse), and a pair's mean is one i.i.d. sample ``Y``.
-  If every marginal contribution lies in an interval of width ``r``, Hoeffding and a union
-  bound over the ``n`` players give ``P(max_i |φ̂_i − φ_i| ≥ ε) ≤ δ`` once
-  ``m ≥ r²·ln(2n/δ)/(2ε²)`` pairs were drawn; the achieved
-  ``ε = r·sqrt(ln(2n/δ)/(2m))`` is reported. ``r`` is ``value_range`` when given, else
-  the observed range of marginal contributions (then ε is an estimate, said in the notes).
-  Every sampled estimate is exactly efficient (``Σφ̂ = v(N) − v(∅)``).
+  each player to the players before it is an unbiased sample of ``φ``. Orders come in
+  i.i.d. **blocks**: an order, its rotations by ``t/L`` of the random keys (``strata = L``:
+  each player's position visits every ``1/L``-th of the order once) and the reverses of all
+  (**antithetic**); a block's mean is one sample ``Y``. Two bounds on the largest error:
+  with ``value_range = r`` (every marginal in an interval of width ``r``), Hoeffding and a
+  union bound over the ``n`` players give ``P(max_i |φ̂_i − φ_i| ≥ ε) ≤ δ`` once
+  ``m ≥ r²·ln(2n/δ)/(2ε²)`` blocks were drawn; without it, the variance-aware CLT bound
+  ``ε = t_{1−δ/(2n), m−1} · max_i se_i`` (``se_i`` from the blocks' sample variance;
+  asymptotic, said in the notes). Sampling stops at ``epsilon`` or at ``rel_tol × mean_i
+  |φ̂_i|``, or at a sample / time cap (noted). Value functions with ``v.marginals(ranks)``
+  are evaluated incrementally along each order. Every sampled estimate is efficient
+  (``Σφ̂ = v(N) − v(∅)``: each order telescopes; rounding drift is put back).
 * **Owen** (coalition structure ``N = B_1 ∪ … ∪ B_m``, e.g. roles over agents):
   ``φ_i = Σ_{T⊆M∖{k}} Σ_{S⊆B_k∖{i}} |T|!(m−|T|−1)!/m! · |S|!(b_k−|S|−1)!/b_k! ·
   [v(Q_T∪S∪{i}) − v(Q_T∪S)]`` — the Shapley value of the quotient game between groups,
@@ -35,8 +48,10 @@ A game is ``n`` players and a value function ``v`` over coalitions (see
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -51,6 +66,7 @@ __all__ = [
     "leave_one_out",
     "owen",
     "shapley",
+    "t_quantile",
 ]
 
 #: Largest ``n`` (or Owen exponent) enumerated exactly unless told otherwise.
@@ -63,7 +79,8 @@ class GameResult:
     """Per-player values of a game and how they were obtained.
 
     ``values`` ``(n,)``; ``stderr`` ``(n,)`` standard errors when sampled (else None);
-    ``epsilon`` the Hoeffding half-width reached at confidence ``1 − delta``;
+    ``epsilon`` the bound on the largest error reached at confidence ``1 − delta``
+    (Hoeffding's with ``value_range``, else the CLT one; the notes say which);
     ``permutations`` the number of orders drawn; ``evaluations`` the coalitions valued.
     """
 
@@ -159,12 +176,30 @@ def shapley(
     exact_max: int = EXACT_MAX,
     antithetic: bool = True,
     batched: bool | None = None,
+    rel_tol: float | None = None,
+    time_limit: float | None = None,
+    null_players: Any = None,
+    classes: Any = None,
+    strata: int | None = None,
 ) -> GameResult:
     """Shapley values of the ``n``-player game ``v``: exact, or sampled when asked or large.
 
-    Exact when ``n ≤ exact_max`` and neither ``samples`` nor ``epsilon`` is given. Sampling
-    draws antithetic pairs until the Hoeffding rule for ``epsilon`` is met (at most
-    ``samples`` orders when both are given) or exactly ``samples`` orders.
+    Exact when none of ``samples``, ``epsilon``, ``rel_tol`` is given and either ``v``
+    exposes Harsanyi dividends (``v.dividends() -> (ptr, idx, c)``, a sum of unanimity
+    games: ``φ_i = Σ_{k ∋ i} c_k/|D_k|`` at any ``n``) or at most ``exact_max`` players are
+    not null. Null players (``null_players``: a mask or indices, else ``v.null_players``)
+    get 0 and are removed from the game; ``classes`` (else ``v.classes``) labels
+    interchangeable players, whose samples are pooled.
+
+    Sampling draws i.i.d. blocks (an order and its reverse when ``antithetic``; ``strata``
+    rotations of it, see :func:`_ranks` — 2 by default, 1 with ``value_range``) until the bound on the largest error reaches
+    ``epsilon`` or ``rel_tol × mean |φ̂|`` (mean over all ``n`` players), at most
+    ``samples`` orders and ``time_limit`` seconds (60 by default when only a target is
+    given), or exactly ``samples`` orders. The bound (``GameResult.epsilon``) is
+    Hoeffding's ``r·sqrt(ln(2n/δ)/(2m))`` when ``value_range`` ``r`` bounds the marginal
+    contributions, else the CLT half-width ``t_{1−δ/(2n)} · max_i se_i`` from the blocks'
+    sample variance; value functions with ``v.marginals(ranks)`` are evaluated
+    incrementally along each order.
 
     >>> from orchestrace.credit import batched
     >>> maj = batched(lambda m: (m @ np.array([3, 2, 1, 1]) >= 4).astype(float))
@@ -172,26 +207,79 @@ def shapley(
     [6.0, 2.0, 2.0, 2.0]
     """
     ev = _evaluator(v, n, players, batched)
-    if samples is None and epsilon is None:
-        if n > exact_max:
+    if samples is None and epsilon is None and rel_tol is None:
+        div = _dividends(ev)
+        if div is not None:
+            vals = _shapley_dividends(div, n)
+            return GameResult(values=vals, exact=True, evaluations=ev.evaluations, notes=(
+                f"exact Shapley values from the game's {div[2].size} Harsanyi dividends "
+                f"(φ_i = Σ_{{D ∋ i}} c_D/|D|; no sampling, no error)",))
+        null, _, src = _structure(ev, n, null_players, None)
+        n2 = int((~null).sum())
+        if n2 > exact_max:
             raise ConfigError(
-                f"exact Shapley needs 2^{n} coalitions; n={n} > exact_max={exact_max}: pass "
-                f"samples=… or epsilon=… for permutation sampling, or raise exact_max"
+                f"exact Shapley needs 2^{n2} coalitions; n={n2} > exact_max={exact_max}: pass "
+                f"samples=…, epsilon=… or rel_tol=… for permutation sampling, or raise exact_max"
             )
-        return _shapley_exact(ev, n)
+        return _shapley_exact(ev, n, None if n2 == n else np.flatnonzero(~null), src)
     return _sample(ev, n, None, samples=samples, epsilon=epsilon, delta=delta,
-                   value_range=value_range, seed=seed, antithetic=antithetic)
+                   value_range=value_range, seed=seed, antithetic=antithetic, rel_tol=rel_tol,
+                   time_limit=time_limit, null_players=null_players, classes=classes, strata=strata)
 
 
-def _shapley_exact(ev: Evaluator, n: int) -> GameResult:
+def _dividends(ev: Evaluator) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    fn = getattr(ev.v, "dividends", None)
+    return fn() if callable(fn) else None
+
+
+def _shapley_dividends(div: tuple[np.ndarray, np.ndarray, np.ndarray], n: int) -> np.ndarray:
+    """``φ_i = Σ_{k: i ∈ D_k} c_k/|D_k|`` (the Shapley value of a unanimity game, by linearity)."""
+    ptr, idx, c = div
+    size = np.diff(ptr)
+    return np.bincount(idx, weights=np.repeat(c / np.maximum(size, 1), size), minlength=n)[:n]
+
+
+def _owen_dividends(div: tuple[np.ndarray, np.ndarray, np.ndarray], n: int, group_of: np.ndarray) -> np.ndarray:
+    """Owen value of ``Σ c_k u_{D_k}``: member ``i ∈ D_k`` in group ``B`` gets ``c_k / (T_k · |D_k ∩ B|)``.
+
+    ``T_k`` is the number of groups ``D_k`` meets: the quotient game of ``u_{D_k}`` is the
+    unanimity game of those groups (``1/T_k`` each), and inside a group the game is again
+    unanimous among its members of ``D_k``.
+    """
+    ptr, idx, c = div
+    size = np.diff(ptr)
+    k = np.repeat(np.arange(size.size), size)
+    m = int(group_of.max()) + 1
+    key = k * m + group_of[idx]
+    uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    touched = np.bincount(uniq // m, minlength=size.size)
+    w = c[k] / (touched[k] * cnt[inv.reshape(-1)])
+    return np.bincount(idx, weights=w, minlength=n)[:n]
+
+
+def _shapley_exact(ev: Evaluator, n: int, act: np.ndarray | None = None, src: str | None = None) -> GameResult:
+    """All ``2^n`` coalitions, or ``2^{n'}`` over the non-null players ``act`` (nulls get 0)."""
+    if act is not None:
+        masks = _all_masks(int(act.size))
+        wide = np.zeros((masks.shape[0], n), dtype=bool)
+        wide[:, act] = masks
+        vals = ev(wide, distinct=True)
+        phi = np.zeros(n)
+        phi[act] = _exact_from_values(vals, int(act.size))
+        return GameResult(values=phi, exact=True, evaluations=ev.evaluations, notes=(
+            f"{n - act.size} null players ({src}) get exactly 0 and were removed: "
+            f"2^{act.size} coalitions valued instead of 2^{n}",))
     vals = ev(_all_masks(n), distinct=True)  # (2^n,) indexed by bit mask
+    return GameResult(values=_exact_from_values(vals, n), exact=True, evaluations=ev.evaluations)
+
+
+def _exact_from_values(vals: np.ndarray, n: int) -> np.ndarray:
     size = _popcounts(n)
     w1, w0 = _weights(n)
     # φ_i = Σ_{S∋i} (w1 + w0)(|S|)·v(S) − Σ_S w0(|S|)·v(S); "S ∋ i" is a strided half of the array
     a = vals * (w1[size] + w0[size])
     b = float((vals * w0[size]).sum())
-    phi = np.array([a.reshape(-1, 2, 1 << i)[:, 1, :].sum() for i in range(n)]) - b
-    return GameResult(values=phi, exact=True, evaluations=ev.evaluations)
+    return np.array([a.reshape(-1, 2, 1 << i)[:, 1, :].sum() for i in range(n)]) - b
 
 
 def leave_one_out(
@@ -232,12 +320,17 @@ def owen(
     exact_max: int = EXACT_MAX,
     antithetic: bool = True,
     batched: bool | None = None,
+    rel_tol: float | None = None,
+    time_limit: float | None = None,
+    null_players: Any = None,
+    classes: Any = None,
 ) -> GameResult:
     """Owen values of ``v`` for the coalition structure ``groups`` (a partition of players).
 
-    Exact when every group ``k`` needs at most ``2^exact_max`` coalitions
-    (``m − 1 + |B_k| ≤ exact_max``) and no sampling was asked for; otherwise orders that
-    keep each group contiguous are sampled (antithetic pairs, Hoeffding rule as
+    Exact when no sampling was asked for and either ``v`` exposes Harsanyi dividends (any
+    size) or every group ``k`` needs at most ``2^exact_max`` coalitions
+    (``m − 1 + |B_k| ≤ exact_max``); otherwise orders that keep each group contiguous are
+    sampled (antithetic pairs, null players removed, stopping rules and bounds as
     :func:`shapley`).
 
     >>> from orchestrace.credit import batched
@@ -250,7 +343,13 @@ def owen(
     ev = _evaluator(v, n_players, players, batched)
     m = len(groups)
     biggest = max(m - 1 + len(g) for g in groups)
-    if samples is None and epsilon is None:
+    if samples is None and epsilon is None and rel_tol is None:
+        div = _dividends(ev)
+        if div is not None:
+            return GameResult(values=_owen_dividends(div, n_players, group_of), exact=True,
+                              evaluations=ev.evaluations, notes=(
+                                  f"exact Owen values from the game's {div[2].size} Harsanyi dividends "
+                                  f"(no sampling, no error)",))
         if biggest > exact_max:
             raise ConfigError(
                 f"exact Owen values need 2^{biggest} coalitions for the largest group; "
@@ -258,7 +357,8 @@ def owen(
             )
         return _owen_exact(ev, [list(g) for g in groups], n_players)
     return _sample(ev, n_players, group_of, samples=samples, epsilon=epsilon, delta=delta,
-                   value_range=value_range, seed=seed, antithetic=antithetic)
+                   value_range=value_range, seed=seed, antithetic=antithetic, rel_tol=rel_tol,
+                   time_limit=time_limit, null_players=null_players, classes=classes)
 
 
 def _check_partition(groups: Sequence[Sequence[int]], n: int) -> np.ndarray:
@@ -301,27 +401,109 @@ def _owen_exact(ev: Evaluator, groups: list[list[int]], n: int) -> GameResult:
     return GameResult(values=phi, exact=True, evaluations=ev.evaluations)
 
 
-def _ranks(rng: np.random.Generator, p: int, n: int, group_of: np.ndarray | None) -> np.ndarray:
-    """``(p, n)`` positions of each player in ``p`` random orders (group-contiguous if asked)."""
+def _ranks(rng: np.random.Generator, p: int, n: int, group_of: np.ndarray | None, strata: int = 1) -> np.ndarray:
+    """``(p·strata, n)`` positions of each player in random orders (group-contiguous if asked).
+
+    With ``strata = L > 1`` every base order's keys ``u`` come with ``L − 1`` rotations
+    ``(u + t/L) mod 1``: each order is still uniformly random, and across the ``L`` orders of a
+    block every player's position visits each ``1/L``-th of the order once (stratified by
+    position). Rows ``[b·L, (b+1)·L)`` form block ``b``.
+    """
     keys = rng.random((p, n))
+    if strata > 1:
+        shift = (np.arange(strata) / strata)[None, :, None]
+        keys = ((keys[:, None, :] + shift) % 1.0).reshape(p * strata, n)
     if group_of is not None:
         m = int(group_of.max()) + 1
-        gpos = rng.random((p, m)).argsort(axis=1).argsort(axis=1)  # position of each group
+        gpos = rng.random((keys.shape[0], m)).argsort(axis=1).argsort(axis=1)  # position of each group
         keys = gpos[:, group_of] + keys
     return keys.argsort(axis=1).argsort(axis=1)
 
 
-def _marginals(ev: Evaluator, ranks: np.ndarray, v_empty: float, v_full: float) -> np.ndarray:
-    """Marginal contribution of every player in each order: ``(p, n)``."""
+def _marginals(ev: Evaluator, ranks: np.ndarray, v_empty: float, v_full: float,
+               act: np.ndarray | None = None) -> np.ndarray:
+    """Marginal contribution of every (active) player in each order: ``(p, n')``.
+
+    ``ranks`` ``(p, n')`` are positions among the active players ``act`` (all when None);
+    the other players (null players) are absent from every coalition valued.
+    """
     p, n = ranks.shape
+    incremental = getattr(ev.v, "marginals", None)
+    if incremental is not None and getattr(ev.v, "batched", False):
+        full = ranks
+        if act is not None:  # null players join last: they add nothing, wherever they stand
+            full = np.empty((p, ev.n), dtype=np.int64)
+            rest = np.setdiff1d(np.arange(ev.n), act)
+            full[:, act] = ranks
+            full[:, rest] = n + np.arange(rest.size)[None, :]
+        ev.evaluations += p * max(n - 1, 0)
+        y = np.asarray(incremental(full), dtype=float)
+        return y if act is None else y[:, act]
     k = np.arange(1, n)  # interior prefixes; ∅ and N are shared by every order
-    masks = (ranks[:, None, :] < k[None, :, None]).reshape(-1, n)  # (p·(n−1), n)
     vals = np.empty((p, n + 1))
     vals[:, 0], vals[:, n] = v_empty, v_full
     if n > 1:
-        vals[:, 1:n] = ev(masks, distinct=True).reshape(p, n - 1)
+        r32, k32 = ranks.astype(np.int32), k.astype(np.int32)  # int32 compares vectorise ~5× better
+        masks = (r32[:, None, :] < k32[None, :, None]).reshape(-1, n)  # (p·(n−1), n')
+        if act is not None:
+            wide = np.zeros((masks.shape[0], ev.n), dtype=bool)
+            wide[:, act] = masks
+            masks = wide
+        vals[:, 1:n] = ev(masks, distinct=True, owned=True).reshape(p, n - 1)
     diff = np.diff(vals, axis=1)  # (p, n): contribution of the player at position j
     return np.take_along_axis(diff, ranks, axis=1)
+
+
+def t_quantile(q: float, dof: int) -> float:
+    """Student-t quantile ``t_{q, dof}`` (Cornish–Fisher expansion in ``1/dof``; A&S 26.7.5).
+
+    Accurate to ~1e-3 for ``dof ≥ 10``; the normal quantile when ``dof`` is infinite.
+
+    >>> round(t_quantile(0.9995, 15), 3), round(t_quantile(0.975, 30), 3)
+    (4.073, 2.042)
+    """
+    z = NormalDist().inv_cdf(q)
+    if not math.isfinite(dof):
+        return z
+    v = float(dof)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
+
+
+#: fewest i.i.d. blocks before the CLT bound may stop sampling
+MIN_BLOCKS = 16
+
+
+def _structure(ev: Evaluator, n: int, null_players: Any, classes: Any) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+    """Null-player mask and class labels: given, else declared by the value function."""
+    src = None
+    null = null_players if null_players is not None else getattr(ev.v, "null_players", None)
+    if null is None:
+        null_mask = np.zeros(n, dtype=bool)
+    else:
+        arr = np.asarray(null)
+        if arr.dtype == bool:
+            if arr.shape != (n,):
+                raise ConfigError(f"null_players as a mask needs {n} booleans, got shape {arr.shape}")
+            null_mask = arr.copy()
+        else:
+            idx = arr.astype(np.int64).reshape(-1)
+            if idx.size and (idx.min() < 0 or idx.max() >= n):
+                raise ConfigError(f"null_players names a player outside 0..{n - 1}")
+            null_mask = np.zeros(n, dtype=bool)
+            null_mask[idx] = True
+        src = "given" if null_players is not None else "declared by the value function"
+    cls = classes if classes is not None else getattr(ev.v, "classes", None)
+    labels = None
+    if cls is not None:
+        labels = np.asarray(cls).reshape(-1)
+        if labels.shape != (n,):
+            raise ConfigError(f"classes needs one label per player ({n}), got {labels.shape[0]}")
+        labels = np.unique(labels, return_inverse=True)[1].reshape(-1)
+    return null_mask, labels, src
 
 
 def _sample(
@@ -335,71 +517,178 @@ def _sample(
     value_range: float | None,
     seed: int,
     antithetic: bool,
+    rel_tol: float | None = None,
+    time_limit: float | None = None,
+    null_players: Any = None,
+    classes: Any = None,
+    strata: int | None = None,
 ) -> GameResult:
+    """Permutation sampling in i.i.d. blocks (an order, its reverse, its rotations).
+
+    Null players are removed (value 0), interchangeable players pool their samples, and
+    sampling stops when the bound on the largest error reaches ``epsilon`` (or
+    ``rel_tol × mean |φ̂|``), ``samples`` orders were drawn, or ``time_limit`` passed.
+    The bound is Hoeffding's when ``value_range`` is given (guaranteed), else a CLT bound
+    from the blocks' sample variance (Student-t quantile, union over the estimates).
+    """
     _check_eps_delta(epsilon, delta)
+    if rel_tol is not None and not (rel_tol > 0 and math.isfinite(rel_tol)):
+        raise ConfigError(f"rel_tol must be a positive number, got {rel_tol!r} (e.g. 0.1 for 10% of the mean |credit|)")
     if samples is not None and samples < 2:
         raise ConfigError(f"samples must be ≥ 2 permutations, got {samples}")
     if value_range is not None and not (value_range >= 0 and math.isfinite(value_range)):
         raise ConfigError(f"value_range must be a finite number ≥ 0, got {value_range!r}")
-    rng = np.random.default_rng(seed)
-    per = 2 if antithetic else 1
-    max_draws = None if samples is None else max(1, samples // per)  # i.i.d. draws (pairs)
+    if time_limit is not None and not (time_limit > 0):
+        raise ConfigError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if strata is None:  # position strata pay off with the variance-aware bound (2: measured best)
+        strata = 1 if value_range is not None or (samples is not None and samples < 4 * (1 + antithetic)) else 2
+    if not (isinstance(strata, (int, np.integer)) and strata >= 1):
+        raise ConfigError(f"strata must be an integer ≥ 1, got {strata!r}")
+    t_start = time.perf_counter()
+    kind = "Owen" if group_of is not None else "Shapley"
+    notes: list[str] = []
+    null, labels, null_src = _structure(ev, n, null_players, classes)
+    act = np.flatnonzero(~null)
+    n2 = int(act.size)
     ends = ev(np.array([np.zeros(n, bool), np.ones(n, bool)]))
     v_empty, v_full = float(ends[0]), float(ends[1])
-    chunk = max(1, _ROW_BUDGET // max(n * max(n - 1, 1) * per, 1))
-    total = np.zeros(n)
-    total_sq = np.zeros(n)
-    lo, hi = math.inf, -math.inf
+    if null.any():
+        notes.append(f"{int(null.sum())} null players ({null_src}: v(S ∪ {{i}}) = v(S) for every S) get exactly 0 "
+                     f"and were removed from the game; the other {n2} players' values are unchanged by it")
+    values = np.zeros(n)
+    if n2 <= 1:  # nothing left to sample: the lone player takes v(N) − v(∅) (efficiency)
+        values[act] = v_full - v_empty
+        notes.append(f"{kind} values exact: {n2} non-null player(s) left")
+        return GameResult(values=values, exact=True, evaluations=ev.evaluations, notes=tuple(notes))
+    gsub = None
+    if group_of is not None:
+        gsub = np.unique(group_of[act], return_inverse=True)[1].reshape(-1)
+        strata = 1  # rotations would break group-contiguity
+    # pooled estimates: one per class of interchangeable players (within one group for Owen)
+    if labels is not None:
+        key = labels[act] if gsub is None else labels[act] * (int(gsub.max()) + 1) + gsub
+        cls = np.unique(key, return_inverse=True)[1].reshape(-1)
+    else:
+        cls = np.arange(n2)
+    n_cls = int(cls.max()) + 1
+    pooled = n_cls < n2
+    if not pooled:  # every player its own class: estimates stay in player order
+        cls = np.arange(n2)
+    by_cls = np.argsort(cls, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(cls[by_cls]) != 0])
+    size = np.bincount(cls, minlength=n_cls).astype(float)
+    if pooled:
+        notes.append(f"{n2} players in {n_cls} classes of interchangeable players: equal shares, samples pooled per class")
+
+    rng = np.random.default_rng(seed)
+    per = (2 if antithetic else 1) * strata  # orders per block
+    max_blocks = None if samples is None else max(1, samples // per)
+    if max_blocks is None and time_limit is None and (epsilon is not None or rel_tol is not None):
+        time_limit = 60.0
+    chunk = max(1, _ROW_BUDGET // max(n * max(n2 - 1, 1) * per, 1))
+    if getattr(ev.v, "marginals", None) is not None:
+        chunk = max(chunk, 4096 // per)
+    total = np.zeros(n_cls)
+    total_sq = np.zeros(n_cls)
     m = 0
 
     def draw(p: int) -> None:
-        nonlocal lo, hi, m, total, total_sq
-        ranks = _ranks(rng, p, n, group_of)
-        y = _marginals(ev, ranks, v_empty, v_full)
-        lo, hi = min(lo, float(y.min())), max(hi, float(y.max()))
-        if antithetic:  # the reversed order: a negatively correlated twin
-            y2 = _marginals(ev, n - 1 - ranks, v_empty, v_full)
-            lo, hi = min(lo, float(y2.min())), max(hi, float(y2.max()))
-            y = 0.5 * (y + y2)
-        total += y.sum(axis=0)
-        total_sq += (y * y).sum(axis=0)
+        nonlocal m
+        ranks = _ranks(rng, p, n2, gsub, strata)
+        y = _marginals(ev, ranks, v_empty, v_full, act if n2 < n else None)
+        if antithetic:  # the reversed orders: negatively correlated twins
+            y = y + _marginals(ev, n2 - 1 - ranks, v_empty, v_full, act if n2 < n else None)
+        y = y.reshape(p, strata, n2).sum(axis=1) / per  # block means (p, n2)
+        if pooled:
+            y = np.add.reduceat(y[:, by_cls], starts, axis=1) / size
+        total[:] += y.sum(axis=0)
+        total_sq[:] += (y * y).sum(axis=0)
         m += p
 
-    if epsilon is None:
-        assert max_draws is not None
-        while m < max_draws:
-            draw(min(chunk, max_draws - m))
-    else:
-        draw(min(chunk, 2 if max_draws is None else min(2, max_draws)))  # pilot
-        while True:
-            r = value_range if value_range is not None else hi - lo
-            need = hoeffding_samples(n, epsilon=epsilon, delta=delta, value_range=r) if r > 0 else m
-            if max_draws is not None:
-                need = min(need, max_draws)
-            if m >= need:
-                break
-            p = need - m
-            if value_range is None:  # the observed range can still grow: grow geometrically
-                p = min(p, max(m, 1))
-            draw(min(p, chunk))
-    mean = total / m
-    var = np.maximum(total_sq / m - mean**2, 0.0) * (m / max(m - 1, 1))
-    stderr = np.sqrt(var / m)
-    notes: list[str] = []
-    if value_range is None:
-        r = max(hi - lo, 0.0)
-        notes.append(
-            f"ε uses the observed range of marginal contributions r={r:.6g} "
-            f"(pass value_range for a guaranteed bound)"
-        )
-    else:
-        r = value_range
-    eps = hoeffding_epsilon(n, samples=m, delta=delta, value_range=r)
-    kind = "Owen" if group_of is not None else "Shapley"
-    notes.append(
-        f"{kind} by {'antithetic ' if antithetic else ''}permutation sampling: {m * per} orders, "
-        f"max error ≤ {eps:.4g} with probability ≥ {1 - delta:g} (Hoeffding)"
-    )
-    return GameResult(values=mean, exact=False, stderr=stderr, epsilon=eps, delta=delta,
-                      permutations=m * per, evaluations=ev.evaluations, value_range=r, notes=tuple(notes))
+    def bound() -> tuple[float, np.ndarray, np.ndarray]:
+        mean = total / m
+        var = np.maximum(total_sq / m - mean**2, 0.0) * (m / max(m - 1, 1))
+        se = np.sqrt(var / m)
+        if value_range is not None:
+            return hoeffding_epsilon(n_cls, samples=m, delta=delta, value_range=value_range), mean, se
+        if m < 2:  # one block: no variance estimate, so no bound
+            return math.inf, mean, np.full(n_cls, math.inf)
+        q = t_quantile(1 - delta / (2 * n_cls), max(m - 1, 1))
+        return q * float(se.max()), mean, se
 
+    def target(mean: np.ndarray) -> float:
+        if epsilon is not None:
+            return epsilon
+        assert rel_tol is not None
+        return rel_tol * float(np.abs(mean * size).sum()) / n  # mean |φ| over all n players
+
+    stop = "samples"
+    if epsilon is None and rel_tol is None:
+        assert max_blocks is not None
+        while m < max_blocks:
+            draw(min(chunk, max_blocks - m))
+    else:
+        first = MIN_BLOCKS if value_range is None else 2
+        draw(min(chunk, first if max_blocks is None else min(first, max_blocks)))
+        while True:
+            eps, mean, _ = bound()
+            goal = target(mean)
+            if eps <= goal and (value_range is not None or m >= MIN_BLOCKS):
+                stop = "target"
+                break
+            if max_blocks is not None and m >= max_blocks:
+                break
+            elapsed = time.perf_counter() - t_start
+            if time_limit is not None and elapsed >= time_limit:
+                stop = "time"
+                break
+            if goal <= 0:
+                need = 2 * m
+            elif value_range is not None:  # Hoeffding: the count is known in advance
+                need = hoeffding_samples(n_cls, epsilon=goal, delta=delta, value_range=value_range)
+                need = need if epsilon is not None else min(need, 4 * m)  # a relative goal moves: re-check
+            else:  # CLT: the bound shrinks like 1/√m
+                need = min(math.ceil(m * (eps / goal) ** 2 * 1.2), 4 * m)
+            need = max(need, m + 1)
+            if max_blocks is not None:
+                need = min(need, max_blocks)
+            if time_limit is not None:
+                need = min(need, m + max(1, int((time_limit - elapsed) / max(elapsed / m, 1e-9))))
+            draw(min(need - m, chunk))
+    eps, mean, se = bound()
+    values[act] = mean[cls]
+    stderr = np.zeros(n)
+    stderr[act] = se[cls]
+    # every order telescopes to v(N) − v(∅); enforce it against floating-point drift
+    # (rounding only): put it where the estimates are uncertain, never on an exactly known one
+    drift = (v_full - v_empty) - float(values.sum())
+    if n2 and abs(drift) > 0:
+        spread = stderr[act] / stderr[act].sum() if stderr[act].sum() > 0 else np.full(n2, 1.0 / n2)
+        values[act] += drift * spread
+    how = ("Hoeffding, range " + f"{value_range:.6g}") if value_range is not None else (
+        "CLT: Student-t quantile × the blocks' sample standard error, union bound over "
+        f"{n_cls} estimates; asymptotic, not a guarantee — pass value_range for Hoeffding's")
+    mean_abs = float(np.abs(values).sum()) / n
+    rel = eps / mean_abs if mean_abs > 0 else math.inf
+    blocks = f"{m} blocks of {per} orders ({'antithetic' if antithetic else 'plain'}"
+    blocks += f", {strata} position strata)" if strata > 1 else ")"
+    notes.append(
+        f"{kind} by permutation sampling: {m * per} orders in {blocks}; max error ≤ {eps:.4g} with "
+        f"probability ≥ {1 - delta:g} ({how}); that is {rel:.3g} × the mean |value| {mean_abs:.4g}; "
+        f"Σ values = v(N) − v(∅) exactly (every order telescopes; rounding drift put back)"
+    )
+    if value_range is None and 2 <= m < MIN_BLOCKS:
+        notes.append(f"only {m} blocks: the CLT bound needs about {MIN_BLOCKS} to be trusted (draw at least "
+                     f"{MIN_BLOCKS * per} orders, or pass value_range for Hoeffding's)")
+    if not math.isfinite(eps):
+        notes.append(f"a single block of {per} orders gives no variance estimate, hence no error bound: draw at "
+                     f"least {2 * per} orders (samples) or pass value_range")
+    if epsilon is not None or rel_tol is not None:
+        goal = epsilon if epsilon is not None else (rel_tol or 0.0) * mean_abs
+        if stop == "time" and eps > goal:
+            notes.append(f"stopped at the time limit ({time_limit:g} s) before the target {goal:.4g}: the bound "
+                         f"{eps:.4g} is {eps / goal if goal > 0 else math.inf:.3g}× it (raise time_limit or samples)")
+        elif stop == "samples" and eps > goal:
+            notes.append(f"stopped at {m * per} orders (samples) before the target {goal:.4g}")
+    return GameResult(values=values, exact=False, stderr=stderr, epsilon=eps, delta=delta,
+                      permutations=m * per, evaluations=ev.evaluations, value_range=value_range, notes=tuple(notes))

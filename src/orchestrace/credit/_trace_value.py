@@ -26,6 +26,26 @@ on the blame: each erring unit answers for its share of the failure, nobody else
 Evaluation is vectorised: events are grouped by their dependency set ``U(e)`` (``K``
 distinct sets, as a ``(K, n)`` bool matrix ``D``) with summed coefficients ``c``; then
 ``v(masks) = [(¬masks) · Dᵀ = 0] · c`` — one matrix product per batch.
+
+**Structure the Shapley machinery exploits.** ``v = Σ_k c_k · u_{D_k}`` is a sum of
+unanimity games (``u_D(S) = 1`` iff ``D ⊆ S``): the ``c_k`` are its Harsanyi dividends.
+Hence
+
+* **exact Shapley values in closed form** — ``φ_i = Σ_{k: i ∈ D_k} c_k / |D_k|`` (each
+  unanimity game splits its dividend equally among its members; Shapley is linear), and
+  Owen values alike (:meth:`TraceValue.dividends`);
+* **null players** — a unit in no ``D_k`` (no event of it is a causal ancestor of a rewarded
+  event, or of the failure's cause) changes no indicator ``[D_k ⊆ S]``: ``D_k ⊆ S ∪ {i}`` ⟺
+  ``D_k ⊆ S`` when ``i ∉ D_k``. So ``v(S ∪ {i}) = v(S)`` for every ``S``, ``φ_i = 0`` and
+  the unit can be dropped from the game without changing anyone else's value
+  (:attr:`TraceValue.null_players`);
+* **interchangeable units** — two units that belong to exactly the same ``D_k`` are
+  symmetric (swapping them maps every ``D_k`` to itself) and get equal shares
+  (:attr:`TraceValue.classes`);
+* **incremental evaluation along an order** — ``u_{D_k}`` switches on when the last member of
+  ``D_k`` joins, so the marginal contribution of the unit at position ``j`` is the sum of the
+  ``c_k`` completed at ``j``: ``O(Σ|D_k|)`` per order instead of ``n`` valuations
+  (:meth:`TraceValue.marginals`).
 """
 
 from __future__ import annotations
@@ -96,12 +116,65 @@ class TraceValue:
         self.n = n
         self.k = len(groups)
         nbytes = (n + 7) // 8
-        dep = np.zeros((self.k, n), dtype=bool)
-        for row, m in enumerate(groups):
-            dep[row] = np.unpackbits(np.frombuffer(m.to_bytes(nbytes, "little"), dtype=np.uint8),
-                                     bitorder="little", count=n).astype(bool)
-        self.dep_t = dep.T.astype(np.float32)  # (n, K)
+        packed = np.frombuffer(b"".join(m.to_bytes(nbytes, "little") for m in groups), dtype=np.uint8)
+        self._dep = np.unpackbits(packed.reshape(self.k, nbytes), axis=1, bitorder="little", count=n).view(bool)
+        self._dep_t: np.ndarray | None = None
+        self._classes: np.ndarray | None = None
         self.coef = np.fromiter(groups.values(), dtype=float, count=self.k)  # (K,)
+        rows, cols = np.nonzero(self._dep)  # row-major: members of D_0, then D_1, …
+        size = np.bincount(rows, minlength=self.k)
+        #: the non-empty dependency sets as CSR (``set_ptr``, ``set_idx``) with their dividends
+        keep = size > 0
+        self.set_ptr = np.concatenate([[0], np.cumsum(size[keep])]).astype(np.int64)
+        self.set_idx = cols.astype(np.int64)
+        self.set_coef = self.coef[keep]
+        #: units in no dependency set: null players (value 0, removable from the game)
+        self.null_players = np.bincount(self.set_idx, minlength=n)[:n] == 0
+
+    @property
+    def dep_t(self) -> np.ndarray:
+        """``(n, K)`` float32 membership matrix (built on first use: only black-box valuation needs it)."""
+        if self._dep_t is None:
+            self._dep_t = self._dep.T.astype(np.float32)
+        return self._dep_t
+
+    @property
+    def classes(self) -> np.ndarray:
+        """Class label per unit; equal labels = the same dependency sets = interchangeable units."""
+        if self._classes is None:
+            self._classes = (np.unique(np.packbits(self._dep, axis=0).T, axis=0, return_inverse=True)[1].reshape(-1)
+                             if self.k else np.zeros(self.n, dtype=np.int64))
+        return self._classes
+
+    def dividends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The game as Harsanyi dividends: ``(ptr, idx, c)`` — set ``k`` is ``idx[ptr[k]:ptr[k+1]]``.
+
+        ``v(S) = v(∅) + Σ_k c_k [D_k ⊆ S]`` over these non-empty sets (an empty ``D_k`` only
+        adds to ``v(∅)``, which no credit depends on).
+        """
+        return self.set_ptr, self.set_idx, self.set_coef
+
+    def marginals(self, ranks: np.ndarray) -> np.ndarray:
+        """Marginal contribution of every unit in each order: ``(p, n)`` from positions ``(p, n)``.
+
+        ``ranks[t, i]`` is unit ``i``'s position in order ``t`` (a permutation of
+        ``0 … n − 1``). Set ``k`` completes at ``max_{i ∈ D_k} ranks[t, i]``; the unit at that
+        position adds ``c_k`` — the same numbers as differencing ``v`` along the order.
+        """
+        p, n = ranks.shape
+        out = np.zeros((p, n))
+        if self.set_coef.size == 0 or p == 0:
+            return out
+        step = max(1, (1 << 22) // max(self.set_idx.size, 1))
+        for lo in range(0, p, step):
+            r = ranks[lo:lo + step]
+            b = r.shape[0]
+            done = np.maximum.reduceat(r[:, self.set_idx], self.set_ptr[:-1], axis=1)  # (b, K)
+            flat = (done + (np.arange(b) * n)[:, None]).reshape(-1)
+            by_pos = np.bincount(flat, weights=np.broadcast_to(self.set_coef, done.shape).reshape(-1),
+                                 minlength=b * n).reshape(b, n)
+            out[lo:lo + b] = np.take_along_axis(by_pos, r, axis=1)
+        return out
 
     def __call__(self, masks: np.ndarray) -> np.ndarray:
         """``(B, n)`` bool coalitions → ``(B,)`` values."""

@@ -101,13 +101,17 @@ class Evaluator:
         self.evaluations = 0
 
     # ------------------------------------------------------------------------------
-    def __call__(self, masks: np.ndarray, *, distinct: bool = False) -> np.ndarray:
-        """Values of the coalitions ``masks`` (``(B, n)`` bool) as a ``(B,)`` float array."""
+    def __call__(self, masks: np.ndarray, *, distinct: bool = False, owned: bool = False) -> np.ndarray:
+        """Values of the coalitions ``masks`` (``(B, n)`` bool) as a ``(B,)`` float array.
+
+        ``owned``: the caller will not read ``masks`` again, so a vectorised function may
+        get them without the protective copy.
+        """
         masks = np.asarray(masks, dtype=bool)
         if masks.ndim != 2 or masks.shape[1] != self.n:
             raise ValueError(f"coalition masks must have shape (B, {self.n}), got {masks.shape}")
         if distinct or masks.shape[0] > self.cache_limit:
-            return self._evaluate(masks)
+            return self._evaluate(masks, owned=owned)
         packed = np.packbits(masks, axis=1)
         keys = [r.tobytes() for r in packed]
         out = np.empty(len(keys))
@@ -129,10 +133,10 @@ class Evaluator:
         return out
 
     # ------------------------------------------------------------------------------
-    def _evaluate(self, masks: np.ndarray) -> np.ndarray:
+    def _evaluate(self, masks: np.ndarray, owned: bool = False) -> np.ndarray:
         self.evaluations += masks.shape[0]
         if self.is_batched:
-            return self._evaluate_batched(masks)
+            return self._evaluate_batched(masks, owned)
         out = np.empty(masks.shape[0])
         for j, row in enumerate(masks):
             coalition = frozenset(self.labels[i] for i in np.flatnonzero(row))
@@ -147,10 +151,10 @@ class Evaluator:
             out[j] = self._check(val, row)
         return out
 
-    def _evaluate_batched(self, masks: np.ndarray) -> np.ndarray:
+    def _evaluate_batched(self, masks: np.ndarray, owned: bool = False) -> np.ndarray:
         self.calls += 1
         try:
-            raw = self.v(masks.copy())
+            raw = self.v(masks if owned else masks.copy())
         except Exception as exc:
             bad = self._find_raising_row(masks)
             where = (

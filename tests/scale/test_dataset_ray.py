@@ -101,3 +101,28 @@ def test_not_a_dataset_exits_2(tmp_path: Path) -> None:
     f.write_text("")
     res = runner.invoke(app, ["metrics", str(f), "--ray", "2"])
     assert res.exit_code == 2 and "columnar dataset folders" in res.output
+
+
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from orchestrace.io import dumps
+
+    traces = [msgspec.structs.replace(synth(events=30, agents=3, seed=s), task_id=f"task{s % 4}") for s in range(16)]
+    folder = tmp_path_factory.mktemp("grouped")
+    write_dataset(traces, folder / "ds", rows_per_group=150)
+    (folder / "t.jsonl").write_bytes(b"".join(dumps(t, format="jsonl") for t in traces))
+    return folder / "ds", folder / "t.jsonl"
+
+
+@pytest.mark.parametrize("args", [["reward"], ["credit", "--unit", "agent", "--method", "shapley", "--baseline", "group"],
+                                  ["credit", "--unit", "agent", "--method", "causal"]])
+def test_reward_and_credit_on_ray_equal_the_one_process_command(ray_cluster: Any, grouped: tuple[Path, Path],
+                                                                 tmp_path: Path, args: list[str]) -> None:
+    folder, jsonl = grouped
+    one = runner.invoke(app, [*args, str(jsonl), "--json"])
+    assert one.exit_code == 0, one.output
+    got = runner.invoke(app, [*args, str(folder), "--json", "--ray", "2", "--ray-min-work", "0",
+                              "--partition-traces", "5", "-o", str(tmp_path / "p")])
+    assert got.exit_code == 0, got.output
+    assert got.stdout == one.stdout and len(one.stdout.splitlines()) >= 16
+    assert len(_parts(tmp_path / "p")) == 4

@@ -117,10 +117,11 @@ def validate(
 
         counts = [0, 0]
 
-        def show(_path: Path, o: Any) -> None:
+        def show(_path: Path, o: Any) -> int:
             counts[0] += 1
             counts[1] += o.status == "ok"
             _print_report(o.result, format, o.status == "ok")
+            return EXIT_OK if o.status == "ok" else EXIT_INVALID
 
         def summary(_rows: list[Any]) -> None:
             if format is OutputFormat.text:

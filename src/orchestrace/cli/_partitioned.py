@@ -69,10 +69,11 @@ def _outcomes(job: Any, parts: list[range], *, ray: int | None, ray_address: str
 def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None = None, force: bool = False,
                         max_flows: int = 10, strict: bool = False, as_json: bool = False, ray: int | None, ray_address: str | None,
                         out: Path | None, partition_traces: int, min_work_s: float | None,
-                        report: Callable[[list[Any]], None], on_trace: Callable[[Path, Any], None] | None = None,
-                        ) -> None:
-    """Run ``kind`` (``metrics`` or ``validate``) on every trace of the dataset folders; print as the
-    one-process command does (``report(rows)`` at the end) and exit with its code."""
+                        report: Callable[[list[Any]], None], on_trace: Callable[[Path, Any], int] | None = None,
+                        job_options: dict[str, Any] | None = None) -> None:
+    """Run ``kind`` (``metrics``, ``validate``, ``reward``, ``credit``) on every trace of the dataset
+    folders; print as the one-process command does (``on_trace(path, outcome)`` → exit code of
+    that trace, or the metrics printing; ``report(rows)`` at the end) and exit with the worst code."""
     import msgspec
 
     from ..dataset import count_traces
@@ -90,15 +91,13 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
             raise fail(str(exc)) from None
     encoder = msgspec.json.Encoder()
     rows: list[tuple[str, Any]] = []
-    refused, io_error = 0, False
+    refused, io_error, worst = 0, False, EXIT_OK
 
     def show(path: Path, part: Any) -> None:
-        nonlocal refused, io_error
+        nonlocal refused, io_error, worst
         for o in part.outcomes:
             if on_trace is not None:
-                on_trace(path, o)
-                if o.status == "invalid":
-                    refused += 1
+                worst = max(worst, on_trace(path, o))
                 continue
             if o.status == "refused":
                 error(f"{path}: {o.message}", problems=o.problems)
@@ -129,7 +128,10 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
 
     try:
         for folder in folders:
-            job = MeasureJob(kind, str(folder), tuple(names or ()), force, max_flows, strict)
+            job = MeasureJob(kind, str(folder), tuple(names or ()), force, max_flows, strict, **(job_options or {}))
+            if kind == "credit" and job.baselines == "group":
+                job = _group_baselines(job, folder, partition_traces, ray=ray, ray_address=ray_address,
+                                       min_work_s=min_work_s)
             try:
                 parts = partitions(count_traces(folder), partition_traces)
             except TraceError as exc:
@@ -149,4 +151,36 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     report(rows)
-    raise typer.Exit(EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK)
+    raise typer.Exit(max(worst, EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK))
+
+
+def _group_baselines(job: Any, folder: Path, partition_traces: int, **ray_kw: Any) -> Any:
+    """``--baseline group`` over a dataset: a first pass for every trace's total reward and task,
+    then each trace's baseline is the mean of its task group (as in one process)."""
+    import dataclasses
+
+    from ..credit import group_baselines
+    from ..dataset import count_traces
+    from ..scale._dataset import partitions
+
+    first = dataclasses.replace(job, kind="signals", baselines=None)
+    totals: list[float] = []
+    groups: list[str] = []
+    tasks = _task_ids(folder)
+    for part in _outcomes(first, partitions(count_traces(folder), partition_traces), **ray_kw):
+        for o in part.outcomes:
+            totals.append(sum(x.value for x in o.result) if o.status == "ok" else 0.0)
+            groups.append(tasks[o.index])
+    base = group_baselines(totals, groups).tolist()
+    alone = sum(1 for g in groups if groups.count(g) == 1)
+    if alone:
+        note(f"{alone} trace(s) are alone in their task group: their baseline is their own "
+             f"reward (advantage 0); put several runs of one task in the file")
+    return dataclasses.replace(job, baselines=tuple(base))
+
+
+def _task_ids(folder: Path) -> list[str]:
+    from ..errors import require
+
+    pq = require("pyarrow.parquet", extra="parquet")
+    return [str(t) for t in pq.read_table(str(folder / "traces.parquet"), columns=["task_id"]).column(0).to_pylist()]

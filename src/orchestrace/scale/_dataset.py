@@ -27,8 +27,9 @@ __all__ = ["MeasureJob", "PartOutcome", "TraceOutcome", "measure_partition", "pa
 @dataclass(frozen=True)
 class MeasureJob:
     """What to compute on every trace of a dataset ``folder``: ``kind`` is ``metrics`` (the
-    measures ``names``; refuse invalid traces unless ``force``) or ``validate`` (warnings count
-    as errors with ``strict``)."""
+    measures ``names``), ``validate`` (warnings count as errors with ``strict``), ``reward``
+    (the signals of ``spec``), ``signals`` (the signals ``credit`` would credit) or ``credit``
+    (``assign`` with the ``credit`` options and the baseline); all but ``validate`` refuse an invalid trace unless ``force``."""
 
     kind: str
     folder: str
@@ -36,6 +37,10 @@ class MeasureJob:
     force: bool = False
     max_flows: int = 10
     strict: bool = False
+    spec: Any = None  # reward / credit: a RewardSpec (None: the default signals)
+    truth: Any = None  # reward / credit: the ground truth passed to the reward functions
+    credit: dict[str, Any] = field(default_factory=dict)  # credit: unit, method, samples, seed, params
+    baselines: tuple[float | None, ...] | float | str | None = None  # credit: a baseline, "group", or one per trace
 
 
 @dataclass
@@ -83,6 +88,8 @@ def _one(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:
     from ..measures import compute
 
     rep = validate(tr)
+    if job.kind in ("reward", "signals", "credit") and (rep.valid or job.force):
+        return _reward_or_credit(job, index, tr)
     if job.kind == "validate":
         import msgspec
 
@@ -100,6 +107,42 @@ def _one(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:
     return TraceOutcome(index, tr.trace_id, status, res,
                         message="" if rep.valid else f"trace {tr.trace_id!r} is not valid ({len(rep.errors)} "
                                                      "error(s)); --force: measuring it anyway")
+
+
+def _signals(job: MeasureJob, tr: Any) -> list[Any]:
+    """The signals ``reward`` prints and ``credit`` credits (the CLI's rule: the spec, else the
+    user's verdict as R1, else the trace's own signals or outcome)."""
+    from ..rewards import RewardSpec, Term, default_signals, shared_outcome
+
+    if job.kind == "reward":
+        spec = job.spec or RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
+        return list(spec.evaluate(tr, truth=job.truth))
+    if job.spec is not None:
+        return list(job.spec.evaluate(tr, truth=job.truth))
+    if job.truth is not None:
+        return list(shared_outcome(tr, truth=job.truth))
+    return list(default_signals(tr))
+
+
+def _reward_or_credit(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:
+    from ..credit import assign
+    from ..errors import ConfigError, TraceError, ValueFunctionError
+
+    try:
+        sigs = _signals(job, tr)
+        if job.kind in ("reward", "signals"):
+            return TraceOutcome(index, tr.trace_id, "ok", sigs)
+        base = job.baselines[index] if isinstance(job.baselines, tuple) else job.baselines
+        if isinstance(base, str):
+            raise ConfigError(f"baseline {base!r}: resolve 'group' to one baseline per trace first")
+        c = job.credit
+        res = assign(tr, sigs, unit=c["unit"], method=c["method"], samples=c.get("samples"), seed=c.get("seed", 0),
+                     baseline=base, **c.get("params", {}))
+        return TraceOutcome(index, tr.trace_id, "ok", res)
+    except (ConfigError, ValueFunctionError) as exc:
+        return TraceOutcome(index, tr.trace_id, "usage", message=str(exc))
+    except TraceError as exc:
+        return TraceOutcome(index, tr.trace_id, "error", message=str(exc), problems=list(exc.problems))
 
 
 def measure_partition(item: tuple[MeasureJob, range]) -> PartOutcome:
@@ -133,13 +176,28 @@ def _columns(job: MeasureJob, part: PartOutcome) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {"trace_index": [], "trace_id": [], "status": []}
     if job.kind == "validate":
         cols.update(errors=[], warnings=[], codes=[])
+    elif job.kind in ("reward", "credit"):
+        cols.update(total=[], ids=[], values=[])
     else:
         cols.update({name: [] for name in job.names})
     for o in part.outcomes:
         cols["trace_index"].append(o.index)
         cols["trace_id"].append(o.trace_id)
         cols["status"].append(o.status)
-        if job.kind == "validate":
+        if job.kind in ("reward", "credit"):
+            r = o.result
+            if r is None:
+                for k in ("total", "ids", "values"):
+                    cols[k].append(None)
+            elif job.kind == "reward":
+                cols["total"].append(float(sum(x.value for x in r)))
+                cols["ids"].append([f"{x.unit.value}:{x.id}" for x in r])
+                cols["values"].append([float(x.value) for x in r])
+            else:
+                cols["total"].append(float(r.total_reward))
+                cols["ids"].append(list(r.ids))
+                cols["values"].append([float(v) for v in r.values.tolist()])
+        elif job.kind == "validate":
             cols["errors"].append(len(o.result.errors))
             cols["warnings"].append(len(o.result.warnings))
             cols["codes"].append(sorted({p.code for p in o.result.problems}))
@@ -156,8 +214,9 @@ def write_parts(job: MeasureJob, parts: Any, out: Any, on_part: Any = None) -> i
     is an iterable of :class:`PartOutcome` in order; ``on_part(part)`` sees each one first.
     Returns the number of part files, or -1 when a partition could not be read (then nothing
     is written and an existing ``out`` is kept). Columns: ``trace_index``, ``trace_id``, ``status`` and one
-    float64 column per measure (null: unknown or refused) — or, for ``validate``, the error and
-    warning counts and the problem codes."""
+    float64 column per measure (null: unknown or refused) — for ``validate``, the error and
+    warning counts and the problem codes; for ``reward`` / ``credit``, the total and the
+    ``ids`` / ``values`` lists (signals as ``unit:id``, or the credited units)."""
     import os
     import shutil
     from pathlib import Path
@@ -173,6 +232,8 @@ def write_parts(job: MeasureJob, parts: Any, out: Any, on_part: Any = None) -> i
     types: dict[str, Any] = {"trace_index": pa.int64(), "trace_id": pa.string(), "status": pa.string()}
     if job.kind == "validate":
         types.update(errors=pa.int64(), warnings=pa.int64(), codes=pa.list_(pa.string()))
+    elif job.kind in ("reward", "credit"):
+        types.update(total=pa.float64(), ids=pa.list_(pa.string()), values=pa.list_(pa.float64()))
     else:
         types.update({name: pa.float64() for name in job.names})
     schema = pa.schema([(k, v) for k, v in types.items()], metadata={b"orchestrace.measure": job.kind.encode()})

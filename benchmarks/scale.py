@@ -54,6 +54,15 @@ def _timed_item(item):  # noqa: ANN001, ANN202
     return out, time.process_time() - c0, time.perf_counter() - w0
 
 
+def _timed_measure(item):  # noqa: ANN001, ANN202
+    """A dataset partition that also reports its CPU and wall seconds inside the worker."""
+    from orchestrace.scale._dataset import measure_partition
+
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = measure_partition(item)
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -114,6 +123,10 @@ def main() -> None:
         ds_1p = med(lambda: [measure_partition(it) for it in items], reps)
         ds_r1 = med(lambda: c1.map(measure_partition, items), reps)
         ds_r2 = med(lambda: c2.map(measure_partition, items), reps)
+        ds_inside = {}
+        for c in (c1, c2):
+            got = c.map(_timed_measure, items)
+            ds_inside[c.workers] = (sum(g[1] for g in got), sum(g[2] for g in got))
         n_events = n_traces * 400
 
     # break-even: small rollouts, one process vs 2 workers (runtime already started)
@@ -163,6 +176,8 @@ def main() -> None:
     print(f"  one process                        {ds_1p:8.3f} s  {n_events / ds_1p:10,.0f} events/s")
     print(f"  Ray 1 worker                       {ds_r1:8.3f} s  {n_events / ds_r1:10,.0f} events/s")
     print(f"  Ray 2 workers                      {ds_r2:8.3f} s  {n_events / ds_r2:10,.0f} events/s")
+    for w, (cpu, wall) in ds_inside.items():
+        print(f"  inside the partitions, {w} worker(s): CPU {cpu:.3f} s, wall {wall:.3f} s (CPU/wall {cpu / wall:.2f})")
     print(f"break-even (one process vs Ray 2 workers, runtime started; per episode {per_ep * 1e3:.1f} ms):")
     for n, a, b in rows:
         print(f"  {n:3d} episodes  one process {a * 1e3:8.1f} ms   Ray 2 workers {b * 1e3:8.1f} ms")

@@ -26,8 +26,8 @@ __all__ = ["RAY_START_S", "RAY_TASK_S", "Cluster", "break_even_s", "check_reques
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Measured by ``benchmarks/scale.py`` on the reference 2-core machine under load (two runs:
-#: 13.2 s / 11.6 s and 2.0 ms / 1.9 ms): starting a local Ray runtime (``ray.init``), and the
+#: Measured by ``benchmarks/scale.py`` on the reference 2-core machine under load (six runs:
+#: 9.6–17.8 s and 1.8–2.2 ms): starting a local Ray runtime (``ray.init``), and the
 #: round trip of one empty task once it runs. An idle machine starts Ray faster; the rule then
 #: errs towards one process, which is the safe side.
 RAY_START_S = 12.0

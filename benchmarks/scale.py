@@ -82,7 +82,7 @@ def main() -> None:
 
     os.environ.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[1] / "src"))
     t0 = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     start_s = time.perf_counter() - t0
     c1, c2 = Cluster(ray, 1, owns=False), Cluster(ray, 2, owns=False)
     c2.map(_noop, list(range(8)))  # warm the worker pool

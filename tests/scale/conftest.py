@@ -25,7 +25,7 @@ def ray_cluster() -> Iterator[Any]:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, path) if p)
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
     yield ray
     if started:

@@ -190,7 +190,7 @@ def connect(workers: int | None = None, address: str | None = None, *, timeout_s
         if address is not None:
             kw["address"] = address
         else:
-            kw.update(num_cpus=workers or cpus)
+            kw.update(address="local", num_cpus=workers or cpus)  # a new runtime, never a stray one
         try:
             ray.init(**kw)
         except (ConnectionError, TimeoutError, RuntimeError) as exc:

@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,7 +82,7 @@ def run_shard(job: EpisodeJob, seeds: Sequence[int], progress: Any = None) -> Sh
     if job.llm is not None:
         backend = job.llm(config=cfg)
         env.world.backend = backend
-    pol = job.policy
+    pol = copy.copy(job.policy)  # bound to this shard's env only: the job stays picklable
     if hasattr(pol, "bind"):
         pol.bind(env)
     start = getattr(pol, "start_episode", None)

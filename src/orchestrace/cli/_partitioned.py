@@ -38,8 +38,9 @@ def _datasets(paths: list[str]) -> list[Path]:
 
 
 def _outcomes(job: Any, parts: list[range], *, ray: int | None, ray_address: str | None,
-              min_work_s: float | None) -> Iterator[Any]:
-    """PartOutcomes in order: the first partition here (timing the work), the rest here or on Ray."""
+              min_work_s: float | None, clusters: list[Any]) -> Iterator[Any]:
+    """PartOutcomes in order: the first partition here (timing the work), the rest here or on Ray
+    (a connection made here is kept in ``clusters`` for the command's next pass)."""
     from ..scale._cluster import break_even_s, connect, ray_running, should_distribute
     from ..scale._dataset import measure_partition
 
@@ -56,8 +57,9 @@ def _outcomes(job: Any, parts: list[range], *, ray: int | None, ray_address: str
         workers = ray or 2
         started = ray_running() or ray_address is not None
         if should_distribute(work, workers, started=started, min_work_s=min_work_s, tasks=len(rest)):
-            with connect(ray, ray_address) as cluster:
-                yield from cluster.imap(measure_partition, [(job, r) for r in rest])
+            if not clusters:
+                clusters.append(connect(ray, ray_address))
+            yield from clusters[0].imap(measure_partition, [(job, r) for r in rest])
             return
         limit = break_even_s(workers, started=started, tasks=len(rest)) if min_work_s is None else min_work_s
         note(f"--ray: the remaining work is about {work:.2g} s in one process, below the break-even of "
@@ -92,6 +94,7 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
     encoder = msgspec.json.Encoder()
     rows: list[tuple[str, Any]] = []
     refused, io_error, worst = 0, False, EXIT_OK
+    clusters: list[Any] = []  # at most one connection, shut down when the command ends
 
     def show(path: Path, part: Any) -> None:
         nonlocal refused, io_error, worst
@@ -131,14 +134,15 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
             job = MeasureJob(kind, str(folder), tuple(names or ()), force, max_flows, strict, **(job_options or {}))
             if kind == "credit" and job.baselines == "group":
                 job = _group_baselines(job, folder, partition_traces, ray=ray, ray_address=ray_address,
-                                       min_work_s=min_work_s)
+                                       min_work_s=min_work_s, clusters=clusters)
             try:
                 parts = partitions(count_traces(folder), partition_traces)
             except TraceError as exc:
                 raise fail(str(exc), problems=exc.problems, code=EXIT_USAGE) from None
             except ConfigError as exc:
                 raise fail(str(exc)) from None
-            stream = _outcomes(job, parts, ray=ray, ray_address=ray_address, min_work_s=min_work_s)
+            stream = _outcomes(job, parts, ray=ray, ray_address=ray_address, min_work_s=min_work_s,
+                               clusters=clusters)
             if out is not None:
                 n = write_parts(job, stream, out, on_part=lambda part, f=folder: show(f, part))
                 if n < 0:
@@ -150,6 +154,9 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
                     show(folder, part)
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    finally:
+        for cluster in clusters:
+            cluster.shutdown()
     report(rows)
     raise typer.Exit(max(worst, EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK))
 

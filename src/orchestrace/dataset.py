@@ -90,7 +90,7 @@ from .errors import TraceDecodeError, TraceError, require
 from .trace import DecisionPayload, Edge, Event, Outcome, Signal, Trace
 from .vocab import Decision, EdgeType, EventType, Severity, Topology
 
-__all__ = ["DATASET_VERSION", "TABLES", "is_dataset", "read_dataset", "write_dataset"]
+__all__ = ["DATASET_VERSION", "TABLES", "count_traces", "is_dataset", "read_dataset", "write_dataset"]
 
 #: Version of the columnar layout (stored in every file's key-value metadata).
 DATASET_VERSION = "1"
@@ -332,7 +332,8 @@ def _fail(code: str, path: str, message: str, hint: str = "") -> TraceDecodeErro
 class _Table:
     """Batches of one table as dicts of Python lists, with a row cursor for error locations."""
 
-    def __init__(self, folder: Path, name: str, cols: list[tuple[str, str, bool]], batch_rows: int) -> None:
+    def __init__(self, folder: Path, name: str, cols: list[tuple[str, str, bool]], batch_rows: int,
+                 rows: tuple[int, int] | None = None) -> None:
         pq = require("pyarrow.parquet", extra="parquet")
         pa = _pa()
         self.where = str(folder / name)
@@ -365,12 +366,30 @@ class _Table:
             if got != f.type:
                 self.casts[f.name] = f.type
         self.batch_rows = batch_rows
-        self.row = 0  # rows before the current batch
+        self.rows = rows  # [start, stop) rows of this table only (a partition), or all of it
+        self.row = 0 if rows is None else rows[0]  # rows before the current batch
+
+    def _range_batches(self, start: int, stop: int) -> Iterator[Any]:
+        """Record batches of rows [start, stop), reading only the row groups that hold them."""
+        meta = self.file.metadata
+        lo = 0
+        for g in range(meta.num_row_groups):
+            n = meta.row_group(g).num_rows
+            if lo + n > start and lo < stop:
+                table = self.file.read_row_group(g, columns=self.schema.names)
+                table = table.slice(max(0, start - lo), min(stop, lo + n) - max(start, lo))
+                yield from table.to_batches(max_chunksize=self.batch_rows)
+            lo += n
+            if lo >= stop:
+                return
 
     def batches(self) -> Iterator[dict[str, list[Any]]]:
         pa = _pa()
         names = self.schema.names
-        it = self.file.iter_batches(batch_size=self.batch_rows, columns=names, use_threads=True)
+        if self.rows is None:
+            it = self.file.iter_batches(batch_size=self.batch_rows, columns=names, use_threads=True)
+        else:
+            it = self._range_batches(*self.rows)
         while True:
             try:
                 batch = next(it, None)
@@ -507,8 +526,38 @@ def _build_edges(cols: dict[str, list[Any]], table: _Table) -> list[Edge]:
             for i, (s, d, ty) in enumerate(zip(cols["src"], cols["dst"], cols["type"], strict=True))]
 
 
-def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024) -> Iterator[Trace]:
+def count_traces(folder: str | os.PathLike[str]) -> int:
+    """The number of traces in a dataset folder (from the Parquet footer; no row is read).
+
+    >>> import tempfile
+    >>> from orchestrace import synth
+    >>> folder = tempfile.mkdtemp(); _ = write_dataset([synth(events=20, agents=2, seed=s) for s in range(3)], folder)
+    >>> count_traces(folder)
+    3
+    """
+    return _Table(Path(folder), TABLES[0], _TRACE_COLS, 1).file.metadata.num_rows
+
+
+def _partition_rows(root: Path, lo: int, hi: int, batch_rows: int) -> list[tuple[int, int] | None]:
+    """[start, stop) rows of traces / events / edges that traces lo … hi-1 own."""
+    tab = _Table(root, TABLES[0], _TRACE_COLS, batch_rows)
+    n = tab.file.metadata.num_rows
+    hi = min(hi, n)
+    lo = min(lo, hi)
+    counts = tab.file.read(columns=["n_events", "n_edges"])
+    ev = counts.column("n_events").to_numpy(zero_copy_only=False)
+    ed = counts.column("n_edges").to_numpy(zero_copy_only=False)
+    e0, d0 = int(ev[:lo].sum()), int(ed[:lo].sum())
+    return [(lo, hi), (e0, e0 + int(ev[lo:hi].sum())), (d0, d0 + int(ed[lo:hi].sum()))]
+
+
+def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024,
+                 traces: range | None = None) -> Iterator[Trace]:
     """Yield the traces of a columnar dataset folder in order (the exact inverse of :func:`write_dataset`).
+
+    ``traces=range(lo, hi)`` yields only traces ``lo … hi-1`` (rows of ``traces.parquet``): a
+    partition, read from the row groups that hold it (the events and edges offsets come from the
+    ``n_events`` / ``n_edges`` columns), so that partitions can be read in parallel.
 
     Streams: at most one batch of each table (``batch_rows`` rows) plus the trace being
     assembled is held in memory. A missing, corrupted or inconsistent table raises
@@ -523,6 +572,9 @@ def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024)
     >>> _ = write_dataset([synth(events=40, agents=2, seed=1)], folder)
     >>> [(tr.trace_id, len(tr.events)) for tr in read_dataset(folder)] == [(synth(events=40, agents=2, seed=1).trace_id, 40)]
     True
+    >>> folder = tempfile.mkdtemp(); _ = write_dataset([synth(events=20, agents=2, seed=s) for s in range(5)], folder)
+    >>> [t.trace_id for t in read_dataset(folder, traces=range(1, 3))] == [t.trace_id for t in read_dataset(folder)][1:3]
+    True
     >>> next(read_dataset(tempfile.mkdtemp()))
     Traceback (most recent call last):
     ...
@@ -533,8 +585,13 @@ def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024)
         code = "io.not-found" if not root.exists() else "io.not-a-dataset"
         raise _fail(code, str(root), "not a dataset folder" if root.exists() else "no such folder",
                     f"a columnar dataset is a folder holding {', '.join(TABLES)}")
-    tables = [_Table(root, name, cols, batch_rows) for name, cols in zip(
-        TABLES, (_TRACE_COLS, _EVENT_COLS, _EDGE_COLS), strict=True)]
+    spans: list[tuple[int, int] | None] = [None, None, None]
+    if traces is not None:
+        if traces.step != 1 or traces.start < 0:
+            raise ValueError(f"traces must be a range(lo, hi) with lo >= 0, got {traces!r}")
+        spans = _partition_rows(root, traces.start, max(traces.start, traces.stop), batch_rows)
+    tables = [_Table(root, name, cols, batch_rows, rows=span) for name, cols, span in zip(
+        TABLES, (_TRACE_COLS, _EVENT_COLS, _EDGE_COLS), spans, strict=True)]
     trace_tab, event_tab, edge_tab = tables
     events = _Rows(event_tab, _build_events)
     edges = _Rows(edge_tab, _build_edges)
@@ -555,6 +612,8 @@ def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024)
                 signals=_json(_signals_decoder, cols["signals"][i], trace_tab.where, row, "signals"),
                 meta=_json(_meta_decoder, cols["meta"][i], trace_tab.where, row, "meta"),
             )
+    if traces is not None:
+        return  # a partition: the tables go on after it
     for rows in (events, edges):
         if not rows.done():
             raise _fail("parquet.mismatch", rows.table.where, "rows left over after the last trace",

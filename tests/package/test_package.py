@@ -26,7 +26,7 @@ EXPORTED = {
 PUBLIC_MODULES = {
     "advantages", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters", "frameworks",
     "graph", "importers", "io", "learn", "llm", "measures", "recorder", "report", "rewards",
-    "schema", "trace", "vocab",
+    "scale", "schema", "trace", "vocab",
 }
 
 

@@ -117,7 +117,7 @@ _CLICK_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.
 
 #: The extra that provides each optional top-level module (pyproject.toml).
 _EXTRA_OF = {"gymnasium": "env", "torch": "learn", "pyarrow": "parquet", "opentelemetry": "otel",
-             "matplotlib": "plot", "httpx": "llm", "xllamacpp": "llm"}
+             "matplotlib": "plot", "httpx": "llm", "xllamacpp": "llm", "ray": "ray"}
 
 
 def guard(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -93,15 +93,43 @@ def validate(
                                         help="text (human) or json (one object per file per line)."),
     strict: bool = typer.Option(False, "--strict", help="Warnings count as errors (exit 1)."),
     recursive: bool = typer.Option(False, "--recursive", "-r", help="Expand directories to their .json/.jsonl files."),
+    ray: int = typer.Option(None, "--ray", metavar="N", help="Validate a dataset folder's traces by partitions on N "
+                            "Ray workers (needs orchestrace[ray]); one report per trace, as in one process."),
+    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    parts_out: Path = typer.Option(None, "--out", "-o", help="Write per-trace error/warning counts and codes of a "
+                                   "dataset folder as partitioned Parquet (DIR/part-00000.parquet …)."),
+    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
+    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
+                                       "much estimated one-process work (default: the break-even; 0: always)."),
 ) -> None:
     """Check traces: structure (types, enums, required fields) and semantics (ids, DAG, time, spawns, stop).
 
     Exit 0 when every file is valid (warnings allowed unless --strict), 1 when any file
-    has an error, 2 when a file cannot be read (or no file matches).
+    has an error, 2 when a file cannot be read (or no file matches). With --ray or --out the
+    paths are dataset folders and every trace gets its own report.
     """
     from .._problems import Problem, ValidationReport
     from .._validate import validate as check
     from ..vocab import Severity
+
+    if ray is not None or ray_address is not None or parts_out is not None:
+        from ._partitioned import measure_partitioned
+
+        counts = [0, 0]
+
+        def show(_path: Path, o: Any) -> int:
+            counts[0] += 1
+            counts[1] += o.status == "ok"
+            _print_report(o.result, format, o.status == "ok")
+            return EXIT_OK if o.status == "ok" else EXIT_INVALID
+
+        def summary(_rows: list[Any]) -> None:
+            if format is OutputFormat.text:
+                console.print(f"{counts[0]} traces: {counts[1]} valid, {counts[0] - counts[1]} with errors")
+
+        measure_partitioned("validate", paths, strict=strict, ray=ray, ray_address=ray_address, out=parts_out,
+                            partition_traces=partition_traces, min_work_s=ray_min_work, report=summary,
+                            on_trace=show)
 
     with _no_traceback():
         targets = _expand(paths, recursive)

@@ -121,12 +121,32 @@ def reward(
     truth: str = typer.Option(None, "--truth", help="Ground truth: a number/true/false verdict or the answer string."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per signal per line."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    ray: int = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its partitions on N "
+                            "Ray workers (needs orchestrace[ray]); the output is the one-process output."),
+    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    parts_out: Path = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace results "
+                                   "as partitioned Parquet (DIR/part-00000.parquet …)."),
+    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
+    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
+                                       "much estimated one-process work (default: the break-even; 0: always)."),
 ) -> None:
     """Evaluate reward functions (R1–R8) on each trace: one value per unit."""
     from ..errors import ConfigError, TraceError
-    from ..rewards import RewardSpec, Term, total
+    from ..rewards import RewardSpec, Term
 
     rs = _spec(spec) or RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
+    if ray is not None or ray_address is not None or parts_out is not None:
+        from ._partitioned import measure_partitioned
+
+        def show(_p: Path, o: Any) -> int:
+            code = _outcome_error(path, o)
+            if code is None:
+                _print_signals(o.trace_id, o.result, as_json=as_json, multi=True, title=rs.name or str(spec))
+            return code or 0
+
+        measure_partitioned("reward", [str(path)], force=force, ray=ray, ray_address=ray_address, out=parts_out,
+                            partition_traces=partition_traces, min_work_s=ray_min_work, report=lambda rows: None,
+                            on_trace=show, job_options={"spec": rs, "truth": _truth(truth)})
     traces = _traces(path, force, "reward")
     multi = len(traces) > 1
     for tr in traces:
@@ -136,24 +156,47 @@ def reward(
             raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
             raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", problems=exc.problems, code=EXIT_INVALID) from None
-        if as_json:
-            for s in sigs:
-                rec = {"unit": s.unit.value, "id": s.id, "value": s.value,
-                       "family": s.family.code if s.family is not None else None, "name": s.name}
-                if multi:
-                    rec = {"trace_id": tr.trace_id, **rec}
-                _json_line(rec)
-            continue
-        from rich.table import Table
+        _print_signals(tr.trace_id, sigs, as_json=as_json, multi=multi, title=rs.name or str(spec))
 
-        table = Table(title=f"{escape(tr.trace_id)} — spec {escape(rs.name or str(spec))}", title_justify="left")
-        for col, just in (("unit", "left"), ("id", "left"), ("family", "left"), ("name", "left"), ("value", "right")):
-            table.add_column(col, justify=just)  # type: ignore[arg-type]
+
+def _outcome_error(path: Path, o: Any) -> int | None:
+    """Print a partitioned outcome's error as the one-process command words it; its exit code."""
+    from ._app import error
+
+    where = f"{path} (trace {o.trace_id!r})"
+    if o.status == "refused":
+        error(f"{path}: {o.message}", problems=o.problems)
+        return EXIT_INVALID
+    if o.status == "usage":
+        error(f"{where}: {o.message}")
+        return EXIT_USAGE
+    if o.status == "error":
+        error(f"{where}: {o.message}", problems=o.problems[:20])
+        return EXIT_INVALID
+    return None
+
+
+def _print_signals(trace_id: str, sigs: Any, *, as_json: bool, multi: bool, title: str) -> None:
+    from ..rewards import total
+
+    if as_json:
         for s in sigs:
-            fam = f"{s.family.code} {s.family.value}" if s.family is not None else "mixed"
-            table.add_row(s.unit.value, escape(s.id), fam, escape(s.name or ""), f"{s.value:.6g}")
-        console.print(table)
-        console.print(f"total reward: {total(sigs):.6g} over {len(sigs)} signal(s)")
+            rec = {"unit": s.unit.value, "id": s.id, "value": s.value,
+                   "family": s.family.code if s.family is not None else None, "name": s.name}
+            if multi:
+                rec = {"trace_id": trace_id, **rec}
+            _json_line(rec)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{escape(trace_id)} — spec {escape(title)}", title_justify="left")
+    for col, just in (("unit", "left"), ("id", "left"), ("family", "left"), ("name", "left"), ("value", "right")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for s in sigs:
+        fam = f"{s.family.code} {s.family.value}" if s.family is not None else "mixed"
+        table.add_row(s.unit.value, escape(s.id), fam, escape(s.name or ""), f"{s.value:.6g}")
+    console.print(table)
+    console.print(f"total reward: {total(sigs):.6g} over {len(sigs)} signal(s)")
 
 
 @app.command()
@@ -169,6 +212,14 @@ def credit(
     limit: int = typer.Option(50, "--limit", help="Rows shown in the table (0 = all; --json prints all)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per unit: unit, credit (, stderr)."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    ray: int = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its partitions on N "
+                            "Ray workers (needs orchestrace[ray]); the output is the one-process output."),
+    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    parts_out: Path = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace results "
+                                   "as partitioned Parquet (DIR/part-00000.parquet …)."),
+    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
+    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
+                                       "much estimated one-process work (default: the break-even; 0: always)."),
 ) -> None:
     """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
     from ..credit import assign
@@ -184,6 +235,20 @@ def credit(
     params = dict(cs.params) if cs is not None and (cs.method is None or cs.method == chosen) else {}
     samples = samples if samples is not None else (cs.samples if cs else None)
     seed = seed if seed is not None else (cs.seed if cs else 0)
+    if ray is not None or ray_address is not None or parts_out is not None:
+        from ._partitioned import measure_partitioned
+
+        def show(_p: Path, o: Any) -> int:
+            code = _outcome_error(path, o)
+            if code is None:
+                _print_credit(o.trace_id, o.result, as_json=as_json, multi=True, limit=limit)
+            return code or 0
+
+        options = {"spec": rs, "truth": _truth(truth), "baselines": base_opt,
+                   "credit": {"unit": chosen_unit, "method": chosen, "samples": samples, "seed": seed, "params": params}}
+        measure_partitioned("credit", [str(path)], force=force, ray=ray, ray_address=ray_address, out=parts_out,
+                            partition_traces=partition_traces, min_work_s=ray_min_work, report=lambda rows: None,
+                            on_trace=show, job_options=options)
     traces = _traces(path, force, "credit")
     multi = len(traces) > 1
     all_sigs, bases = signals_and_baselines(traces, rs, truth, base_opt, lambda t: f"{path} (trace {t.trace_id!r})")
@@ -195,13 +260,17 @@ def credit(
             raise fail(f"{where}: {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
             raise fail(f"{where}: {exc}", problems=exc.problems, code=EXIT_INVALID) from None
-        if as_json:
-            for rec in res.records():
-                _json_line({"trace_id": tr.trace_id, **rec} if multi else rec)
-            for msg in res.notes:
-                note(msg)
-            continue
-        _table(tr.trace_id, res, limit)
+        _print_credit(tr.trace_id, res, as_json=as_json, multi=multi, limit=limit)
+
+
+def _print_credit(trace_id: str, res: Any, *, as_json: bool, multi: bool, limit: int) -> None:
+    if as_json:
+        for rec in res.records():
+            _json_line({"trace_id": trace_id, **rec} if multi else rec)
+        for msg in res.notes:
+            note(msg)
+        return
+    _table(trace_id, res, limit)
 
 
 def _table(trace_id: str, res: Any, limit: int) -> None:

@@ -64,12 +64,19 @@ def env_run(
     api_key_env: str = typer.Option(None, "--api-key-env", help="--workers llm: env var holding the API key "
                                     "(default ORCHESTRACE_API_KEY, then OPENAI_API_KEY)."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="--workers llm: cap on tokens per reply."),
+    ray: int = typer.Option(None, "--ray", metavar="N", help="Shard the seeds over N Ray workers (needs "
+                            "orchestrace[ray]); the file is byte-identical to the one-process run."),
+    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR "
+                                    "(host:port, ray://host:port or auto) instead of starting a local one."),
+    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only when the "
+                                       "estimated one-process work is at least this long (default: the measured "
+                                       "break-even; 0 always uses Ray)."),
 ) -> None:
     """Run a policy for N episodes and write every episode's trace to a JSONL file."""
     from ..errors import CheckpointError, ConfigError, MissingExtraError, OrchestraceError
 
     try:
-        from ..env import OrchestrationEnv, config_for, make_baseline
+        from ..env import config_for, make_baseline
     except MissingExtraError as exc:
         raise fail(str(exc)) from None
     if episodes < 1:
@@ -107,6 +114,56 @@ def env_run(
         except ConfigError as exc:
             raise fail(str(exc)) from None
         name = policy
+    if workers not in ("sim", "llm"):
+        raise fail(f"--workers {workers!r} must be sim or llm")
+    llm = None
+    if workers == "llm":
+        if not base_url or not model:
+            raise fail("--workers llm needs --base-url (e.g. http://127.0.0.1:8080/v1; `orchestrace serve-local` "
+                       "prints one) and --model")
+        import functools
+
+        from ._llm import make_llm_workers
+
+        llm = functools.partial(make_llm_workers, base_url, model, suite=suite, api_key_env=api_key_env,
+                                max_tokens=max_tokens)
+    from ..scale._rollout import EpisodeJob
+
+    job = EpisodeJob(env_id, tuple(set_), pol, name, llm=llm)
+    use_ray = ray is not None or ray_address is not None
+    if use_ray:
+        from ..scale._cluster import check_request
+
+        try:
+            check_request(ray, ray_address)
+        except (ConfigError, MissingExtraError) as exc:
+            raise fail(str(exc)) from None
+    try:
+        summary = _play(job, seed, episodes, out, label=f"{name} on {env_id}", ray=ray, ray_address=ray_address,
+                        min_work_s=ray_min_work, use_ray=use_ray)
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    except OrchestraceError as exc:
+        raise fail(str(exc)) from None
+    n_ok, ret = sum(summary.success), sum(summary.returns)
+    if llm is not None:
+        failed = summary.failures
+        causes = ", ".join(f"{c}×{n}" for c, n in sorted(failed.items()))
+        if summary.llm_calls_all_failed:
+            raise fail(f"every LLM call failed ({causes}); the traces in {out} carry no worker answer — check "
+                       "--base-url, --model and the server")
+        if failed:
+            err_console.print("warning: LLM calls failed: " + causes, markup=False)
+    console.print(f"wrote {out}: {episodes} traces; success {n_ok / episodes:.3f}, mean return {ret / episodes:.4f}")
+
+
+def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | None, ray_address: str | None,  # noqa: ANN001
+          min_work_s: float | None, use_ray: bool):  # noqa: ANN202
+    """Play ``episodes`` episodes into ``out`` atomically: the first one here (it also times the
+    work), the rest here or, when asked and worth it, as shards on Ray. Returns a ShardResult."""
+    import os
+    import time
+
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -115,53 +172,55 @@ def env_run(
         TimeRemainingColumn,
     )
 
-    from ..io import dumps
+    from ..scale._cluster import break_even_s, connect, ray_running, should_distribute
+    from ..scale._rollout import ShardResult, _run_item, run_shard, shards
 
-    env = OrchestrationEnv(cfg, env_id=env_id, policy_name=name, env_set=set_, record_trace=True)
-    backend = None
-    if workers not in ("sim", "llm"):
-        raise fail(f"--workers {workers!r} must be sim or llm")
-    if workers == "llm":
-        if not base_url or not model:
-            raise fail("--workers llm needs --base-url (e.g. http://127.0.0.1:8080/v1; `orchestrace serve-local` "
-                       "prints one) and --model")
-        from ._llm import make_llm_workers
+    tmp = out.with_name(f".{out.name}.orchestrace-tmp")
+    total = ShardResult(llm_calls_all_failed=True)
 
-        try:
-            backend = make_llm_workers(base_url, model, suite=suite, config=cfg, api_key_env=api_key_env,
-                                       max_tokens=max_tokens)
-        except OrchestraceError as exc:
-            raise fail(str(exc)) from None
-        env.world.backend = backend
-    if hasattr(pol, "bind"):
-        pol.bind(env)
-    n_ok, ret = 0, 0.0
+    def add(part: ShardResult, fh) -> None:  # noqa: ANN001
+        for blob in part.blobs:
+            fh.write(blob)
+        total.blobs.append(b"")  # count only; the bytes are on disk
+        total.success.extend(part.success)
+        total.returns.extend(part.returns)
+        for k, v in part.failures.items():
+            total.failures[k] = total.failures.get(k, 0) + v
+        total.llm_calls_all_failed &= part.llm_calls_all_failed
+
+    ok = False
     try:
-        with open(out, "wb") as fh, Progress(TextColumn(f"{name} on {env_id}"), BarColumn(), MofNCompleteColumn(),
+        with open(tmp, "wb") as fh, Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
                                              TimeRemainingColumn(), console=err_console, transient=True) as prog:
             task = prog.add_task("run", total=episodes)
-            for k in range(episodes):
-                obs, info = env.reset(seed=seed + k)
-                done = False
-                while not done:
-                    obs, _, done, _, info = env.step(pol.act(obs, info))
-                fh.write(dumps(info["trace"], format="jsonl"))
-                n_ok += bool(info["success"])
-                ret += info["return"]
-                prog.advance(task)
-    except OSError as exc:
-        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
-    except OrchestraceError as exc:
-        raise fail(str(exc)) from None
+            t0 = time.perf_counter()
+            add(run_shard(job, [seed]), fh)
+            prog.advance(task)
+            rest = list(range(seed + 1, seed + episodes))
+            work = (time.perf_counter() - t0) * len(rest)
+            distribute = False
+            if use_ray and rest:
+                workers = ray or 2
+                started = ray_running() or ray_address is not None
+                distribute = should_distribute(work, workers, started=started, min_work_s=min_work_s)
+                if not distribute:
+                    limit = break_even_s(workers, started=started) if min_work_s is None else min_work_s
+                    from ._app import note
+
+                    note(f"--ray: the remaining work is about {work:.2g} s in one process, below the break-even "
+                         f"of {limit:.2g} s for {workers} workers; running in one process "
+                         "(--ray-min-work 0 forces Ray)")
+            if distribute:
+                with connect(ray, ray_address) as cluster:
+                    parts = [(job, [rest[i] for i in r]) for r in shards(len(rest), 4 * cluster.workers)]
+                    for part in cluster.imap(_run_item, parts):
+                        add(part, fh)
+                        prog.advance(task, len(part.blobs))
+            elif rest:
+                add(run_shard(job, rest, progress=lambda: prog.advance(task)), fh)
+        os.replace(tmp, out)
+        ok = True
     finally:
-        if backend is not None:
-            backend.workers.close()
-    if backend is not None:
-        failed = backend.failures()
-        causes = ", ".join(f"{c}×{n}" for c, n in sorted(failed.items()))
-        if backend.all_failed():
-            raise fail(f"every LLM call failed ({causes}); the traces in {out} carry no worker answer — check "
-                       "--base-url, --model and the server")
-        if failed:
-            err_console.print("warning: LLM calls failed: " + causes, markup=False)
-    console.print(f"wrote {out}: {episodes} traces; success {n_ok / episodes:.3f}, mean return {ret / episodes:.4f}")
+        if not ok:
+            tmp.unlink(missing_ok=True)
+    return total

@@ -7,7 +7,9 @@ corrupted / mismatched or training diverged; 2 usage, config or I/O error.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
@@ -67,6 +69,8 @@ def _train(**kw: Any) -> None:
         kw["env_set"] = list(sets)
     resume: bool = kw.pop("resume")
     quiet: bool = kw.pop("quiet")
+    ray_n: int | None = kw.pop("ray")
+    ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
     try:
         from ..learn import train
@@ -83,7 +87,8 @@ def _train(**kw: Any) -> None:
             cfg = TrainConfig.from_dict({**saved, **given})
         else:
             cfg = TrainConfig.from_dict(given)
-        result = train(cfg, out, resume=resume, progress=not quiet)
+        with _on_ray(ray_n, ray_address, envs=True):
+            result = train(cfg, out, resume=resume, progress=not quiet)
     except _errors() as exc:
         raise _fail_from(exc) from None
     except OSError as exc:
@@ -95,8 +100,54 @@ def _train(**kw: Any) -> None:
     console.print(f"run: {out} (checkpoint.pt, policy.pt, config.json, metrics.jsonl, metrics.csv)")
 
 
+def _ray_options() -> list[inspect.Parameter]:
+    return [
+        inspect.Parameter("ray", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[int],  # noqa: UP045
+                          default=typer.Option(None, "--ray", metavar="N", help="Step the rollout episodes on N Ray "
+                                               "actors (needs orchestrace[ray]); the learner stays here and the "
+                                               "checkpoint is bit-identical to the run without Ray.")),
+        inspect.Parameter("ray_address", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],  # noqa: UP045
+                          default=typer.Option(None, "--ray-address", metavar="ADDR",
+                                               help="Join the Ray cluster at ADDR (host:port, ray://…, auto).")),
+    ]
+
+
+@contextlib.contextmanager
+def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator[None]:
+    """Nothing without --ray / --ray-address; else connect, and route the batched envs (train) or
+    the evaluation episodes (eval) to the cluster for the duration of the block."""
+    if workers is None and address is None:
+        yield
+        return
+    from ..scale._cluster import connect
+
+    with connect(workers, address) as cluster:
+        if envs:
+            from ..learn.envs import batch_envs_from
+            from ..scale._batchenv import RayBatchEnv
+
+            made: list[Any] = []
+
+            def factory(cfg: Any, batch: int) -> Any:
+                made.append(RayBatchEnv(cfg, batch, cluster))
+                return made[-1]
+
+            try:
+                with batch_envs_from(factory):
+                    yield
+            finally:
+                for env in made:
+                    env.close()
+        else:
+            from ..learn.evaluate import players
+            from ..scale._batchenv import ray_player
+
+            with players(ray_player(cluster)):
+                yield
+
+
 _train.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    _config_options() + [
+    _config_options() + _ray_options() + [
         inspect.Parameter("set_", inspect.Parameter.KEYWORD_ONLY, annotation=list[str], default=_set_option()),
         inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, annotation=Path,
                           default=typer.Option(..., "--out", "-o", help="Run directory (runs/NAME).")),
@@ -124,6 +175,9 @@ def eval_cmd(
     traces: int = typer.Option(20, "--traces", help="Episodes traced per key policy (wasted work, E2–E4; one run only)."),
     oracle_all: bool = typer.Option(True, "--oracle-all/--no-oracle-all", help="Include the all-heads oracle (the costliest reference)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    ray: int = typer.Option(None, "--ray", metavar="N", help="Play the evaluation episodes as shards on N Ray "
+                            "workers (needs orchestrace[ray]); the results are those of one process."),
+    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
 ) -> None:
     """Evaluate learned stops with the fair protocol: every stop rule on the same heads, tuned on validation seeds,
     claims decided by paired 95 % intervals; several runs are aggregated (k/n runs per claim)."""
@@ -139,22 +193,28 @@ def eval_cmd(
         from ..learn.evaluate import evaluate, evaluate_runs, evaluate_suite
 
         parse_overrides(set_)  # fail early, before any evaluation
-        if suite is not None:
-            if len(runs) < 2:
-                raise fail(f"--suite needs at least 2 runs for its across-seed claims, got {len(runs)}")
-            res = evaluate_suite([str(r) for r in runs], suite, env=env, episodes=episodes, validation=validation,
-                                 out=out, progress=not quiet)
-            text = render_suite(res)
-        elif len(runs) > 1:
-            res = evaluate_runs([str(r) for r in runs], env=env, env_set=set_, episodes=episodes, validation=validation,
-                                out=out, oracle_all=oracle_all, progress=not quiet)
-            text = render_aggregate(res["aggregate"])
-        else:
-            report = evaluate(runs[0], env=env, env_set=set_, episodes=episodes, validation=validation,
-                              seed_offset=seed_offset, out=out, sample_traces=max(0, traces), oracle_all=oracle_all,
-                              progress=not quiet)
-            report.pop("_raw", None)
-            text = render_summary(report)
+        stack = contextlib.ExitStack()
+        stack.enter_context(_on_ray(ray, ray_address, envs=False))
+    except _errors() as exc:
+        raise _fail_from(exc) from None
+    try:
+        with stack:
+            if suite is not None:
+                if len(runs) < 2:
+                    raise fail(f"--suite needs at least 2 runs for its across-seed claims, got {len(runs)}")
+                res = evaluate_suite([str(r) for r in runs], suite, env=env, episodes=episodes, validation=validation,
+                                     out=out, progress=not quiet)
+                text = render_suite(res)
+            elif len(runs) > 1:
+                res = evaluate_runs([str(r) for r in runs], env=env, env_set=set_, episodes=episodes, validation=validation,
+                                    out=out, oracle_all=oracle_all, progress=not quiet)
+                text = render_aggregate(res["aggregate"])
+            else:
+                report = evaluate(runs[0], env=env, env_set=set_, episodes=episodes, validation=validation,
+                                  seed_offset=seed_offset, out=out, sample_traces=max(0, traces), oracle_all=oracle_all,
+                                  progress=not quiet)
+                report.pop("_raw", None)
+                text = render_summary(report)
     except _errors() as exc:
         raise _fail_from(exc) from None
     except OSError as exc:

@@ -154,10 +154,17 @@ def metrics(
     write: bool = typer.Option(False, "--write", help="Write the measures into each trace's metrics field, in place."),
     max_flows: int = typer.Option(10, "--flows", help="Safety flows to list for a single trace."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    ray: int = typer.Option(None, "--ray", metavar="N", help="Measure a dataset folder's partitions on N Ray "
+                            "workers (needs orchestrace[ray]); the results are the one-process results."),
+    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    parts_out: Path = typer.Option(None, "--out", "-o", help="Write the per-trace measures of a dataset folder as "
+                                   "partitioned Parquet (DIR/part-00000.parquet …), with or without --ray."),
+    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
+    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
+                                       "much estimated one-process work (default: the break-even; 0: always)."),
 ) -> None:
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec
-    import numpy as np
 
     from .._validate import validate
     from ..dataset import is_dataset
@@ -168,6 +175,15 @@ def metrics(
         names = select_measures(select)
     except ConfigError as exc:
         raise fail(str(exc)) from None
+    if ray is not None or ray_address is not None or parts_out is not None:
+        if write:
+            raise fail("--write rewrites files in place; it does not combine with --ray / --out (a dataset folder "
+                       "is never rewritten): drop --write")
+        from ._partitioned import measure_partitioned
+
+        measure_partitioned("metrics", paths, names=names, force=force, max_flows=max_flows, as_json=as_json,
+                            ray=ray, ray_address=ray_address, out=parts_out, partition_traces=partition_traces,
+                            min_work_s=ray_min_work, report=lambda rows: _report(rows, names, select, as_json))
     files = _expand(paths)
     rows: list[tuple[str, object]] = []  # (label, MetricsResult)
     refused = 0
@@ -236,14 +252,20 @@ def metrics(
         if progress is not None:
             progress.stop()
 
+    _report(rows, names, select, as_json)
+    if write and rows:
+        err_console.print(f"wrote measures into {len({r[0] for r in rows})} file(s)")
+    raise typer.Exit(EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK)
+
+
+def _report(rows: list, names: list[str], select: list[str] | None, as_json: bool) -> None:
+    import numpy as np
+
     if not as_json:
         if len(rows) == 1:
             _print_one(rows[0][1], names)
         elif rows:
             _print_many(rows, names, explicit=bool(select), np=np)
-    if write and rows:
-        err_console.print(f"wrote measures into {len({r[0] for r in rows})} file(s)")
-    raise typer.Exit(EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK)
 
 
 def _print_one(res, names: list[str]) -> None:  # noqa: ANN001

@@ -46,6 +46,11 @@ class Policy:
         self._env = env.unwrapped if hasattr(env, "unwrapped") else env
         return self
 
+    def start_episode(self, seed: int) -> None:
+        """Called before the episode with this task seed by runners that want every episode to
+        depend on its seed alone (``orchestrace env run``, sharded or not); a no-op for the
+        deterministic rules, a re-seed for ``random``."""
+
     def act(self, obs: dict[str, np.ndarray], info: dict[str, Any] | None = None) -> int:
         """One action for a single env's observation dict."""
         world = self._env.world if self._env is not None else None

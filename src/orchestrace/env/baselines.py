@@ -64,7 +64,12 @@ class RandomPolicy(Policy):
 
     def __init__(self, config: EnvConfig, seed: int = 0) -> None:
         super().__init__(config)
+        self.seed = int(seed)
         self.rng = np.random.default_rng(seed)
+
+    def start_episode(self, seed: int) -> None:
+        """Draw this episode's actions from a stream of (policy seed, episode seed) alone."""
+        self.rng = np.random.default_rng([self.seed, int(seed)])
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
         g = self.rng.random(mask.shape) * mask

@@ -7,16 +7,39 @@
   flat action space, from :mod:`orchestrace.env.layout`'s head order;
 - ``make_batch_env(cfg, B)`` — the environment's own :class:`~orchestrace.env.BatchEnv`
   with ``auto_reset=False`` (one whole episode per slot), whose ``stop_values()`` is the
-  replay counterfactual "stop at this decision".
+  replay counterfactual "stop at this decision" — or, inside ``with batch_envs_from(f):``,
+  ``f(cfg, B)`` (``train --ray N`` passes Ray-sharded rows this way; the run's config and
+  checkpoint do not know where the rows were stepped).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["env_config_for", "env_heads", "make_batch_env"]
+__all__ = ["batch_envs_from", "env_config_for", "env_heads", "make_batch_env"]
+
+_FACTORY: contextvars.ContextVar[Callable[[Any, int], Any] | None] = contextvars.ContextVar(
+    "orchestrace_batch_env_factory", default=None)
+
+
+@contextlib.contextmanager
+def batch_envs_from(factory: Callable[[Any, int], Any]) -> Iterator[None]:
+    """Within the block, :func:`make_batch_env` returns ``factory(env_config, batch_size)``.
+
+    >>> with batch_envs_from(lambda cfg, b: ("mine", b)):
+    ...     make_batch_env("small", 4)[0]
+    ('mine', 4)
+    """
+    token = _FACTORY.set(factory)
+    try:
+        yield
+    finally:
+        _FACTORY.reset(token)
 
 
 def env_config_for(env_id: Any, overrides: tuple[str, ...] | list[str] = ()) -> Any:
@@ -51,4 +74,7 @@ def make_batch_env(cfg: Any, batch_size: int) -> tuple[Any, Any]:
     from ..env import BatchEnv
 
     cfg = env_config_for(cfg)
+    factory = _FACTORY.get()
+    if factory is not None:
+        return factory(cfg, batch_size), cfg
     return BatchEnv(cfg, batch_size, auto_reset=False), cfg

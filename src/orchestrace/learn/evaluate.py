@@ -31,10 +31,12 @@ the claim's number. :func:`evaluate_suite` does so in each world of a named shif
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -297,9 +299,29 @@ def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, st
 
 
 # ----------------------------------------------------------------------------- one run
+#: ``eval --ray N`` plays the seeds elsewhere: a ``play(cfg, policy, seeds)`` returning what
+#: :func:`orchestrace.env.baselines.evaluate` returns (set with :func:`players`)
+_PLAYER: contextvars.ContextVar[Callable[[Any, Any, np.ndarray], dict[str, np.ndarray]] | None] = \
+    contextvars.ContextVar("orchestrace_eval_player", default=None)
+
+
+@contextlib.contextmanager
+def players(play: Callable[[Any, Any, np.ndarray], dict[str, np.ndarray]]) -> Iterator[None]:
+    """Within the block the evaluation's episodes are played by ``play(cfg, policy, seeds)``
+    (the same per-episode arrays as the batched evaluator, e.g. computed on Ray)."""
+    token = _PLAYER.set(play)
+    try:
+        yield
+    finally:
+        _PLAYER.reset(token)
+
+
 def _play(cfg: Any, policy: Any, seeds: np.ndarray) -> dict[str, np.ndarray]:
     from ..env.baselines import evaluate as run_batch
 
+    play = _PLAYER.get()
+    if play is not None:
+        return play(cfg, policy, seeds)
     return run_batch(cfg, policy, seeds)
 
 

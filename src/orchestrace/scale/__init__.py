@@ -1,0 +1,49 @@
+"""Scale out on Ray (``pip install 'orchestrace[ray]'``): rollouts, training and trace datasets.
+
+Importing this package does not import Ray; :func:`connect` does. Everything here keeps one
+rule: the distributed result is the one-process result, byte for byte — work is split into
+pure shards (a shard's output depends on its items alone), Ray runs them (retrying a shard
+whose worker died), and the driver puts the outputs back in item order.
+
+- :func:`connect` / :class:`Cluster` — join or start a cluster; ``Cluster.map`` runs shards;
+- :class:`EpisodeJob`, :func:`run_shard`, :func:`shards` — the episodes of ``env run``;
+- :class:`RayBatchEnv` — a ``BatchEnv`` whose rows live on Ray actors (``train --ray``);
+- :class:`MeasureJob`, :func:`measure_partition`, :func:`partitions` — dataset measures by
+  trace-aligned partitions (``metrics`` / ``validate`` / ``reward`` / ``credit --ray``);
+- :func:`break_even_s`, :func:`should_distribute` — below the break-even work, one process.
+
+See ``docs/scale.md``.
+"""
+
+from __future__ import annotations
+
+from ._batchenv import RayBatchEnv
+from ._cluster import (
+    RAY_START_S,
+    RAY_TASK_S,
+    Cluster,
+    break_even_s,
+    check_request,
+    connect,
+    should_distribute,
+)
+from ._dataset import MeasureJob, measure_partition, partitions
+from ._rollout import EpisodeJob, ShardResult, run_shard, shards
+
+__all__ = [
+    "RAY_START_S",
+    "RAY_TASK_S",
+    "Cluster",
+    "EpisodeJob",
+    "MeasureJob",
+    "RayBatchEnv",
+    "ShardResult",
+    "break_even_s",
+    "check_request",
+    "connect",
+    "measure_partition",
+    "partitions",
+    "run_shard",
+    "shards",
+    "should_distribute",
+]

@@ -182,6 +182,9 @@ def connect(workers: int | None = None, address: str | None = None, *, timeout_s
     with the install command.
     """
     check_request(workers, address, timeout_s=timeout_s)
+    # Ray's C++ client prints a warning a second while it retries an address that answers but is
+    # not a Ray cluster; our one-line error says it instead (GLOG_minloglevel=0 restores them).
+    os.environ.setdefault("GLOG_minloglevel", "2")
     ray = require("ray", extra="ray")
     owns = False
     if not ray.is_initialized():

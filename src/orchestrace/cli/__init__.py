@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+from . import _fast
 from ._app import app, guard_all, plain_help
 
 # Each module registers its commands on ``app`` when imported (heavy imports stay inside
@@ -32,7 +33,13 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        # plain command lines skip typer's parser (and its pydantic import); the rest,
+        # --help and every malformed line included, go to typer (see ._fast)
+        code = _fast.run(app, sys.argv[1:])
+        if code is None:
+            app()
+        else:
+            sys.exit(code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)

@@ -198,7 +198,8 @@ def metrics(
                             note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
                                  "--force: measuring it anyway", kind="warning")
                         try:
-                            res = compute(tr, names, max_flows=max_flows)
+                            # validated just above: a valid trace is not checked a second time
+                            res = compute(tr, names, max_flows=max_flows, validate=not rep.valid)
                         except TraceError as exc:
                             _refuse(f"{path} trace {tr.trace_id!r}", exc)
                             refused += 1

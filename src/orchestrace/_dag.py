@@ -11,7 +11,11 @@ is a DAG, which events an edge joins, or what the problem is called:
   and the dependency mask over edge codes (:data:`~orchestrace.vocab.DEPENDENCY_EDGE_TYPES`);
 * :func:`cycle_message`, :func:`duplicate_message`, :func:`dangling_message` — the text of
   the ``edge.cycle``, ``id.duplicate`` and ``edge.dangling`` problems (codes in
-  :data:`~orchestrace._problems.PROBLEM_CODES`).
+  :data:`~orchestrace._problems.PROBLEM_CODES`);
+* :func:`shared_columns` / :func:`shared` — inside the block, per-event columns that the
+  validator pulls out of a trace (times, type codes, the id index, edge ends …) are kept and
+  handed to the graph core instead of being pulled out a second time (~40 ns an event and
+  a column; ``orchestrace metrics`` validates, then builds the graph, of the same trace).
 
 >>> find_cycle(np.array([0, 1, 2]), np.array([1, 2, 0]), 3)
 [0, 1, 2]
@@ -21,9 +25,11 @@ is a DAG, which events an edge joins, or what the problem is called:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -38,6 +44,8 @@ __all__ = [
     "dangling_message",
     "duplicate_message",
     "find_cycle",
+    "shared",
+    "shared_columns",
 ]
 
 #: Event type → int8 code (enum order).
@@ -48,6 +56,55 @@ EDGE_CODE: dict[EdgeType, int] = {e: i for i, e in enumerate(EdgeType)}
 DEPENDENCY_CODES: np.ndarray = np.array([e in DEPENDENCY_EDGE_TYPES for e in EdgeType])
 
 _MAX_LISTED = 20
+_T = TypeVar("_T")
+
+#: id(trace) → (the trace, its columns by name), while a :func:`shared_columns` block runs.
+_SHARED: ContextVar[dict[int, tuple[Any, dict[str, Any]]] | None] = ContextVar(
+    "orchestrace_shared_columns", default=None)
+
+
+@contextmanager
+def shared_columns() -> Iterator[None]:
+    """Share per-trace columns between the validator and the graph core inside the block.
+
+    The columns (and the traces they came from) are dropped when the block ends; shared
+    numpy arrays are read-only, so no consumer can change what another one reads. A nested
+    block uses the outer one's columns.
+
+    >>> with shared_columns():
+    ...     a = shared("trace", "x", lambda: [1])
+    ...     a is shared("trace", "x", lambda: [2])
+    True
+    >>> shared("trace", "x", lambda: [2])  # outside a block: computed every time
+    [2]
+    """
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def shared(trace: Any, name: str, make: Callable[[], _T]) -> _T:
+    """``make()`` — computed once per trace and name inside a :func:`shared_columns` block."""
+    memo = _SHARED.get()
+    if memo is None:
+        return make()
+    entry = memo.get(id(trace))
+    if entry is None or entry[0] is not trace:
+        entry = memo[id(trace)] = (trace, {})
+    cols = entry[1]
+    try:
+        return cols[name]  # type: ignore[no-any-return]
+    except KeyError:
+        value = make()
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        cols[name] = value
+        return value
 
 
 def _short(value: Any, limit: int = 30) -> str:

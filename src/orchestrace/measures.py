@@ -42,6 +42,7 @@ from contextvars import ContextVar
 import msgspec
 import numpy as np
 
+from ._dag import shared_columns
 from .errors import ConfigError, TraceInvalidError, did_you_mean
 from .graph import TraceGraph
 from .trace import Trace
@@ -778,10 +779,11 @@ def compute(
     :class:`~orchestrace.errors.TraceInvalidError` carrying the validator's problems. A
     dependency cycle raises it too, naming the cycle.
     """
-    if isinstance(trace, Trace) and validate:
-        _check(trace)
-    names = select_measures(select)
-    g = _graph(trace)
+    with shared_columns():  # the graph reuses the columns the validator pulled out of the trace
+        if isinstance(trace, Trace) and validate:
+            _check(trace)
+        names = select_measures(select)
+        g = _graph(trace)
     with _noting() as notes:
         metrics = {name: _clean(MEASURES[name](g)) for name in names}
         flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []

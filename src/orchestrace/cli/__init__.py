@@ -6,9 +6,10 @@ from __future__ import annotations
 # order of ``orchestrace --help``); keep ruff's import sorter from merging and reordering them.
 # ruff: noqa: I001
 
+import os
 import sys
 
-from . import _fast
+from . import _app, _fast
 from ._app import app, guard_all, plain_help
 
 # Each module registers its commands on ``app`` when imported (heavy imports stay inside
@@ -29,15 +30,28 @@ guard_all(app)  # after every command module registered: no command lets a trace
 
 __all__ = ["app", "main"]
 
+#: Commands that only read their inputs and print (``metrics --write`` writes atomically, and
+#: has closed its file before the command returns): their process may end with os._exit.
+_QUICK_EXIT_COMMANDS = frozenset({"validate", "metrics"})
+
 
 def main() -> None:
     """Console-script entry point."""
     try:
         # plain command lines skip typer's parser (and its pydantic import); the rest,
         # --help and every malformed line included, go to typer (see ._fast)
-        code = _fast.run(app, sys.argv[1:])
+        argv = sys.argv[1:]
+        _app.QUICK_EXIT = bool(argv) and argv[0] in _QUICK_EXIT_COMMANDS
+        code = _fast.run(app, argv)
         if code is None:
+            _app.QUICK_EXIT = False
             app()
+        elif _app.QUICK_EXIT:
+            # read-only commands: nothing left to write but stdout/stderr; skip freeing the
+            # traces and tearing the interpreter down (0.2 s for a 1M-event trace)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
         else:
             sys.exit(code)
     except KeyboardInterrupt:

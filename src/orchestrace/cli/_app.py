@@ -39,6 +39,18 @@ app = typer.Typer(
 #: Exit codes used by every command.
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
+#: True when this process ends with :func:`os._exit` right after its command (``cli.main``
+#: does that for the read-only commands it runs itself): then :func:`keep` holds on to big
+#: objects rather than let them be freed one by one just before the exit.
+QUICK_EXIT = False
+_KEPT: list[Any] = []
+
+
+def keep(obj: Any) -> None:
+    """Hold ``obj`` until the process exits (only the latest one: memory stays bounded)."""
+    if QUICK_EXIT:
+        _KEPT[:] = [obj]
+
 
 class _LazyConsole:
     """A :class:`rich.console.Console` built on first use (rich costs start-up time that

@@ -99,9 +99,14 @@ def validate(
     Exit 0 when every file is valid (warnings allowed unless --strict), 1 when any file
     has an error, 2 when a file cannot be read (or no file matches).
     """
+    from .. import _validate
     from .._problems import Problem, ValidationReport
     from .._validate import validate as check
     from ..vocab import Severity
+    from ._app import QUICK_EXIT, keep
+
+    if QUICK_EXIT:
+        _validate._keep = keep
 
     with _no_traceback():
         targets = _expand(paths, recursive)

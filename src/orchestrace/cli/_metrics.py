@@ -29,6 +29,7 @@ from ._app import (
     error,
     escape,
     fail,
+    keep,
     note,
 )
 from ._checks import FORCE_HELP
@@ -218,6 +219,7 @@ def metrics(
                     refused += 1
                     io_error |= any(p.code.startswith("io.") for p in exc.problems)
                     file_ok = False
+            keep(traces)  # a process that ends with os._exit does not free them (cli._app.keep)
             for w in caught:
                 note(str(w.message), kind="warning")
             if write and results:

@@ -213,9 +213,22 @@ def _dedupe(a: np.ndarray, stamp: np.ndarray) -> np.ndarray:
     return a[stamp[a] == pos]
 
 
-def _bools(values: Iterable[object], target: object, n: int) -> np.ndarray:
-    """``v is target`` for each value, as a bool array (C-level map, no Python loop)."""
+def _bools(values: list[object], target: object, n: int) -> np.ndarray:
+    """``v is target`` for each value, as a bool array (C-level map, no Python loop).
+
+    An optional flag is often absent from every event: then no per-event pass is needed.
+    """
+    if values and values[0] is None and _all_none(values):
+        return np.zeros(n, dtype=bool)
     return np.fromiter(map(operator.is_, values, itertools.repeat(target)), dtype=bool, count=n)
+
+
+def _all_none(values: list[object]) -> bool:
+    """Every value is None (``list.count`` compares with ``==``, which None answers by identity)."""
+    try:
+        return values.count(None) == len(values)
+    except Exception:  # a value whose ``==`` misbehaves (a Trace built in code): not all None
+        return False
 
 
 class TraceGraph:
@@ -376,22 +389,22 @@ class TraceGraph:
     @cached_property
     def error(self) -> np.ndarray:
         """``error is True`` per event (bool)."""
-        return _bools(map(attrgetter("error"), self.trace.events), True, self.n)
+        return _bools(self._column("error"), True, self.n)
 
     @cached_property
     def error_clean(self) -> np.ndarray:
         """``error is False`` per event: explicitly judged clean (bool)."""
-        return _bools(map(attrgetter("error"), self.trace.events), False, self.n)
+        return _bools(self._column("error"), False, self.n)
 
     @cached_property
     def untrusted(self) -> np.ndarray:
         """``trusted is False`` per event (bool)."""
-        return _bools(map(attrgetter("trusted"), self.trace.events), False, self.n)
+        return _bools(self._column("trusted"), False, self.n)
 
     @cached_property
     def privileged(self) -> np.ndarray:
         """``privileged is True`` per event (bool)."""
-        return _bools(map(attrgetter("privileged"), self.trace.events), True, self.n)
+        return _bools(self._column("privileged"), True, self.n)
 
     @cached_property
     def turn(self) -> np.ndarray:

@@ -784,11 +784,11 @@ def compute(
             _check(trace)
         names = select_measures(select)
         g = _graph(trace)
-    with _noting() as notes:
-        metrics = {name: _clean(MEASURES[name](g)) for name in names}
-        flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
-        if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
-            _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
+        with _noting() as notes:
+            metrics = {name: _clean(MEASURES[name](g)) for name in names}
+            flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
+            if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
+                _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
     assumptions = [*g.assumptions, *(n for n in notes if n not in g.assumptions)]
     return MetricsResult(trace_id=g.trace_id, metrics=metrics, assumptions=assumptions, flows=flows)
 

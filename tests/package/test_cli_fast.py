@@ -93,3 +93,40 @@ def test_process_exit_codes_and_output_are_typer_s(tmp_path: Path) -> None:
     assert run("validate", str(tmp_path / "missing.json")).returncode == 2
     usage = run("validate", "--format", "xml", str(good))  # typer's own usage error
     assert usage.returncode == 2 and "Invalid value" in usage.stderr
+
+
+BAD = sorted(p for d in ("bad", "bad_cli") for p in (Path(__file__).parents[1] / "data" / d).glob("*.json*"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_bad_corpus_reports_are_the_same_through_both_paths(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file of the bad-input corpus: the light path prints what typer's path prints."""
+    from typer.testing import CliRunner
+
+    assert len(BAD) > 30
+    runner = CliRunner()
+    for path in BAD:
+        argv = ["validate", str(path), "--format", fmt]
+        code = _fast.run(app, argv)
+        out = capsys.readouterr().out
+        res = runner.invoke(app, argv)
+        assert (code, out) == (res.exit_code, res.stdout), path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30))
+def test_plain_valid_line_is_what_rich_prints(source: str) -> None:
+    import io
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from orchestrace.cli._core import _plain_stdout
+
+    line = f"✓ {source}  (3 events, 2 edges)"
+    if not _plain_stdout(line):
+        return  # rich prints it
+    buf = io.StringIO()
+    Console(file=buf, highlight=False, force_terminal=False, width=40).print(
+        f"[green]✓[/] {escape(source)}  (3 events, 2 edges)", soft_wrap=True)
+    assert buf.getvalue() == line + "\n"

@@ -80,6 +80,7 @@ from ._dag import (
     duplicate_message,
     find_cycle,
     shared,
+    unique_ints,
 )
 from ._problems import problem
 from .errors import TraceInvalidError
@@ -510,7 +511,7 @@ class TraceGraph:
     def _bfs(self, ptr: np.ndarray, idx: np.ndarray, seeds: np.ndarray, inclusive: bool) -> np.ndarray:
         seen = np.zeros(self.n, dtype=bool)
         stamp = np.zeros(self.n, dtype=np.int64)
-        frontier = np.unique(np.asarray(seeds, dtype=_I32))
+        frontier = unique_ints(np.asarray(seeds, dtype=_I32))
         if inclusive:
             seen[frontier] = True
         while frontier.size:

@@ -42,7 +42,7 @@ from contextvars import ContextVar
 import msgspec
 import numpy as np
 
-from ._dag import shared_columns
+from ._dag import shared_columns, unique_ints
 from .errors import ConfigError, TraceInvalidError, did_you_mean
 from .graph import TraceGraph
 from .trace import Trace
@@ -349,7 +349,7 @@ def _errors(g: TraceGraph) -> dict[str, object]:
         reached = g.sweep_forward(succ, blocked=catcher & ~f)
         roots = f & ~reached
         hit = g.dep_dst[taint[g.dep_src]]
-        caught = int(np.unique(hit[catcher[hit] & ~f[hit]]).size)
+        caught = int(unique_ints(hit[catcher[hit] & ~f[hit]]).size)
         return {"flagged": f, "taint": taint, "roots": roots, "caught": caught}
     return _memo(g, "errors", run)  # type: ignore[return-value]
 

@@ -46,6 +46,8 @@ __all__ = [
     "find_cycle",
     "shared",
     "shared_columns",
+    "stable_argsort_hashes",
+    "stable_argsort_small",
     "unique_ints",
 ]
 
@@ -152,7 +154,7 @@ class IdIndex:
     def __init__(self, hashes: np.ndarray, key_at: Any) -> None:
         self.hashes = hashes  # (n,) in event order
         self.key_at = key_at
-        self.order = np.argsort(hashes, kind="stable")  # (n,) positions in hash order
+        self.order = stable_argsort_hashes(hashes)  # (n,) positions in hash order
         self.sorted = hashes[self.order]
         same = np.flatnonzero(self.sorted[1:] == self.sorted[:-1])
         self.dict: dict[str, int] | None = None
@@ -198,6 +200,46 @@ class IdIndex:
         return out
 
 
+def stable_argsort_small(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for integer keys in ``[0, bound)``, ~10× faster.
+
+    numpy's stable sort of 64-bit keys is a merge sort; here each key is made unique as
+    ``key · m + position`` and sorted *by value* (numpy's vectorised sort): the positions,
+    read back as ``value mod m``, are exactly the stable order.
+
+    >>> stable_argsort_small(np.array([2, 0, 2, 1, 0]), 3).tolist()
+    [1, 4, 3, 0, 2]
+    """
+    m = len(keys)
+    if m == 0 or bound * m >= 2**62:
+        return np.argsort(keys, kind="stable")
+    comp = keys.astype(np.int64) * m + np.arange(m, dtype=np.int64)
+    comp.sort()
+    return comp % m
+
+
+def stable_argsort_hashes(hashes: np.ndarray) -> np.ndarray:
+    """``np.argsort(hashes, kind="stable")`` of 64-bit hashes: an unstable (vectorised) argsort,
+    then each run of equal hashes — duplicates, rare — put back in position order.
+
+    >>> stable_argsort_hashes(np.array([5, -1, 5, 5, 0])).tolist()
+    [1, 4, 0, 2, 3]
+    """
+    order = np.argsort(hashes)
+    if len(order) < 2:
+        return order if len(order) else np.argsort(hashes, kind="stable")
+    sorted_ = hashes[order]
+    same = np.flatnonzero(sorted_[1:] == sorted_[:-1])
+    if same.size:
+        in_run = np.zeros(len(order), dtype=bool)
+        in_run[same] = True
+        in_run[same + 1] = True
+        idx = np.flatnonzero(in_run)  # runs are contiguous: reorder them by (hash, position)
+        sub = order[idx]
+        order[idx] = sub[np.lexsort((sub, sorted_[idx]))]
+    return order
+
+
 def unique_ints(a: np.ndarray) -> np.ndarray:
     """``np.unique(a)`` of an integer array, without its lazy import of ``numpy.ma`` (~25 ms
     of start-up that numpy ≥ 2 spends on the first plain ``np.unique`` call of a process).
@@ -229,7 +271,7 @@ def find_cycle(src: np.ndarray, dst: np.ndarray, n: int) -> list[int] | None:
     nodes, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
     k, e = len(nodes), len(src)
     s, d = inv[:e], inv[e:]
-    order = np.argsort(s, kind="stable")
+    order = stable_argsort_small(s, k)
     d_sorted = d[order]
     indptr = np.zeros(k + 1, np.int64)
     np.cumsum(np.bincount(s, minlength=k), out=indptr[1:])

@@ -80,6 +80,7 @@ from ._dag import (
     duplicate_message,
     find_cycle,
     shared,
+    stable_argsort_small,
     unique_ints,
 )
 from ._problems import problem
@@ -187,7 +188,7 @@ class Concurrency:
 
 def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR (``ptr``, ``idx``) of ``src → dst``: neighbours of ``v`` are ``idx[ptr[v]:ptr[v+1]]``."""
-    order = np.argsort(src, kind="stable")
+    order = stable_argsort_small(src, n)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
     return ptr, dst[order].astype(_I32, copy=False)

@@ -3,6 +3,7 @@
     python benchmarks/e2e.py                    # 7 runs of each process, 200k and 1M events
     python benchmarks/e2e.py --repeats 5 --sizes 200000
     python benchmarks/e2e.py --quick            # 20k events, 3 runs (a smoke run)
+    python benchmarks/e2e.py --baseline ../old/src   # also an older source tree, same runs
 
 Every figure is the wall clock of one whole process (``subprocess.run``, output to
 /dev/null), median of ``--repeats`` runs (min … max shown), the processes of one group
@@ -120,8 +121,14 @@ print(sum(dur[v] for v in path))
 '''
 
 
+#: PYTHONPATH of the --baseline source tree (argv lists that start with "@base" run with it).
+BASE_ENV: dict[str, str] = {}
+
+
 def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall-clock and CPU (user + system) seconds of one whole process."""
+    if argv[0] == "@base":
+        argv, env = argv[1:], BASE_ENV
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
@@ -172,6 +179,8 @@ def main() -> None:
     ap.add_argument("--jsonschema-repeats", type=int, default=3,
                     help="runs of the jsonschema anchor (only at the smallest size; 0 = skip)")
     ap.add_argument("--quick", action="store_true", help="20k events, 3 runs, no jsonschema")
+    ap.add_argument("--baseline", metavar="SRC", help="also time another orchestrace source tree (its src/ "
+                    "folder, e.g. an older checkout) in the same runs, as help@base, validate@base, metrics@base")
     args = ap.parse_args()
     if args.quick:
         args.repeats, args.sizes, args.metrics_size, args.jsonschema_repeats = 3, [20_000], 20_000, 0
@@ -195,8 +204,18 @@ def main() -> None:
         schema = Path(orchestrace.__file__).parent / "data" / "reference_trace_schema.json"
         r = args.repeats
 
-        group = {"bare": ([py, "-c", "pass"], r), "help": ([py, "-m", "orchestrace", "--help"], r)}
-        results.append(("start-up", timed(group, env), {k: " ".join(["python", *v[0][1:]]) for k, v in group.items()}))
+        if args.baseline:
+            BASE_ENV.update(env, PYTHONPATH=os.pathsep.join([str(Path(args.baseline).resolve()),
+                                                             *filter(None, [os.environ.get("PYTHONPATH")])]))
+        base = bool(args.baseline)
+
+        def with_base(group: dict[str, tuple[list[str], int]], name: str) -> dict[str, tuple[list[str], int]]:
+            if base:
+                group[f"{name}@base"] = (["@base", *group[name][0]], group[name][1])
+            return group
+
+        group = with_base({"bare": ([py, "-c", "pass"], r), "help": ([py, "-m", "orchestrace", "--help"], r)}, "help")
+        results.append(("start-up", timed(group, env), {k: _shown(v[0]) for k, v in group.items()}))
         print_group(*results[-1])
 
         for n in args.sizes:
@@ -206,10 +225,11 @@ def main() -> None:
                 "validate/native": ([py, "-m", "orchestrace", "validate", str(native)], r),
                 "survey-check": ([py, str(scripts["survey_check.py"]), str(ref)], r),
             }
+            with_base(group, "validate")
             if args.jsonschema_repeats and n == min(args.sizes):
                 group["jsonschema"] = ([py, str(scripts["jsonschema_check.py"]), str(ref), str(schema)],
                                        args.jsonschema_repeats)
-            shown = {k: " ".join(["python", *(Path(a).name if "/" in a else a for a in v[0][1:])]) for k, v in group.items()}
+            shown = {k: _shown(v[0]) for k, v in group.items()}
             results.append((f"validate, {n:,} events ({ref.stat().st_size / 1e6:.0f} MB)", timed(group, env), shown))
             print_group(*results[-1])
 
@@ -219,11 +239,17 @@ def main() -> None:
             "metrics": ([py, "-m", "orchestrace", "metrics", str(native)], r),
             "networkx": ([py, str(scripts["nx_critical_path.py"]), str(native)], r),
         }
-        shown = {k: " ".join(["python", *(Path(a).name if "/" in a else a for a in v[0][1:])]) for k, v in group.items()}
+        with_base(group, "metrics")
+        shown = {k: _shown(v[0]) for k, v in group.items()}
         results.append((f"metrics, {n:,} events, 1,000 agents", timed(group, env), shown))
         print_group(*results[-1])
 
     print(f"\nratios (medians of whole processes, same run; {args.repeats} runs each):")
+    for title, res, _ in results:
+        for name in [k for k in res if k.endswith("@base")]:
+            mine = name.removesuffix("@base")
+            print(f"  {title:40} {name} / {mine} = {res[name][0] / res[mine][0]:5.2f}× wall, "
+                  f"{res[name][3] / res[mine][3]:5.2f}× cpu  (the --baseline tree over this one)")
     for title, res, _ in results:
         if "help" in res:
             extra = (res["help"][0] - res["bare"][0]) * 1e3
@@ -233,14 +259,21 @@ def main() -> None:
         if "survey-check" in res:
             for mine in ("validate", "validate/native"):
                 ratio = res["survey-check"][0] / res[mine][0]
-                print(f"  {title:40} survey-check / {mine:16} = {ratio:5.2f}×   "
-                      f"[target ≥ 3×: {'met' if ratio >= 3 else 'MISSED'}]")
+                print(f"  {title:40} survey-check / {mine:16} = {ratio:5.2f}× wall "
+                      f"({res['survey-check'][3] / res[mine][3]:5.2f}× cpu)   [target ≥ 3×: {'met' if ratio >= 3 else 'MISSED'}]")
             if "jsonschema" in res:
-                print(f"  {title:40} jsonschema / validate              = {res['jsonschema'][0] / res['validate'][0]:5.1f}×")
+                print(f"  {title:40} jsonschema / validate              = {res['jsonschema'][0] / res['validate'][0]:5.1f}× wall "
+                      f"({res['jsonschema'][3] / res['validate'][3]:5.1f}× cpu)")
         if "networkx" in res:
             ratio = res["networkx"][0] / res["metrics"][0]
-            print(f"  {title:40} networkx / metrics                 = {ratio:5.2f}×   "
-                  f"[target ≥ 8×: {'met' if ratio >= 8 else 'MISSED'}]")
+            print(f"  {title:40} networkx / metrics                 = {ratio:5.2f}× wall "
+                  f"({res['networkx'][3] / res['metrics'][3]:5.2f}× cpu)   [target ≥ 8×: {'met' if ratio >= 8 else 'MISSED'}]")
+
+
+def _shown(argv: list[str]) -> str:
+    tag = " (--baseline)" if argv[0] == "@base" else ""
+    argv = argv[1:] if tag else argv
+    return " ".join(["python", *(Path(a).name if "/" in a else a for a in argv[1:])]) + tag
 
 
 def print_group(title: str, res: dict[str, tuple[float, float, float, float]], shown: dict[str, str]) -> None:

@@ -115,6 +115,9 @@ def _build_spec(fn: Callable[..., Any]) -> tuple[list[_Param], dict[str, _Param]
             return None
         if param.is_list and isinstance(info, OptionInfo) and info.default is not None:
             return None  # typer's handling of a non-empty list default is its own
+        if param.leaf is bool and not isinstance(info.default, bool) or (
+                param.leaf is bool and info.param_decls and info.default is not False):
+            return None  # a flag that defaults to True or None: click's flag_value rules
         params.append(param)
         if isinstance(info, ArgumentInfo):
             if param.leaf is bool or (positional and positional[-1].is_list):

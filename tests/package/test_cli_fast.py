@@ -130,3 +130,24 @@ def test_plain_valid_line_is_what_rich_prints(source: str) -> None:
     Console(file=buf, highlight=False, force_terminal=False, width=40).print(
         f"[green]✓[/] {escape(source)}  (3 events, 2 edges)", soft_wrap=True)
     assert buf.getvalue() == line + "\n"
+
+
+@pytest.mark.parametrize("command", ["validate", "metrics"])
+def test_a_closed_stdout_ends_quietly_with_exit_1(command: str, tmp_path: Path) -> None:
+    """``orchestrace validate run.json | head -0``: exit 1 and no message, as rich and click end it."""
+    import os
+
+    import orchestrace as ot
+
+    good = tmp_path / "ok.json"
+    ot.dump(ot.synth(events=50, agents=2, seed=1), good)
+    for unbuffered in ("1", ""):
+        r, w = os.pipe()
+        os.close(r)  # nobody reads: every write to stdout fails with EPIPE
+        try:
+            env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+            res = subprocess.run([sys.executable, "-m", "orchestrace", command, str(good)], stdout=w,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+        finally:
+            os.close(w)
+        assert res.returncode == 1 and "error" not in res.stderr, (unbuffered, res.stderr)

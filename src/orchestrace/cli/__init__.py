@@ -49,8 +49,11 @@ def main() -> None:
         elif _app.QUICK_EXIT:
             # read-only commands: nothing left to write but stdout/stderr; skip freeing the
             # traces and tearing the interpreter down (0.2 s for a 1M-event trace)
-            sys.stdout.flush()
-            sys.stderr.flush()
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BrokenPipeError:  # the reader went away: exit 1, as click and rich do
+                code = code or 1
             os._exit(code)
         else:
             sys.exit(code)

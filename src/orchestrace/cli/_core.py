@@ -142,7 +142,11 @@ def _print_report(report: ValidationReport, format: OutputFormat, ok: bool) -> N
     if not report.problems:
         line = f"✓ {report.source}  ({report.n_events} events, {report.n_edges} edges)"
         if _plain_stdout(line):  # what rich would print, without importing rich (~30 ms)
-            sys.stdout.write(line + "\n")
+            try:
+                sys.stdout.write(line + "\n")
+            except BrokenPipeError:  # the reader went away: end as rich does (exit 1, no message)
+                _stdout_to_devnull()
+                raise SystemExit(1) from None
             return
         console.print(f"[green]✓[/] {escape(str(report.source))}  ({report.n_events} events, {report.n_edges} edges)",
                       soft_wrap=True)
@@ -157,6 +161,17 @@ def _print_report(report: ValidationReport, format: OutputFormat, ok: bool) -> N
                       f"{escape(p.message)}", soft_wrap=True)
         if p.hint:
             console.print(f"           hint: {escape(p.hint)}", soft_wrap=True)
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _plain_stdout(text: str) -> bool:

@@ -53,6 +53,7 @@ def main() -> None:
                 sys.stdout.flush()
                 sys.stderr.flush()
             except BrokenPipeError:  # the reader went away: exit 1, as click and rich do
+                _app.stdout_to_devnull()
                 code = code or 1
             os._exit(code)
         else:

@@ -184,6 +184,18 @@ def guard_all(typer_app: typer.Typer) -> None:
             guard_all(group.typer_instance)
 
 
+def stdout_to_devnull() -> None:
+    """Point stdout at /dev/null after a broken pipe, so that the interpreter's last flush
+    cannot fail again (what rich and click do before they exit 1)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def is_tty() -> bool:
     return sys.stderr.isatty()
 

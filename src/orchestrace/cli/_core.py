@@ -36,6 +36,7 @@ from ._app import (
     escape,
     fail,
     note,
+    stdout_to_devnull,
 )
 from ._checks import FORCE_HELP
 
@@ -145,7 +146,7 @@ def _print_report(report: ValidationReport, format: OutputFormat, ok: bool) -> N
             try:
                 sys.stdout.write(line + "\n")
             except BrokenPipeError:  # the reader went away: end as rich does (exit 1, no message)
-                _stdout_to_devnull()
+                stdout_to_devnull()
                 raise SystemExit(1) from None
             return
         console.print(f"[green]✓[/] {escape(str(report.source))}  ({report.n_events} events, {report.n_edges} edges)",
@@ -161,17 +162,6 @@ def _print_report(report: ValidationReport, format: OutputFormat, ok: bool) -> N
                       f"{escape(p.message)}", soft_wrap=True)
         if p.hint:
             console.print(f"           hint: {escape(p.hint)}", soft_wrap=True)
-
-
-def _stdout_to_devnull() -> None:
-    """Point stdout at /dev/null, so that the interpreter's last flush cannot fail again."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _plain_stdout(text: str) -> bool:

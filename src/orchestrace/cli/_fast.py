@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import errno
 import re
 import sys
 import typing
@@ -252,20 +253,30 @@ def run(app: typer.Typer, argv: Sequence[str]) -> int | None:
     root_kwargs = _root_defaults(root)
     if root_kwargs is None:
         return None
-    from ._app import _CLICK_ERROR
+    from ._app import _CLICK_ERROR, stdout_to_devnull
 
     try:
         if root is not None:
             root(**root_kwargs)
         callback(**kwargs)
+    # the endings of typer's standalone mode (typer.core._main), one for one
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except typer.Abort:
+    except KeyboardInterrupt:
+        return 130
+    except (typer.Abort, EOFError) as exc:
+        if isinstance(exc, EOFError):
+            print(file=sys.stderr)
         print("Aborted!", file=sys.stderr)
         return 1
     except _CLICK_ERROR as exc:
         exc.show()  # type: ignore[attr-defined]
         return int(exc.exit_code)  # type: ignore[attr-defined]
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        stdout_to_devnull()
+        return 1  # the reader of stdout went away
     return 0
 
 

@@ -17,8 +17,9 @@ whenever :func:`parse` answers, typer would pass the command exactly the same va
 ...     red = "red"
 >>> def paint(paths: list[str] = typer.Argument(...), color: Color = typer.Option(Color.red, "--color", "-c"),
 ...           dry: bool = typer.Option(False, "--dry")) -> None: ...
->>> parse(paint, ["a", "-c", "red", "b", "--dry"])
-{'paths': ['a', 'b'], 'color': <Color.red: 'red'>, 'dry': True}
+>>> got = parse(paint, ["a", "-c", "red", "b", "--dry"])
+>>> got["paths"], got["color"] is Color.red, got["dry"]
+(['a', 'b'], True, True)
 >>> parse(paint, ["a", "--help"]) is None
 True
 """

@@ -79,6 +79,9 @@ from ._dag import (
     dangling_message,
     duplicate_message,
     find_cycle,
+    shared,
+    stable_argsort_small,
+    unique_ints,
 )
 from ._problems import problem
 from .errors import TraceInvalidError
@@ -104,6 +107,7 @@ EVENT_TYPES: tuple[EventType, ...] = tuple(EventType)
 EDGE_TYPES: tuple[EdgeType, ...] = tuple(EdgeType)
 _EV = {et: np.int8(i) for et, i in EVENT_CODE.items()}
 _ED = {et: np.int8(i) for et, i in EDGE_CODE.items()}
+_EV_CODE_OR_NONE, _ED_CODE_OR_NONE = EVENT_CODE, EDGE_CODE  # the validator's tables (.get → −1)
 _DEP_CODES = DEPENDENCY_CODES
 _I32 = np.int32
 _V = TypeVar("_V")
@@ -184,7 +188,7 @@ class Concurrency:
 
 def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """CSR (``ptr``, ``idx``) of ``src → dst``: neighbours of ``v`` are ``idx[ptr[v]:ptr[v+1]]``."""
-    order = np.argsort(src, kind="stable")
+    order = stable_argsort_small(src, n)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
     return ptr, dst[order].astype(_I32, copy=False)
@@ -211,9 +215,22 @@ def _dedupe(a: np.ndarray, stamp: np.ndarray) -> np.ndarray:
     return a[stamp[a] == pos]
 
 
-def _bools(values: Iterable[object], target: object, n: int) -> np.ndarray:
-    """``v is target`` for each value, as a bool array (C-level map, no Python loop)."""
+def _bools(values: list[object], target: object, n: int) -> np.ndarray:
+    """``v is target`` for each value, as a bool array (C-level map, no Python loop).
+
+    An optional flag is often absent from every event: then no per-event pass is needed.
+    """
+    if values and values[0] is None and _all_none(values):
+        return np.zeros(n, dtype=bool)
     return np.fromiter(map(operator.is_, values, itertools.repeat(target)), dtype=bool, count=n)
+
+
+def _all_none(values: list[object]) -> bool:
+    """Every value is None (``list.count`` compares with ``==``, which None answers by identity)."""
+    try:
+        return values.count(None) == len(values)
+    except Exception:  # a value whose ``==`` misbehaves (a Trace built in code): not all None
+        return False
 
 
 class TraceGraph:
@@ -242,10 +259,16 @@ class TraceGraph:
         self._derived: dict[Hashable, Any] = {}
         ev = trace.events
         n = self.n = len(ev)
+        # columns the validator may already have pulled out of this trace (_dag.shared_columns)
         self.ids: list[str] = list(map(attrgetter("id"), ev))
-        self.t = np.fromiter(map(attrgetter("t"), ev), dtype=np.float64, count=n)
-        t_end = np.array(list(map(attrgetter("t_end"), ev)), dtype=np.float64).reshape(n)
-        self.type = np.fromiter(map(_EV.__getitem__, map(attrgetter("type"), ev)), dtype=np.int8, count=n)
+        self.t = shared(trace, "t", lambda: np.fromiter(map(attrgetter("t"), ev), dtype=np.float64, count=n))
+        t_end = np.array(shared(trace, "list:t_end", lambda: list(map(attrgetter("t_end"), ev))),
+                         dtype=np.float64).reshape(n)
+        codes = shared(trace, "event_type_code", lambda: np.fromiter(
+            map(_EV_CODE_OR_NONE.get, map(attrgetter("type"), ev), itertools.repeat(-1)), dtype=np.int8, count=n))
+        if n and codes.min() < 0:  # not an EventType: fail as the plain column would
+            codes = np.fromiter(map(_EV.__getitem__, map(attrgetter("type"), ev)), dtype=np.int8, count=n)
+        self.type = codes
         agent_names = list(map(attrgetter("agent"), ev))
         names = dict.fromkeys(agent_names)
         for i in np.flatnonzero(self.type == _EV[EventType.SPAWN]).tolist():
@@ -257,16 +280,20 @@ class TraceGraph:
         self.agent = np.fromiter(map(self.agent_index.__getitem__, agent_names), dtype=_I32, count=n)
         ed = trace.edges
         m = self.m = len(ed)
-        ix = IdIndex.of(self.ids)  # the validator's id index (one core)
+        ix = shared(trace, "id_index", lambda: IdIndex.of(self.ids))  # the validator's id index (one core)
         dup = ix.duplicates()
         if dup.size:
             raise _duplicate_ids(self.ids, dup, ix)
-        src = ix.lookup_of(ed, attrgetter("src"))  # (m,) −1 = no such event
-        dst = ix.lookup_of(ed, attrgetter("dst"))
+        src = shared(trace, "edge_src", lambda: ix.lookup_of(ed, attrgetter("src")))  # (m,) −1 = no such event
+        dst = shared(trace, "edge_dst", lambda: ix.lookup_of(ed, attrgetter("dst")))
         if m and (src.min() < 0 or dst.min() < 0):
             raise _dangling(ed, src, dst)
         self.edge_src, self.edge_dst = src.astype(_I32), dst.astype(_I32)
-        self.edge_type = np.fromiter(map(_ED.__getitem__, map(attrgetter("type"), ed)), dtype=np.int8, count=m)
+        etype = shared(trace, "edge_type_code", lambda: np.fromiter(
+            map(_ED_CODE_OR_NONE.get, map(attrgetter("type"), ed), itertools.repeat(-1)), dtype=np.int8, count=m))
+        if m and etype.min() < 0:  # not an EdgeType: fail as the plain column would
+            etype = np.fromiter(map(_ED.__getitem__, map(attrgetter("type"), ed)), dtype=np.int8, count=m)
+        self.edge_type = etype
         dep = _DEP_CODES[self.edge_type] if m else np.zeros(0, dtype=bool)
         self.dep_src = self.edge_src[dep]
         self.dep_dst = self.edge_dst[dep]
@@ -337,7 +364,7 @@ class TraceGraph:
 
     # ------------------------------------------------------------------ per-event columns
     def _column(self, name: str) -> list:
-        return list(map(attrgetter(name), self.trace.events))
+        return shared(self.trace, f"list:{name}", lambda: list(map(attrgetter(name), self.trace.events)))
 
     @cached_property
     def _tokens(self) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -364,22 +391,22 @@ class TraceGraph:
     @cached_property
     def error(self) -> np.ndarray:
         """``error is True`` per event (bool)."""
-        return _bools(map(attrgetter("error"), self.trace.events), True, self.n)
+        return _bools(self._column("error"), True, self.n)
 
     @cached_property
     def error_clean(self) -> np.ndarray:
         """``error is False`` per event: explicitly judged clean (bool)."""
-        return _bools(map(attrgetter("error"), self.trace.events), False, self.n)
+        return _bools(self._column("error"), False, self.n)
 
     @cached_property
     def untrusted(self) -> np.ndarray:
         """``trusted is False`` per event (bool)."""
-        return _bools(map(attrgetter("trusted"), self.trace.events), False, self.n)
+        return _bools(self._column("trusted"), False, self.n)
 
     @cached_property
     def privileged(self) -> np.ndarray:
         """``privileged is True`` per event (bool)."""
-        return _bools(map(attrgetter("privileged"), self.trace.events), True, self.n)
+        return _bools(self._column("privileged"), True, self.n)
 
     @cached_property
     def turn(self) -> np.ndarray:
@@ -485,7 +512,7 @@ class TraceGraph:
     def _bfs(self, ptr: np.ndarray, idx: np.ndarray, seeds: np.ndarray, inclusive: bool) -> np.ndarray:
         seen = np.zeros(self.n, dtype=bool)
         stamp = np.zeros(self.n, dtype=np.int64)
-        frontier = np.unique(np.asarray(seeds, dtype=_I32))
+        frontier = unique_ints(np.asarray(seeds, dtype=_I32))
         if inclusive:
             seen[frontier] = True
         while frontier.size:

@@ -42,6 +42,7 @@ from contextvars import ContextVar
 import msgspec
 import numpy as np
 
+from ._dag import shared_columns, unique_ints
 from .errors import ConfigError, TraceInvalidError, did_you_mean
 from .graph import TraceGraph
 from .trace import Trace
@@ -348,7 +349,7 @@ def _errors(g: TraceGraph) -> dict[str, object]:
         reached = g.sweep_forward(succ, blocked=catcher & ~f)
         roots = f & ~reached
         hit = g.dep_dst[taint[g.dep_src]]
-        caught = int(np.unique(hit[catcher[hit] & ~f[hit]]).size)
+        caught = int(unique_ints(hit[catcher[hit] & ~f[hit]]).size)
         return {"flagged": f, "taint": taint, "roots": roots, "caught": caught}
     return _memo(g, "errors", run)  # type: ignore[return-value]
 
@@ -778,15 +779,16 @@ def compute(
     :class:`~orchestrace.errors.TraceInvalidError` carrying the validator's problems. A
     dependency cycle raises it too, naming the cycle.
     """
-    if isinstance(trace, Trace) and validate:
-        _check(trace)
-    names = select_measures(select)
-    g = _graph(trace)
-    with _noting() as notes:
-        metrics = {name: _clean(MEASURES[name](g)) for name in names}
-        flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
-        if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
-            _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
+    with shared_columns():  # the graph reuses the columns the validator pulled out of the trace
+        if isinstance(trace, Trace) and validate:
+            _check(trace)
+        names = select_measures(select)
+        g = _graph(trace)
+        with _noting() as notes:
+            metrics = {name: _clean(MEASURES[name](g)) for name in names}
+            flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
+            if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
+                _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
     assumptions = [*g.assumptions, *(n for n in notes if n not in g.assumptions)]
     return MetricsResult(trace_id=g.trace_id, metrics=metrics, assumptions=assumptions, flows=flows)
 

@@ -39,6 +39,18 @@ app = typer.Typer(
 #: Exit codes used by every command.
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
+#: True when this process ends with :func:`os._exit` right after its command (``cli.main``
+#: does that for the read-only commands it runs itself): then :func:`keep` holds on to big
+#: objects rather than let them be freed one by one just before the exit.
+QUICK_EXIT = False
+_KEPT: list[Any] = []
+
+
+def keep(obj: Any) -> None:
+    """Hold ``obj`` until the process exits (only the latest one: memory stays bounded)."""
+    if QUICK_EXIT:
+        _KEPT[:] = [obj]
+
 
 class _LazyConsole:
     """A :class:`rich.console.Console` built on first use (rich costs start-up time that
@@ -170,6 +182,18 @@ def guard_all(typer_app: typer.Typer) -> None:
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             guard_all(group.typer_instance)
+
+
+def stdout_to_devnull() -> None:
+    """Point stdout at /dev/null after a broken pipe, so that the interpreter's last flush
+    cannot fail again (what rich and click do before they exit 1)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def is_tty() -> bool:

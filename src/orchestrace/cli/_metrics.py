@@ -29,6 +29,7 @@ from ._app import (
     error,
     escape,
     fail,
+    keep,
     note,
 )
 from ._checks import FORCE_HELP
@@ -166,6 +167,7 @@ def metrics(
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec
 
+    from .._dag import shared_columns
     from .._validate import validate
     from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
@@ -203,34 +205,37 @@ def metrics(
                 warnings.simplefilter("always")
                 try:
                     for tr in _traces_of(path):
-                        rep = validate(tr)
-                        if not rep.valid and not force:
-                            error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
-                                  "or pass --force to measure it anyway", problems=rep.errors)
-                            refused += 1
-                            file_ok = False
-                            continue
-                        if not rep.valid:
-                            note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
-                                 "--force: measuring it anyway", kind="warning")
-                        try:
-                            res = compute(tr, names, max_flows=max_flows)
-                        except TraceError as exc:
-                            _refuse(f"{path} trace {tr.trace_id!r}", exc)
-                            refused += 1
-                            file_ok = False
-                            continue
-                        traces.append(tr)
-                        results.append(res)
-                        rows.append((str(path), res))
-                        if as_json:
-                            console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
-                                                               "assumptions": res.assumptions}).decode() + "\n")
+                        with shared_columns():  # the graph reuses the validator's columns
+                            rep = validate(tr)
+                            if not rep.valid and not force:
+                                error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
+                                      "or pass --force to measure it anyway", problems=rep.errors)
+                                refused += 1
+                                file_ok = False
+                                continue
+                            if not rep.valid:
+                                note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
+                                     "--force: measuring it anyway", kind="warning")
+                            try:
+                                # validated just above: a valid trace is not checked a second time
+                                res = compute(tr, names, max_flows=max_flows, validate=not rep.valid)
+                            except TraceError as exc:
+                                _refuse(f"{path} trace {tr.trace_id!r}", exc)
+                                refused += 1
+                                file_ok = False
+                                continue
+                            traces.append(tr)
+                            results.append(res)
+                            rows.append((str(path), res))
+                            if as_json:
+                                console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
+                                                                   "assumptions": res.assumptions}).decode() + "\n")
                 except TraceError as exc:
                     _refuse(str(path), exc)
                     refused += 1
                     io_error |= any(p.code.startswith("io.") for p in exc.problems)
                     file_ok = False
+            keep(traces)  # a process that ends with os._exit does not free them (cli._app.keep)
             for w in caught:
                 note(str(w.message), kind="warning")
             if write and results:

@@ -10,6 +10,10 @@
    - ``scratch`` — the same, with no warm start at all;
    - ``no-replay`` — the same as ``base-clone`` with ``stop_credit=critic``: the stop head's
      credit comes from returns and its learned Q_stop/Q_continue, never from replay;
+   - ``fitted`` — O1–O4 cloned from the base heuristic and then fixed; the stop gate by
+     regression-based optimal stopping (``stop_update=fitted``,
+     :mod:`orchestrace.learn.fitted_stop`) on replayed always-continue paths of
+     ``steps × episodes_per_step`` training tasks;
 
 2. evaluates each variant's runs with :func:`orchestrace.learn.evaluate.evaluate_runs` on the
    nominal world (500 test seeds, 256 validation seeds per run), and the main variant in every
@@ -35,6 +39,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "base-clone": {},
     "scratch": {"warm_start": "none"},
     "no-replay": {"stop_credit": "critic"},
+    "fitted": {"stop_update": "fitted", "episodes_per_step": 256},  # 60 × 256 = 15,360 training paths
 }
 
 

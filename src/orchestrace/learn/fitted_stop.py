@@ -22,9 +22,10 @@ and then **fixed**; only the stop decision is learned, by a dedicated network
    under it and the network refitted (``FIT_ITERATIONS`` rounds; the first round's gate stops at
    the next check, i.e. one-step look-ahead).
 5. **Margin on validation seeds only**: the gate continues iff Â(s) > m, with m from
-   :data:`MARGINS` chosen by the exact value of the gate on paths of validation seeds
-   (:func:`gate_value`) — a block disjoint from training, checkpoint selection and the
-   protocol's tuning and test seeds.
+   :data:`MARGINS` chosen by the exact value of the gate on paths of
+   ``8 × eval_episodes`` validation seeds (:func:`gate_value`, :func:`choose_margin`: m ≠ 0
+   only when it beats m = 0 by a paired 95 % interval) — a block disjoint from training,
+   checkpoint selection and the protocol's tuning and test seeds.
 6. Write a normal checkpoint: ``orchestrace eval`` evaluates it with the fair protocol unchanged.
 
 >>> import numpy as np
@@ -51,6 +52,7 @@ __all__ = [
     "FIT_ITERATIONS",
     "MARGINS",
     "StopPaths",
+    "choose_margin",
     "clairvoyant_value",
     "collect_paths",
     "continuation_targets",
@@ -67,6 +69,8 @@ MARGINS = (-0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02)
 #: Validation block of the margin choice (disjoint from checkpoint selection, VALIDATION_BASE + i,
 #: and from the protocol's tuning seeds, VALIDATION_BASE + 50,000,000 + i).
 MARGIN_BASE = VALIDATION_BASE + 20_000_000
+#: Validation paths of the margin choice per ``eval_episodes`` (2,048 with the default 256).
+MARGIN_EPISODES_PER_EVAL = 8
 
 
 @dataclass
@@ -181,7 +185,7 @@ def fit_advantage(critic: Any, obs: np.ndarray, y: np.ndarray, groups: np.ndarra
     weights of its best held-out epoch. Returns the fit's statistics.
 
     >>> import torch; from orchestrace.learn.policy import StopCritic
-    >>> torch.manual_seed(0); x = np.random.default_rng(0).normal(size=(600, 3)).astype(np.float32)
+    >>> _ = torch.manual_seed(0); x = np.random.default_rng(0).normal(size=(600, 3)).astype(np.float32)
     >>> c = StopCritic(3, None, hidden=16)
     >>> st = fit_advantage(c, x, 0.1 * x[:, 0], np.arange(600), seed=0, max_epochs=40)
     >>> st["heldout_r2"] > 0.8
@@ -236,8 +240,27 @@ def _predict(critic: Any, obs: np.ndarray, device: Any) -> np.ndarray:
         return critic(torch.as_tensor(obs, device=device)).cpu().numpy().astype(np.float64)
 
 
+def choose_margin(per_episode: dict[float, np.ndarray]) -> float:
+    """The margin whose validation returns (E,) are best, among 0 and the margins that beat 0 by a
+    paired 95 % interval (a margin is a calibration, not a free knob: noise must not pick it).
+
+    >>> rng = np.random.default_rng(0); base = rng.normal(size=500)
+    >>> choose_margin({0.0: base, 0.01: base + 0.001 * rng.normal(size=500)})
+    0.0
+    >>> choose_margin({0.0: base, 0.01: base + 0.1 + 0.01 * rng.normal(size=500)})
+    0.01
+    """
+    zero = per_episode[0.0]
+    ok = [0.0]
+    for m, v in per_episode.items():
+        d = v - zero
+        if m != 0.0 and len(d) > 1 and d.mean() - 1.96 * d.std(ddof=1) / np.sqrt(len(d)) > 0:
+            ok.append(m)
+    return float(max(ok, key=lambda m: float(per_episode[m].mean())))
+
+
 def fit_stop(critic: Any, train_paths: StopPaths, val_paths: StopPaths, *, seed: int, iterations: int = FIT_ITERATIONS,
-             lr: float = 1e-3, device: Any = "cpu", log: Any = None) -> dict[str, float]:
+             lr: float = 1e-3, batch: int = 256, device: Any = "cpu", log: Any = None) -> dict[str, float]:
     """Policy iteration of the stop critic on ``train_paths``; the margin chosen on ``val_paths``.
 
     Sets ``critic.margin``; returns the statistics of the last fit and the validation values.
@@ -250,15 +273,16 @@ def fit_stop(critic: Any, train_paths: StopPaths, val_paths: StopPaths, *, seed:
         y = u - train_paths.payoff
         rows = np.flatnonzero(legal)
         stats = fit_advantage(critic, train_paths.obs[rows], y[rows], train_paths.ep[rows], seed=seed + it,
-                              lr=lr, device=device)
+                              lr=lr, batch=batch, device=device)
         cont = _predict(critic, train_paths.obs, device) > 0.0
         if log is not None:
             log(it + 1, {f"fitted/{k}": v for k, v in stats.items()}
                 | {"fitted/train_gate_return": float(gate_value(train_paths, cont).mean()),
                    "fitted/train_continue_rate": float(cont[legal].mean()) if legal.any() else 0.0})
     pred = _predict(critic, val_paths.obs, device)
-    values = {m: float(gate_value(val_paths, pred > m).mean()) for m in MARGINS}
-    margin = max(MARGINS, key=lambda m: (round(values[m], 6), -abs(m)))
+    per = {m: gate_value(val_paths, pred > m) for m in MARGINS}
+    values = {m: float(v.mean()) for m, v in per.items()}
+    margin = choose_margin(per)
     critic.margin.fill_(margin)
     first = np.zeros(len(val_paths.legal), bool)
     out = {**{f"fitted/{k}": v for k, v in stats.items()}, "fitted/margin": margin,
@@ -290,8 +314,8 @@ def train(cfg: Any, out: str | Path, *, resume: bool = False, progress: bool = T
             parts.append(p)
             advance(1, ret=float(p.final.mean()))
     paths = _concat(parts)
-    val = collect_paths(run.env_config, policy, np.arange(MARGIN_BASE, MARGIN_BASE + cfg.eval_episodes, dtype=np.int64),
-                        device=device)
+    n_val = MARGIN_EPISODES_PER_EVAL * cfg.eval_episodes
+    val = collect_paths(run.env_config, policy, np.arange(MARGIN_BASE, MARGIN_BASE + n_val, dtype=np.int64), device=device)
     assert run.logger is not None
     logger = run.logger
     torch.manual_seed(cfg.seed)

@@ -4,9 +4,11 @@ The claims are the fair evaluation protocol's (:mod:`orchestrace.learn.evaluate`
 
 ``orchestrace demo [--out DIR] [--set FIELD=VALUE …]`` (or :func:`run_demo`):
 
-1. trains :data:`DEMO_CONFIG` (GRPO; O1–O4 behaviour-cloned from the environment's *base*
-   heuristic, which carries no stop rule; the stop head learned from counterfactual replay
-   credit) on ``Orchestrate-v1``;
+1. trains :data:`DEMO_CONFIG` on ``Orchestrate-v1``: O1–O4 behaviour-cloned from the
+   environment's *base* heuristic (which carries no stop rule) and then fixed; the stop gate
+   learned by regression-based optimal stopping on replayed paths of training tasks
+   (``stop_update="fitted"``, :mod:`orchestrace.learn.fitted_stop`). The GRPO recipe of
+   earlier releases is :data:`GRPO_CONFIG`;
 2. evaluates it with the fair protocol: every stop rule on the learned policy's own heads and
    on the base heads, budgets and thresholds chosen on validation seeds, all on ≥ 500 test
    seeds, claims decided by paired 95 % intervals with their rules printed;
@@ -27,11 +29,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEMO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo"]
+__all__ = ["DEMO_CONFIG", "GRPO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo"]
 
-#: The main job's training recipe (TrainConfig fields; the rest are TrainConfig's defaults).
-DEMO_CONFIG: dict[str, Any] = {"lr": 1e-3, "stop_cost": 0.0, "entropy_coef": 0.001, "steps": 60, "warm_start_steps": 1000,
+#: The GRPO recipe (stop gate by the regret-weighted update on replay credit): every run's gate
+#: converged to "stop after round 1" on v1 (docs/evidence.md).
+GRPO_CONFIG: dict[str, Any] = {"lr": 1e-3, "stop_cost": 0.0, "entropy_coef": 0.001, "steps": 60, "warm_start_steps": 1000,
                                "stop_update": "regret", "eval_every": 20}
+#: The main job's training recipe (TrainConfig fields; the rest are TrainConfig's defaults): the same
+#: warm start, then the stop gate fitted on 60 × 256 = 15,360 always-continue training paths.
+DEMO_CONFIG: dict[str, Any] = {**GRPO_CONFIG, "stop_update": "fitted", "episodes_per_step": 256}
 
 
 def _fmt(ci: dict[str, float], digits: int = 3, scale: float = 1.0) -> str:

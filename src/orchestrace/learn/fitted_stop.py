@@ -326,6 +326,8 @@ def train(cfg: Any, out: str | Path, *, resume: bool = False, progress: bool = T
                   "charts/stop_first_return": float(gate_value(paths, np.zeros(len(paths.ep), bool)).mean()),
                   "charts/episodic_return": float(gate_value(paths, _predict(policy.stop_critic, paths.obs, device)
                                                              > float(policy.stop_critic.margin)).mean())})
+    v = run.validate(cfg.steps - 1)  # the greedy policy in the environment (also best.pt)
+    stats.update({"charts/success": v["val/success"], "charts/tokens": v["val/tokens"], **v})
     run.start_update = cfg.steps - 1
     run.end_update(cfg.steps - 1, stats)  # logs, validates (best.pt) and writes the checkpoint
     return run.finish()

@@ -4,12 +4,16 @@
 
 1. trains every variant × seed (``--jobs`` processes, one torch thread each):
 
-   - ``base-clone`` — the main job's recipe (``orchestrace.learn.demo.DEMO_CONFIG``): O1–O4
+   - ``base-clone`` — the GRPO recipe (``orchestrace.learn.demo.GRPO_CONFIG``): O1–O4
      behaviour-cloned from the environment's *base* heuristic (no stop rule in it), the
      stop head learned from counterfactual replay credit;
    - ``scratch`` — the same, with no warm start at all;
    - ``no-replay`` — the same as ``base-clone`` with ``stop_credit=critic``: the stop head's
      credit comes from returns and its learned Q_stop/Q_continue, never from replay;
+   - ``fitted`` — the main job's recipe (``orchestrace.learn.demo.DEMO_CONFIG``): O1–O4 cloned
+     from the base heuristic and then fixed; the stop gate by regression-based optimal
+     stopping (``stop_update=fitted``, :mod:`orchestrace.learn.fitted_stop`) on replayed
+     always-continue paths of ``steps × episodes_per_step`` training tasks;
 
 2. evaluates each variant's runs with :func:`orchestrace.learn.evaluate.evaluate_runs` on the
    nominal world (500 test seeds, 256 validation seeds per run), and the main variant in every
@@ -31,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ENV = "default-v1"
-VARIANTS: dict[str, dict[str, Any]] = {
+VARIANTS: dict[str, dict[str, Any]] = {  # TrainConfig fields on top of GRPO_CONFIG; the first is the main variant
+    "fitted": {"stop_update": "fitted", "episodes_per_step": 256},  # = DEMO_CONFIG: 60 × 256 = 15,360 training paths
     "base-clone": {},
     "scratch": {"warm_start": "none"},
     "no-replay": {"stop_credit": "critic"},
@@ -44,7 +49,7 @@ def _train(args: tuple[str, dict[str, Any], int, int, str]) -> tuple[str, float]
 
     torch.set_num_threads(1)
     from orchestrace.learn import TrainConfig, train
-    from orchestrace.learn.demo import DEMO_CONFIG
+    from orchestrace.learn.demo import GRPO_CONFIG
 
     run = Path(out) / "runs" / f"{variant}-s{seed}"
     if (run / "policy.pt").exists() and json.loads((run / "config.json").read_text())["steps"] == steps:
@@ -53,7 +58,7 @@ def _train(args: tuple[str, dict[str, Any], int, int, str]) -> tuple[str, float]
         import shutil
 
         shutil.rmtree(run)
-    cfg = TrainConfig(**{**DEMO_CONFIG, "env": ENV, "seed": seed, "steps": steps, **extra})
+    cfg = TrainConfig(**{**GRPO_CONFIG, "env": ENV, "seed": seed, "steps": steps, **extra})
     t = time.perf_counter()
     train(cfg, run, progress=False)
     return str(run), time.perf_counter() - t

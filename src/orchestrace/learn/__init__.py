@@ -62,6 +62,10 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
     require_learn()
     from . import grpo, ppo, reinforce
 
+    if cfg.stop_update == "fitted":  # the stop gate by regression, the heads fixed (any algo)
+        from . import fitted_stop
+
+        return fitted_stop.train(cfg, out, resume=resume, progress=progress)
     module = {"reinforce": reinforce, "grpo": grpo, "ppo": ppo}[cfg.algo]
     return module.train(cfg, out, resume=resume, progress=progress)
 

@@ -70,8 +70,9 @@ class Run:
         self.benv, self.env_config = make_batch_env(cfg.env_config(), cfg.episodes_per_step)
         obs_dim, heads = env_heads(self.env_config)
         seed_everything(cfg.seed)
-        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers,
-                                          layout=obs_layout_of(self.env_config)).to(self.device)
+        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers, layout=obs_layout_of(self.env_config),
+                                          stop_critic={"hidden": cfg.hidden} if cfg.stop_update == "fitted" else None,
+                                          ).to(self.device)
         self.optim = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=1e-5)
         self.start_update = 0
         self.best = -float("inf")

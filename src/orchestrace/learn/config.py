@@ -81,7 +81,7 @@ class TrainConfig:
     max_grad_norm: float = field(default=0.5, metadata={"help": "Gradient clipping norm."})
     normalize: str = field(default="none", metadata={"help": "Advantage normalisation: none | batch | group (GRPO, key = task) | drmas (key = (task, decision head))."})
     stop_credit: str = field(default="counterfactual", metadata={"help": "Stop-head credit: counterfactual (env replay 'stop at decision k' when offered, else critic) | critic (learned Q_stop/Q_continue) | return (plain return-to-go)."})
-    stop_update: str = field(default="pg", metadata={"help": "How the stop gate learns from its credit: pg (policy gradient on the chosen action's advantage) | regret (both actions' values are known — replayed or from the critic — so fit the gate to the better one, each check weighted by |Q_stop − Q_continue|; no sampling variance, no sigmoid saturation)."})
+    stop_update: str = field(default="pg", metadata={"help": "How the stop gate learns from its credit: pg (policy gradient on the chosen action's advantage) | regret (both actions' values are known — replayed or from the critic — so fit the gate to the better one, each check weighted by |Q_stop − Q_continue|; no sampling variance, no sigmoid saturation) | fitted (O1–O4 fixed after the warm start; a dedicated stop network regresses Q_continue − Q_stop on replayed always-continue paths of steps × episodes_per_step training tasks — Longstaff–Schwartz policy iteration — and the gate continues iff the prediction beats a margin chosen on validation seeds)."})
     stop_cost: float = field(default=0.004, metadata={"help": "Extra cost per CONTINUE decision charged in the stop head's advantage only (ReasoNet/Puppeteer-style ponder cost; 0 = the env's costs only)."})
     warm_start: str = field(default="base", metadata={"help": "Behaviour-clone the O1–O4 heads (never O5) from this env heuristic before RL: none (from scratch) | base (the stop-free base heuristic every stop rule shares) | adaptive (a stop-aware heuristic: its O1–O4 were tuned with its stop rule) | fixed-budget | threshold | fixed-fanout | greedy."})
     warm_start_episodes: int = field(default=512, metadata={"help": "Teacher episodes for the warm start."})
@@ -108,8 +108,8 @@ class TrainConfig:
             raise bad("normalize", f"use one of {', '.join(_NORMALISE)}")
         if self.stop_credit not in _STOP_CREDIT:
             raise bad("stop_credit", f"use one of {', '.join(_STOP_CREDIT)}")
-        if self.stop_update not in ("pg", "regret"):
-            raise bad("stop_update", "use pg or regret")
+        if self.stop_update not in ("pg", "regret", "fitted"):
+            raise bad("stop_update", "use pg, regret or fitted")
         if self.warm_start not in _TEACHERS:
             raise bad("warm_start", f"use one of {', '.join(_TEACHERS)}")
         if self.device not in ("auto", "cpu", "cuda"):

@@ -4,9 +4,11 @@ The claims are the fair evaluation protocol's (:mod:`orchestrace.learn.evaluate`
 
 ``orchestrace demo [--out DIR] [--set FIELD=VALUE …]`` (or :func:`run_demo`):
 
-1. trains :data:`DEMO_CONFIG` (GRPO; O1–O4 behaviour-cloned from the environment's *base*
-   heuristic, which carries no stop rule; the stop head learned from counterfactual replay
-   credit) on ``Orchestrate-v1``;
+1. trains :data:`DEMO_CONFIG` on ``Orchestrate-v1``: O1–O4 behaviour-cloned from the
+   environment's *base* heuristic (which carries no stop rule) and then fixed; the stop gate
+   learned by regression-based optimal stopping on replayed paths of training tasks
+   (``stop_update="fitted"``, :mod:`orchestrace.learn.fitted_stop`). The GRPO recipe of
+   earlier releases is :data:`GRPO_CONFIG`;
 2. evaluates it with the fair protocol: every stop rule on the learned policy's own heads and
    on the base heads, budgets and thresholds chosen on validation seeds, all on ≥ 500 test
    seeds, claims decided by paired 95 % intervals with their rules printed;
@@ -27,11 +29,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEMO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo"]
+__all__ = ["DEMO_CONFIG", "GRPO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo"]
 
-#: The main job's training recipe (TrainConfig fields; the rest are TrainConfig's defaults).
-DEMO_CONFIG: dict[str, Any] = {"lr": 1e-3, "stop_cost": 0.0, "entropy_coef": 0.001, "steps": 60, "warm_start_steps": 1000,
+#: The GRPO recipe (stop gate by the regret-weighted update on replay credit): every run's gate
+#: converged to "stop after round 1" on v1 (docs/evidence.md).
+GRPO_CONFIG: dict[str, Any] = {"lr": 1e-3, "stop_cost": 0.0, "entropy_coef": 0.001, "steps": 60, "warm_start_steps": 1000,
                                "stop_update": "regret", "eval_every": 20}
+#: The main job's training recipe (TrainConfig fields; the rest are TrainConfig's defaults): the same
+#: warm start, then the stop gate fitted on 60 × 256 = 15,360 always-continue training paths.
+DEMO_CONFIG: dict[str, Any] = {**GRPO_CONFIG, "stop_update": "fitted", "episodes_per_step": 256}
 
 
 def _fmt(ci: dict[str, float], digits: int = 3, scale: float = 1.0) -> str:
@@ -65,7 +71,11 @@ def render_summary(report: dict[str, Any], *, train_info: dict[str, Any] | None 
     pol = report["policies"]
     sets = " ".join(report.get("env_set", [])) or "no overrides"
     lines = [f"# orchestrace evaluation — learned stop (O5) on `{report['env']}` ({sets})", ""]
-    if train_info:
+    if train_info and train_info.get("stop_update") == "fitted":
+        lines += [f"Training: O1–O4 cloned from `{train_info.get('warm_start')}` and fixed · stop gate fitted by regression "
+                  f"on {train_info.get('steps', 0) * train_info.get('episodes_per_step', 0):,} replayed training paths "
+                  f"(`stop_update=fitted`) · {train_info.get('seconds', 0):.0f} s.", ""]
+    elif train_info:
         lines += [f"Training: {train_info.get('algo')} · {train_info.get('steps')} updates × "
                   f"{train_info.get('episodes_per_step')} episodes · warm start `{train_info.get('warm_start')}` · "
                   f"stop credit `{train_info.get('stop_credit')}` · {train_info.get('seconds', 0):.0f} s.", ""]
@@ -209,8 +219,12 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     fields: dict[str, Any] = {**DEMO_CONFIG, "env": env, "env_set": tuple(env_set), "algo": algo, "seed": seed,
                               **({"steps": steps} if steps else {}), **(overrides or {})}
     cfg = TrainConfig(**fields)
-    log(f"[1/3] training {cfg.algo} on {cfg.env_id} {' '.join(cfg.env_set)}({cfg.steps} updates × "
-        f"{cfg.episodes_per_step} episodes, warm start {cfg.warm_start}) → {run_dir}")
+    if cfg.stop_update == "fitted":
+        log(f"[1/3] training on {cfg.env_id} {' '.join(cfg.env_set)}(O1–O4 cloned from {cfg.warm_start}, then the stop "
+            f"gate fitted on {cfg.steps * cfg.episodes_per_step:,} replayed training paths) → {run_dir}")
+    else:
+        log(f"[1/3] training {cfg.algo} on {cfg.env_id} {' '.join(cfg.env_set)}({cfg.steps} updates × "
+            f"{cfg.episodes_per_step} episodes, warm start {cfg.warm_start}) → {run_dir}")
     res = train(cfg, run_dir, progress=progress)
     t_train = time.perf_counter() - t0
     log(f"      trained in {t_train:.0f} s; last update: return {res.last_row.get('charts/episodic_return', float('nan')):.3f}, "
@@ -223,7 +237,7 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     t_eval = time.perf_counter() - t1
     report.pop("_raw", None)
     info = {"algo": cfg.algo, "steps": cfg.steps, "episodes_per_step": cfg.episodes_per_step, "seconds": t_train,
-            "warm_start": cfg.warm_start, "stop_credit": cfg.stop_credit}
+            "warm_start": cfg.warm_start, "stop_credit": cfg.stop_credit, "stop_update": cfg.stop_update}
     report["timing"] = {"train_s": t_train, "eval_s": t_eval, "total_s": time.perf_counter() - t0}
     report["train_config"] = cfg.to_dict()
     (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")

@@ -64,6 +64,7 @@ __all__ = [
     "OrchestrationPolicy",
     "PolicyOutput",
     "RunningNorm",
+    "StopCritic",
     "expected_decisions",
     "halting_distribution",
 ]
@@ -191,6 +192,56 @@ class EvidenceEncoder(nn.Module):
         return self.out(torch.cat([header_norm, z_mean, z_min, z_max, z_focus, s_focus], -1))  # (B, H)
 
 
+class StopCritic(nn.Module):
+    """A dedicated stop network: Â(s) ≈ Q_continue(s) − Q_stop(s), in return units, (B, D) → (B,).
+
+    Trained by regression (:mod:`orchestrace.learn.fitted_stop`); it reads the same observation
+    as the policy (its own header normaliser and set encoder, so fitting it never moves the
+    O1–O4 heads). As the policy's halting gate it stops when the predicted gain of continuing
+    is at most ``margin``: z = (margin − Â(s)) / temperature, λ = σ(z).
+
+    >>> c = StopCritic(7, None, hidden=8)
+    >>> c(torch.zeros(3, 7)).shape, c.gate_logit(torch.zeros(3, 7)).shape
+    (torch.Size([3]), torch.Size([3]))
+    """
+
+    margin: torch.Tensor
+    temperature: torch.Tensor
+    y_scale: torch.Tensor
+
+    def __init__(self, obs_dim: int, layout: dict | None, hidden: int = 64) -> None:
+        super().__init__()
+        self.layout = dict(layout) if layout is not None else None
+        if self.layout is not None:
+            self.n_header = int(self.layout["header"][1])
+            self.norm = RunningNorm(self.n_header)
+            self.encoder: nn.Module = EvidenceEncoder(self.layout, hidden)
+        else:
+            self.n_header = int(obs_dim)
+            self.norm = RunningNorm(obs_dim)
+            self.encoder = nn.Sequential(nn.Linear(obs_dim, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+        self.out = nn.Linear(hidden, 1)
+        self.register_buffer("margin", torch.zeros((), dtype=torch.float32))
+        self.register_buffer("temperature", torch.full((), 0.01, dtype=torch.float32))
+        self.register_buffer("y_scale", torch.ones((), dtype=torch.float32))  # regression targets are / y_scale
+
+    def update_norm(self, obs: torch.Tensor) -> None:
+        """Merge observations (B, D) into the header normaliser."""
+        self.norm.update(obs[:, :self.n_header])
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        """Predicted advantage of continuing, in return units, (B,)."""
+        if self.layout is not None:
+            h = self.encoder(self.norm(obs[:, :self.n_header]), obs)  # (B, H)
+        else:
+            h = self.encoder(self.norm(obs))
+        return self.out(h).squeeze(-1) * self.y_scale  # (B,)
+
+    def gate_logit(self, obs: torch.Tensor) -> torch.Tensor:
+        """z of the halting gate, (B,): positive (STOP) when Â(s) ≤ margin."""
+        return (self.margin - self(obs)) / self.temperature
+
+
 class OrchestrationPolicy(nn.Module):
     """Shared MLP encoder + one masked head per sub-decision + explicit halting gate (O5).
 
@@ -200,7 +251,7 @@ class OrchestrationPolicy(nn.Module):
     """
 
     def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2,
-                 layout: dict | None = None) -> None:
+                 layout: dict | None = None, stop_critic: dict | None = None) -> None:
         super().__init__()
         ranges = {Decision(k): (int(a), int(b)) for k, (a, b) in heads.items()}
         if set(ranges) != set(DECISION_ORDER):
@@ -243,6 +294,11 @@ class OrchestrationPolicy(nn.Module):
             nn.init.zeros_(layer.bias)
         nn.init.orthogonal_(self.stop_gate.weight, 0.01)
         nn.init.zeros_(self.stop_gate.bias)
+        # built last, and only when asked, so every other parameter starts exactly as without it
+        self.stop_critic_spec = dict(stop_critic) if stop_critic is not None else None
+        self.stop_critic: StopCritic | None = None
+        if self.stop_critic_spec is not None:
+            self.stop_critic = StopCritic(self.obs_dim, self.layout, int(self.stop_critic_spec.get("hidden", self.hidden)))
 
     @property
     def stop_index(self) -> int:
@@ -265,7 +321,8 @@ class OrchestrationPolicy(nn.Module):
         logits = torch.zeros(b, self.n_actions, dtype=h.dtype, device=h.device)
         for (a, e), layer in zip(self.ranges[:4], self.heads, strict=True):
             logits[:, a:e] = layer(h)
-        z = self.stop_gate(h).squeeze(-1)  # (B,)
+        # (B,) the halting gate: the fitted stop critic when the policy has one
+        z = self.stop_gate(h).squeeze(-1) if self.stop_critic is None else self.stop_critic.gate_logit(obs)
         s5 = self.stop_index
         logits[:, s5] = nn.functional.logsigmoid(z)  # log λ      (STOP)
         logits[:, s5 + 1] = nn.functional.logsigmoid(-z)  # log(1 − λ) (CONTINUE)
@@ -301,6 +358,8 @@ class OrchestrationPolicy(nn.Module):
                                    "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
         if self.layout is not None:
             spec["layout"] = self.layout
+        if self.stop_critic_spec is not None:
+            spec["stop_critic"] = self.stop_critic_spec
         return spec
 
     @classmethod
@@ -308,7 +367,8 @@ class OrchestrationPolicy(nn.Module):
         """Rebuild an (untrained) policy from :meth:`spec`."""
         codes = {d.code: d for d in DECISION_ORDER}
         heads = {codes[k]: (int(v[0]), int(v[1])) for k, v in dict(spec["heads"]).items()}
-        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]), layout=spec.get("layout"))
+        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]), layout=spec.get("layout"),
+                   stop_critic=spec.get("stop_critic"))
 
 
 def halting_distribution(lambdas: torch.Tensor) -> torch.Tensor:

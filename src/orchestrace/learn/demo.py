@@ -158,6 +158,40 @@ def _key_policies(report: dict[str, Any]) -> list[str]:
     return [n for n in dict.fromkeys(names) if n in report["policies"]]
 
 
+#: Label positions tried around a point, in offset points (right, left, above, below, farther out).
+_LABEL_OFFSETS = ((5, 4), (5, -11), (-5, 4), (-5, -11), (0, 9), (0, -16), (5, 15), (5, -22), (-5, 15), (-5, -22),
+                  (0, 24), (0, -30))
+
+
+def _place_labels(fig: Any, ax: Any, labels: list[tuple[str, float, float]]) -> None:
+    """Annotate each point with the first candidate offset whose text box overlaps no label placed
+    before it, no other point and stays inside the axes (greedy; the first offset when none fits)."""
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    points = [ax.transData.transform((x, y)) for _, x, y in labels]
+    taken: list[Any] = []
+    for text, x, y in sorted(labels, key=lambda t: -t[2]):
+        best = None
+        for dx, dy in _LABEL_OFFSETS:
+            ann = ax.annotate(text, (x, y), fontsize=7, xytext=(dx, dy), textcoords="offset points",
+                              ha="left" if dx >= 0 else "right")
+            box = ann.get_window_extent(renderer)
+            mine = ax.transData.transform((x, y))
+            clear = (frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1)
+                     and not any(box.overlaps(t) for t in taken)
+                     and not any(box.contains(px, py) for px, py in points if (px, py) != tuple(mine)))
+            if clear or best is None:
+                if best is not None:
+                    best[0].remove()
+                best = (ann, box)
+            else:
+                ann.remove()
+            if clear:
+                break
+        assert best is not None
+        taken.append(best[1])
+
+
 def _plot(report: dict[str, Any], path: Path) -> bool:
     try:
         import matplotlib
@@ -174,7 +208,8 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
     for n in _key_policies(report):
         s = report["policies"][n]
         groups.setdefault((round(s["tokens"]["mean"], -1), round(s["success"]["mean"], 2)), []).append(n)
-    for k, names in enumerate(groups.values()):
+    labels: list[tuple[str, float, float]] = []
+    for names in groups.values():
         n = names[0]
         s = report["policies"][n]
         x, y = s["tokens"]["mean"], s["success"]["mean"]
@@ -187,14 +222,14 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
                     label=None if label in shown else label)
         shown.add(label)
         label_text = " = ".join(names) if len(names) > 1 else n
-        ax.annotate(f"{label_text} (return {s['return']['mean']:.3f})", (x, y), fontsize=7, xytext=(4, 4 - 11 * (k % 2)),
-                    textcoords="offset points")
+        labels.append((f"{label_text} (return {s['return']['mean']:.3f})", x, y))
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_xlabel("tokens per episode (mean)")
     ax.set_ylabel("success rate (E1)")
     ax.set_title(f"success vs tokens on {report['env']}, {report['episodes']} test episodes (95% CIs)")
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    _place_labels(fig, ax, labels)
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return True

@@ -94,7 +94,9 @@ def _train(**kw: Any) -> None:
     except OSError as exc:
         raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
     row = result.last_row
-    console.print(f"trained {cfg.algo} on {cfg.env_id}: {result.updates} updates in {result.seconds:.1f} s; "
+    what = ("the fitted stop (O1–O4 from the warm start)" if cfg.stop_update == "fitted"
+            else f"{cfg.algo} (stop update: {cfg.stop_update})")
+    console.print(f"trained {what} on {cfg.env_id}: {result.updates} updates in {result.seconds:.1f} s; "
                   f"last return {row.get('charts/episodic_return', float('nan')):.3f}, "
                   f"success {row.get('charts/success', float('nan')):.3f}")
     console.print(f"run: {out} (checkpoint.pt, policy.pt, config.json, metrics.jsonl, metrics.csv)")

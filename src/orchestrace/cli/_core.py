@@ -29,6 +29,9 @@ from ._app import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    PARTITION_TRACES_OPTION,
+    RAY_ADDRESS_OPTION,
+    RAY_MIN_WORK_OPTION,
     app,
     console,
     err_console,
@@ -96,12 +99,11 @@ def validate(
     recursive: bool = typer.Option(False, "--recursive", "-r", help="Expand directories to their .json/.jsonl files."),
     ray: int = typer.Option(None, "--ray", metavar="N", help="Validate a dataset folder's traces by partitions on N "
                             "Ray workers (needs orchestrace[ray]); one report per trace, as in one process."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    ray_address: str = RAY_ADDRESS_OPTION,
     parts_out: Path = typer.Option(None, "--out", "-o", help="Write per-trace error/warning counts and codes of a "
                                    "dataset folder as partitioned Parquet (DIR/part-00000.parquet …)."),
-    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
-    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
-                                       "much estimated one-process work (default: the break-even; 0: always)."),
+    partition_traces: int = PARTITION_TRACES_OPTION,
+    ray_min_work: float = RAY_MIN_WORK_OPTION,
 ) -> None:
     """Check traces: structure (types, enums, required fields) and semantics (ids, DAG, time, spawns, stop).
 

@@ -20,7 +20,20 @@ from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, escape, fail, note
+from ._app import (
+    DATASET_OUT_OPTION,
+    DATASET_RAY_OPTION,
+    EXIT_INVALID,
+    EXIT_USAGE,
+    PARTITION_TRACES_OPTION,
+    RAY_ADDRESS_OPTION,
+    RAY_MIN_WORK_OPTION,
+    app,
+    console,
+    escape,
+    fail,
+    note,
+)
 from ._checks import FORCE_HELP
 
 __all__ = ["credit", "reward"]
@@ -121,14 +134,11 @@ def reward(
     truth: str = typer.Option(None, "--truth", help="Ground truth: a number/true/false verdict or the answer string."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per signal per line."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its partitions on N "
-                            "Ray workers (needs orchestrace[ray]); the output is the one-process output."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
-    parts_out: Path = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace results "
-                                   "as partitioned Parquet (DIR/part-00000.parquet …)."),
-    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
-    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
-                                       "much estimated one-process work (default: the break-even; 0: always)."),
+    ray: int = DATASET_RAY_OPTION,
+    ray_address: str = RAY_ADDRESS_OPTION,
+    parts_out: Path = DATASET_OUT_OPTION,
+    partition_traces: int = PARTITION_TRACES_OPTION,
+    ray_min_work: float = RAY_MIN_WORK_OPTION,
 ) -> None:
     """Evaluate reward functions (R1–R8) on each trace: one value per unit."""
     from ..errors import ConfigError, TraceError
@@ -212,14 +222,11 @@ def credit(
     limit: int = typer.Option(50, "--limit", help="Rows shown in the table (0 = all; --json prints all)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON record per unit: unit, credit (, stderr)."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its partitions on N "
-                            "Ray workers (needs orchestrace[ray]); the output is the one-process output."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
-    parts_out: Path = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace results "
-                                   "as partitioned Parquet (DIR/part-00000.parquet …)."),
-    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
-    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
-                                       "much estimated one-process work (default: the break-even; 0: always)."),
+    ray: int = DATASET_RAY_OPTION,
+    ray_address: str = RAY_ADDRESS_OPTION,
+    parts_out: Path = DATASET_OUT_OPTION,
+    partition_traces: int = PARTITION_TRACES_OPTION,
+    ray_min_work: float = RAY_MIN_WORK_OPTION,
 ) -> None:
     """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
     from ..credit import assign

@@ -23,6 +23,9 @@ from ._app import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    PARTITION_TRACES_OPTION,
+    RAY_ADDRESS_OPTION,
+    RAY_MIN_WORK_OPTION,
     app,
     console,
     err_console,
@@ -157,12 +160,11 @@ def metrics(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     ray: int = typer.Option(None, "--ray", metavar="N", help="Measure a dataset folder's partitions on N Ray "
                             "workers (needs orchestrace[ray]); the results are the one-process results."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    ray_address: str = RAY_ADDRESS_OPTION,
     parts_out: Path = typer.Option(None, "--out", "-o", help="Write the per-trace measures of a dataset folder as "
                                    "partitioned Parquet (DIR/part-00000.parquet …), with or without --ray."),
-    partition_traces: int = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out)."),
-    ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
-                                       "much estimated one-process work (default: the break-even; 0: always)."),
+    partition_traces: int = PARTITION_TRACES_OPTION,
+    ray_min_work: float = RAY_MIN_WORK_OPTION,
 ) -> None:
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec

@@ -138,7 +138,7 @@ def test_every_command_on_bad_files_never_tracebacks(leaf: tuple[str, ...], tmp_
 
 
 def test_real_process_on_dev_zero_has_bounded_memory(tmp_path: Path) -> None:
-    """``import claude-code /dev/zero`` stops at once; a 200 MB line without a newline stays under the cap + 64 MB."""
+    """``import claude-code|chat|auto /dev/zero`` stop at once; a 200 MB line without a newline stays under the cap + 64 MB."""
     line = tmp_path / "nonl.jsonl"
     with open(line, "wb") as fh:
         fh.write(b'{"type": "user", "x": "')
@@ -154,8 +154,9 @@ def test_real_process_on_dev_zero_has_bounded_memory(tmp_path: Path) -> None:
               "    print('RSS_KB', hwm, file=sys.stderr)\n"
               "    raise\n")
     env = dict(os.environ, ORCHESTRACE_MAX_LINE_BYTES=str(cap), PYTHONPATH=str(ROOT / "src"))
-    for src in ("/dev/zero", str(line)):
-        out = subprocess.run([sys.executable, "-c", script, "import", "claude-code", src, "-o", str(tmp_path / "o.jsonl")],
+    # chat and auto: the chat importer's scalar-document peek once read /dev/zero whole (24 GB, killed)
+    for fmt, src in (("claude-code", "/dev/zero"), ("claude-code", str(line)), ("chat", "/dev/zero"), ("auto", "/dev/zero")):
+        out = subprocess.run([sys.executable, "-c", script, "import", fmt, src, "-o", str(tmp_path / "o.jsonl")],
                              capture_output=True, text=True, env=env, timeout=120)
         assert "Traceback" not in out.stderr and out.returncode in (1, 2), out.stderr
         rss_kb = int(out.stderr.rsplit("RSS_KB", 1)[1].split()[0])

@@ -134,9 +134,11 @@ def orchestrator_of(speakers: Sequence[str]) -> str | None:
 def scalar_document(p: Path) -> str | None:
     """The JSON kind of a small file that is one JSON scalar (``"hello"``, ``42``), else None."""
     try:
-        if p.stat().st_size > 1 << 16:
+        with p.open("rb") as fh:  # bounded read: st_size is 0 for devices and pipes (/dev/zero)
+            raw = fh.read((1 << 16) + 1)
+        if len(raw) > 1 << 16:
             return None
-        obj = msgspec.json.decode(p.read_bytes())
+        obj = msgspec.json.decode(raw)
     except (OSError, msgspec.DecodeError, UnicodeDecodeError):
         return None
     return None if isinstance(obj, (dict, list)) else json_kind(obj)

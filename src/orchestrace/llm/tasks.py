@@ -42,10 +42,12 @@ from ..errors import ConfigError
 
 __all__ = [
     "SUITES",
+    "VOTE_SUITES",
     "Subtask",
     "Task",
     "make_task",
     "make_tasks",
+    "make_vote_task",
     "task_for_dag",
     "parse_answer",
     "parse_choice",
@@ -551,3 +553,46 @@ def task_for_dag(suite: str, parents: Sequence[Sequence[int]], *, seed: int) -> 
     else:
         question = f"Compute {whole}. {_INSTR_INT}"
     return dataclasses.replace(task, question=question)
+
+
+# -- single-call families for self-consistency votes (not decomposed; see VOTE_SUITES) --------
+
+#: Single-call task families for vote loops (``orchestrace collect``); each is one subtask.
+#: ``add``: ``a + b`` or ``a - b`` with ``size``-digit operands (size 1..3). ``mentor``: one
+#: lookup in a fact table of ``2 + 3·size`` people (size 1..3).
+VOTE_SUITES: tuple[str, ...] = ("add", "mentor")
+
+
+def make_vote_task(suite: str, *, seed: int, size: int = 1) -> Task:
+    """One single-call task of a vote family (:data:`VOTE_SUITES`); ids are ``suite-s<size>-<seed>``.
+
+    >>> t = make_vote_task("add", seed=7, size=2)
+    >>> t.id, t.difficulty, t.check(f"The answer is {t.answer}.")
+    ('add-s2-000007', 2.0, True)
+    >>> m = make_vote_task("mentor", seed=1, size=1)
+    >>> len(m.choices), m.kind
+    (5, 'choice')
+    """
+    if suite not in VOTE_SUITES:
+        raise ConfigError(f"unknown vote suite {suite!r}; choose one of {', '.join(VOTE_SUITES)}")
+    if not 1 <= size <= 3:
+        raise ConfigError(f"size must be in [1, 3] for vote suites, got {size}")
+    rng = random.Random(f"vote:{suite}:{seed}:{size}")
+    tid = f"{suite}-s{size}-{seed:06d}"
+    if suite == "add":
+        lo, hi = (1 if size == 1 else 10 ** (size - 1)), 10**size - 1
+        a, b = rng.randint(lo, hi), rng.randint(lo, hi)
+        op = rng.choice("+-")
+        value = a + b if op == "+" else a - b
+        st = Subtask(id="s0", kind="int", template=f"Compute {a} {op} {b}. {_INSTR_INT}", deps=(),
+                     answer=str(value), op=op, args=(str(a), str(b)))
+        return Task(id=tid, suite=suite, question=st.template, answer=st.answer, subtasks=(st,), root="s0",
+                    difficulty=float(size))
+    names = rng.sample(_NAMES, k=2 + 3 * size)
+    table = {n: rng.choice([m for m in names if m != n]) for n in names}
+    who = rng.choice(names)
+    facts = "Facts:\n" + "\n".join(f"- The mentor of {n} is {table[n]}." for n in names)
+    q = f"Who is the mentor of {who}? Reply with the name only."
+    st = Subtask(id="s0", kind="choice", template=q, deps=(), answer=table[who], op="lookup", args=(who,))
+    return Task(id=tid, suite=suite, question=q, answer=table[who], subtasks=(st,), root="s0", context=facts,
+                choices=tuple(names), table=table, difficulty=float(size))

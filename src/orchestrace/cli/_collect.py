@@ -1,0 +1,103 @@
+"""``orchestrace collect``: a corpus of real always-continue vote runs, and ``collect fit-sim``.
+
+``collect run DIR`` runs the self-consistency vote loop of :mod:`orchestrace.offline.collect`
+against ``--base-url`` (default: a local SmolLM2 server started for the run) and writes
+``DIR/traces.jsonl`` + ``DIR/manifest.json``. Exit codes: 0 done · 1 the endpoint failed
+mid-collection (the count done is printed; ``--resume`` continues) · 2 usage.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from ._app import EXIT_INVALID, app, console, err_console, fail
+
+collect_app = typer.Typer(help="Collect real vote-loop runs as traces; fit the simulator to them.",
+                          no_args_is_help=True)
+app.add_typer(collect_app, name="collect")
+
+
+@collect_app.command("run")
+def collect_run(
+    out: Path = typer.Argument(..., help="Corpus folder (traces.jsonl + manifest.json)."),
+    suites: str = typer.Option("add:1,add:2,mentor:1,mentor:2", "--suites",
+                               help="SUITE:SIZE cells, cycled (add, mentor, arith, lookup, list)."),
+    tasks: int = typer.Option(1000, "--tasks", "-n", help="Number of tasks."),
+    rounds: int = typer.Option(4, "--rounds", "-R", help="Rounds per task (always all of them)."),
+    width: int = typer.Option(3, "--width", "-W", help="Attempts per round."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (> 0)."),
+    max_tokens: int = typer.Option(16, "--max-tokens", help="Tokens per reply."),
+    seed: int = typer.Option(0, "--seed", help="First task seed; attempt seeds derive from it."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the collection in OUT."),
+    base_url: str = typer.Option(None, "--base-url", help="API root ending in /v1 (default: start serve-local)."),
+    model: str = typer.Option(None, "--model", help="Model name (with --base-url)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Tasks in flight (= the server's slots)."),
+    threads: int = typer.Option(1, "--threads", help="Local server compute threads."),
+    no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Do not ask for token log-probs."),
+) -> None:
+    """Run an always-continue self-consistency vote on verifiable tasks; log every round as traces."""
+    from ..errors import LLMError, OrchestraceError
+    from ..offline.collect import CollectConfig, collect, file_sha256, parse_cells
+
+    srv = None
+    try:
+        cfg = CollectConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, width=width,
+                            temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=not no_logprobs)
+        if base_url is None:
+            from ..llm.local import LocalServer, find_smollm2_gguf
+
+            gguf = find_smollm2_gguf()
+            srv = LocalServer(threads=threads, parallel=concurrency, ctx=1024 * concurrency).start()
+            base_url, model = srv.base_url or "", srv.model
+            info = {"kind": "serve-local (xllamacpp)", "model_file": gguf.name, "model_sha256": file_sha256(gguf),
+                    "threads": threads, "parallel": concurrency, "ctx": 1024 * concurrency}
+        else:
+            if not model:
+                raise fail("--base-url needs --model (the model name the endpoint serves)")
+            from ..llm.client import redact_url
+
+            info = {"kind": "external", "base_url": redact_url(base_url)}
+        bar = _Bar(cfg.n_tasks)
+        res = collect(cfg, out, base_url=base_url, model=model or "", resume=resume, concurrency=concurrency,
+                      server_info=info, on_task=bar)
+        bar.close()
+    except LLMError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    except OrchestraceError as exc:
+        raise fail(str(exc)) from None
+    finally:
+        if srv is not None:
+            srv.stop()
+    console.print(f"{res.already + res.written}/{cfg.n_tasks} tasks in {out} ({res.written} now, "
+                  f"{res.already} before; {res.wall_s:.0f} s)", markup=False)
+
+
+class _Bar:
+    """A one-line progress report on stderr (tasks done, rate, ETA)."""
+
+    def __init__(self, total: int) -> None:
+        import time
+
+        self.total, self.t0, self.n0, self.last = total, time.time(), None, 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        import time
+
+        now = time.time()
+        if self.n0 is None:
+            self.n0 = done - 1
+        if now - self.last < 2 and done < total:
+            return
+        self.last = now
+        rate = (done - self.n0) / max(now - self.t0, 1e-9)
+        eta = (total - done) / rate if rate > 0 else float("inf")
+        end = "\n" if not sys.stderr.isatty() else "\r"
+        err_console.print(f"collect: {done}/{total} tasks  {rate * 60:.1f}/min  ETA {eta / 60:.0f} min",
+                          end=end, markup=False)
+
+    def close(self) -> None:
+        if sys.stderr.isatty():
+            err_console.print("", markup=False)

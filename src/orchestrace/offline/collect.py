@@ -23,7 +23,7 @@ continues with the tasks not yet written. A failing endpoint stops the collectio
 >>> [t.id for t in cfg.tasks()]
 ['add-s1-000000', 'add-s1-000001']
 >>> cfg.attempt_seed(1, 1, 0)  # task 1, round 1, worker 0
-7
+6
 """
 
 from __future__ import annotations

@@ -101,3 +101,49 @@ class _Bar:
     def close(self) -> None:
         if sys.stderr.isatty():
             err_console.print("", markup=False)
+
+
+@collect_app.command("fit-sim")
+def collect_fit_sim(
+    corpus: Path = typer.Argument(..., help="Corpus folder or traces file (collect run)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Write the fit here (JSON: --set items, profile, moments)."),
+    split: str = typer.Option("train", "--split", help="Fit on this split (train, validation, test or all)."),
+    n_search: int = typer.Option(300, "--search", help="Random-search candidates (then as many refining)."),
+    n_sim: int = typer.Option(1500, "--sim-tasks", help="Simulated tasks per candidate."),
+    seed: int = typer.Option(0, "--seed", help="Search and simulation seed."),
+    exclude_bad: bool = typer.Option(False, "--exclude-bad", help="Drop bad runs (counted) instead of failing."),
+) -> None:
+    """Fit the simulator's worker model to a real corpus; print real vs simulated moments.
+
+    The output's "set" items are EnvConfig fields for --set (e.g. `env run --set ...`); the
+    fitted profile (tokens, confidence) is applied by orchestrace.offline.simfit.load_fitted_env.
+    """
+    import json
+
+    from ..errors import OrchestraceError
+    from ..io import atomic_write
+    from ..offline._logged import load_logged_runs
+    from ..offline.simfit import fit_simulator
+
+    if split not in ("train", "validation", "test", "all"):
+        raise fail(f"--split {split!r}: choose train, validation, test or all")
+    if n_search < 1 or n_sim < 50:
+        raise fail(f"--search must be >= 1 and --sim-tasks >= 50, got {n_search} and {n_sim}")
+    try:
+        runs = load_logged_runs(corpus, exclude=exclude_bad)
+        if split != "all":
+            runs = runs.subset(runs.split == split)
+            if runs.shape[0] == 0:
+                raise fail(f"{corpus}: no {split} tasks")
+        fit = fit_simulator(runs, n_sim=n_sim, n_search=n_search, seed=seed)
+        fit["corpus"], fit["split"] = str(corpus), split
+        atomic_write(out, (json.dumps(fit, indent=1) + "\n").encode())
+    except OrchestraceError as exc:
+        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
+    except OSError as exc:
+        raise fail(f"{out}: cannot write ({exc.strerror})") from None
+    real, sim = fit["moments"]["real"], fit["moments"]["simulated"]
+    for key in ("acc", "maj_first", "maj_last", "wrong_agree", "tokens_out", "tokens_in"):
+        console.print(f"{key:12s} real {real[key]:8.3f}   simulated {sim[key]:8.3f}", markup=False)
+    console.print("set: " + " ".join(fit["set"]), markup=False, soft_wrap=True)
+    console.print(f"wrote {out}", markup=False)

@@ -21,7 +21,12 @@ from hypothesis import strategies as st
 
 from orchestrace.errors import ConfigError, LLMError, TraceInvalidError
 from orchestrace.llm.tasks import make_vote_task
-from orchestrace.offline._logged import load_logged_runs, logged_from_codes, make_synthetic_logged, split_of
+from orchestrace.offline._logged import (
+    load_logged_runs,
+    logged_from_codes,
+    make_synthetic_logged,
+    split_of,
+)
 from orchestrace.offline.collect import CollectConfig, collect, majority, parse_cells
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
@@ -236,7 +241,7 @@ def test_committed_tiny_corpus_reads() -> None:
 
 
 # -- properties --------------------------------------------------------------------------------------
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.sampled_from("abcd")), max_size=12))
 def test_majority_is_the_earliest_of_the_most_frequent(xs: list[str | None]) -> None:
     seen = [x for x in xs if x is not None]
@@ -249,7 +254,7 @@ def test_majority_is_the_earliest_of_the_most_frequent(xs: list[str | None]) -> 
         assert all(seen.index(got) <= seen.index(x) for x in counts if counts[x] == counts[got])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 3), st.data())
 def test_round_grades_from_codes_match_a_plain_majority(r: int, w: int, data: st.DataObject) -> None:
     labels = data.draw(st.lists(st.integers(-1, 3), min_size=r * w, max_size=r * w))
@@ -262,12 +267,13 @@ def test_round_grades_from_codes_match_a_plain_majority(r: int, w: int, data: st
         assert bool(out.round_correct[0, k]) == (agg is not None and truth >= 0 and int(agg) == truth)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["add", "mentor", "arith"]), st.integers(1, 3)), min_size=1, max_size=4))
 def test_parse_cells_round_trips(cells: list[tuple[str, int]]) -> None:
     assert parse_cells(",".join(f"{s}:{n}" for s, n in cells)) == tuple(cells)
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.text(max_size=20))
 def test_parse_cells_never_crashes(text: str) -> None:
     try:

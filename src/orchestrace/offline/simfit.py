@@ -115,7 +115,7 @@ def simulate_logged_runs(
         completion_tokens=np.maximum(1, np.round(tout)).astype(np.int32).reshape(shape),
         logprob_mean=np.log(np.clip(conf, 1e-6, 1.0)).astype(np.float32).reshape(shape),
         meta={"source": "simulator", "seed": seed, "rounds": rounds, "width": width, "profile": prof.name,
-              "subtask_type": subtask_type, "config": c.name, "d": d.tolist()},
+              "subtask_type": subtask_type, "config": c.name, "d": d.tolist(), "misconception": mis.tolist()},
     )
 
 
@@ -234,7 +234,7 @@ def fit_simulator(runs: LoggedRuns, *, base: Any = None, n_sim: int = 1500, n_se
     prof = dataclasses.replace(prof, tokens_in=max(target["tokens_in"], 1.0),
                                tokens_out=max(target["tokens_out"] / float(np.mean(np.exp(0.045) * (1 + d_sim))), 1.0))
     fitted_cfg = _with_profile(fitted_cfg.replace(name="fitted"), prof)
-    final = corpus_moments(simulate_logged_runs(fitted_cfg, max(n_sim, 4000), r, w, seed=seed + 2,
+    final = corpus_moments(simulate_logged_runs(fitted_cfg, max(n_sim, 2000), r, w, seed=seed + 2,
                                                 subtask_type=subtask_type))
     sets = [f"{k}={_fmt(best_p[k])}" for k in FIT_FIELDS if k in best_p]
     return {

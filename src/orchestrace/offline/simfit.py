@@ -166,7 +166,7 @@ def _loss(m: dict[str, Any], target: dict[str, Any]) -> float:
     h = np.abs(np.array(m["solve_hist"]) - np.array(target["solve_hist"])).sum()
     x = abs(m["maj_first"] - target["maj_first"]) + abs(m["maj_last"] - target["maj_last"])
     wa = 0.0 if math.isnan(target["wrong_agree"]) else abs(m["wrong_agree"] - target["wrong_agree"])
-    return float(h + x + 0.5 * wa)
+    return float(h + x + 2.0 * abs(m["acc"] - target["acc"]) + 0.5 * wa)
 
 
 def fit_simulator(runs: LoggedRuns, *, base: Any = None, n_sim: int = 1500, n_search: int = 300, seed: int = 0,

@@ -24,7 +24,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from orchestrace.offline._logged import LoggedRuns, load_logged_runs  # noqa: E402
-from orchestrace.offline.simfit import corpus_moments, fit_simulator, load_fitted_env, simulate_logged_runs  # noqa: E402
+from orchestrace.offline.simfit import (  # noqa: E402
+    corpus_moments,
+    fit_simulator,
+    load_fitted_env,
+    simulate_logged_runs,
+)
 
 B = 2000
 
@@ -103,7 +108,6 @@ def main() -> int:
     res["share_tasks_mixed"] = float(((p > 0) & (p < 1)).mean())
     # how often voting changes the answer
     first = runs.answers[:, 0, 0]
-    t_idx = np.arange(t)
     k = max(int(runs.answers.max()) + 1, 1)
     counts = (runs.answers.reshape(t, -1)[..., None] == np.arange(k)).sum(1)
     maj = np.where(counts.max(1) > 0, counts.argmax(1), -1)

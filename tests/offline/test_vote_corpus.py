@@ -11,6 +11,7 @@ import collections
 import gzip
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import httpx
@@ -287,3 +288,36 @@ def test_split_is_a_pure_function_of_the_id_with_about_60_20_20() -> None:
     sp = collections.Counter(split_of(x) for x in ids)
     assert abs(sp["train"] / 2000 - 0.6) < 0.05 and abs(sp["test"] / 2000 - 0.2) < 0.04
     assert [split_of(x) for x in ids[:50]] == [split_of(x) for x in ids[:50]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(['{"event": 1}', '{"header": []}', '[1, 2]', '"header"', '{"end": {}, "x": 1}',
+                     '{"event": {"type": "return", "attrs": {"round": "0"}}}',
+                     '{"event": {"type": "aggregate", "outcome": [], "attrs": {}}}',
+                     '{"header": {"task_id": 3, "meta": {"rounds": "4", "width": null}}}']),
+))
+def test_reader_never_crashes_on_a_mutated_line(tmp_path_factory: pytest.TempPathFactory, where: int, junk: str) -> None:
+    folder = tmp_path_factory.mktemp("fz")
+    lines = (TINY_PLAIN if TINY_PLAIN else _tiny_plain()).splitlines(keepends=True)
+    i = where % len(lines)
+    lines[i] = junk.replace("\n", " ") + "\n"
+    (folder / "traces.jsonl").write_text("".join(lines))
+    shutil.copy(TINY / "manifest.json", folder / "manifest.json")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runs = load_logged_runs(folder, exclude=True)
+    except (TraceInvalidError, ConfigError):
+        return
+    assert runs.shape[1:] == (4, 2) and runs.shape[0] >= 1
+
+
+TINY_PLAIN: str = ""
+
+
+def _tiny_plain() -> str:
+    global TINY_PLAIN
+    TINY_PLAIN = gzip.decompress((TINY / "traces.jsonl.gz").read_bytes()).decode()
+    return TINY_PLAIN

@@ -239,24 +239,48 @@ def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
                                         message="line is not JSON (a torn write?)",
                                         hint="`orchestrace collect run --resume` cuts a torn tail"))
                 continue
-            if "header" in rec:
-                cur = _Run(where, str(rec["header"].get("task_id")), rec["header"].get("meta") or {})
+            kind = next(iter(rec), None) if isinstance(rec, dict) and len(rec) == 1 else None
+            body = rec[kind] if kind is not None else None
+            if kind not in ("header", "event", "edge", "end") or not isinstance(body, dict):
+                problems.append(Problem(code="corpus.record", severity=Severity.ERROR, path=where,
+                                        message="not a trace stream record ({header|event|edge|end: {...}})"))
+                continue
+            if kind == "header":
+                meta = body.get("meta")
+                cur = _Run(where, str(body.get("task_id")), meta if isinstance(meta, dict) else {})
                 runs.append(cur)
             elif cur is None:
                 problems.append(Problem(code="corpus.orphan", severity=Severity.ERROR, path=where,
                                         message="record before any header"))
-            elif "event" in rec:
-                ev = rec["event"]
-                et = ev.get("type")
+            elif kind == "event":
+                et = body.get("type")
+                dec = body.get("decision")
                 if et == "return":
-                    cur.returns.append(ev)
+                    cur.returns.append(body)
                 elif et == "aggregate":
-                    cur.aggs.append((where, ev))
-                elif et == "orchestrator_decision" and (ev.get("decision") or {}).get("kind") == "stop":
+                    cur.aggs.append((where, body))
+                elif et == "orchestrator_decision" and isinstance(dec, dict) and dec.get("kind") == "stop":
                     cur.stop = True
-            elif "end" in rec:
+            elif kind == "end":
                 cur.ended = True
     return runs
+
+
+def _int(x: Any) -> int:
+    return x if isinstance(x, int) and not isinstance(x, bool) else -1
+
+
+def _attrs(ev: dict) -> dict:
+    a = ev.get("attrs")
+    return a if isinstance(a, dict) else {}
+
+
+def _slot(ev: dict, R: int, W: int) -> tuple[int, int] | None:  # noqa: N803
+    a = _attrs(ev)
+    r, w = a.get("round"), a.get("worker")
+    if isinstance(r, int) and isinstance(w, int) and 0 <= r < R and 0 <= w < W:
+        return r, w
+    return None
 
 
 def load_logged_runs(
@@ -281,9 +305,15 @@ def load_logged_runs(
     problems: list[Problem] = []
     runs = _read_runs(files, problems)
     cfg = manifest.get("config") or {}
-    R = int(rounds or cfg.get("rounds") or (runs[0].meta.get("rounds", 0) if runs else 0))  # noqa: N806
-    W = int(width or cfg.get("width") or (runs[0].meta.get("width", 0) if runs else 0))  # noqa: N806
-    suites = {str(c[0]) for c in cfg.get("cells", [])}
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{path}: manifest.json 'config' is not an object")
+    R = _int(rounds or cfg.get("rounds") or (runs[0].meta.get("rounds") if runs else 0))  # noqa: N806
+    W = _int(width or cfg.get("width") or (runs[0].meta.get("width") if runs else 0))  # noqa: N806
+    if R < 1 or W < 1:
+        raise ConfigError(f"{path}: no round limit / width (manifest config.rounds / config.width, or the first "
+                          f"run's meta); got {R} x {W}")
+    cells = cfg.get("cells", [])
+    suites = {str(c[0]) for c in cells if isinstance(c, (list, tuple)) and c} if isinstance(cells, list) else set()
     bad: dict[str, list[str]] = {}
     keep: list[_Run] = []
     seen_ids: set[str] = set()
@@ -298,12 +328,12 @@ def load_logged_runs(
         if run.task_id in seen_ids:
             flag(run, "corpus.duplicate", run.where, "the task appears twice", "keep one run per task")
             continue
-        if not (run.ended and run.stop and len(run.aggs) >= (m.get("rounds") or R)):
+        if not (run.ended and run.stop and len(run.aggs) >= (_int(m.get("rounds")) if _int(m.get("rounds")) > 0 else R)):
             flag(run, "corpus.truncated", run.where,
                  f"run is cut short ({len(run.aggs)} graded rounds, stop={'yes' if run.stop else 'no'}, "
                  f"end record={'yes' if run.ended else 'no'})", "resume the collection or drop the run (exclude)")
             continue
-        if int(m.get("rounds", -1)) != R or int(m.get("width", -1)) != W:
+        if _int(m.get("rounds")) != R or _int(m.get("width")) != W:
             flag(run, "corpus.shape", run.where,
                  f"logged with {m.get('rounds')} rounds x {m.get('width')} attempts, the corpus has {R} x {W}",
                  "read one round limit and width at a time (rounds=, width=) with exclude=True")
@@ -313,16 +343,27 @@ def load_logged_runs(
                  f"suite {m.get('suite')!r} is not among the manifest's suites {sorted(suites)}",
                  "mixed corpora: read each collection separately")
             continue
-        if m.get("answer") is None:
+        if m.get("answer") is None or not isinstance(m.get("difficulty", 0), int):
             flag(run, "corpus.grade", run.where, "no correct answer in the trace meta; attempts cannot be graded")
             continue
-        ungraded = [w for w, ev in run.aggs if (ev.get("outcome") or {}).get("success") is None]
+        ungraded = [w for w, ev in run.aggs
+                    if not isinstance(ev.get("outcome"), dict) or not isinstance(ev["outcome"].get("success"), bool)]
         if ungraded:
             flag(run, "corpus.grade", ungraded[0], f"{len(ungraded)} aggregate event(s) without a graded outcome",
                  "every round's aggregate must carry outcome.success")
             continue
         if len(run.returns) != R * W:
             flag(run, "corpus.shape", run.where, f"{len(run.returns)} attempts, expected {R} x {W} = {R * W}")
+            continue
+        slots = {_slot(ev, R, W) for ev in run.returns}
+        rounds_logged = {_slot({"attrs": {**_attrs(ev), "worker": 0}}, R, W) for _, ev in run.aggs}
+        if None in slots or len(slots) != R * W or None in rounds_logged or len(rounds_logged) != R:
+            flag(run, "corpus.shape", run.where, "attempts or aggregates without distinct attrs.round / attrs.worker "
+                 f"in range (R={R}, W={W})", "every return needs attrs.round and attrs.worker; every aggregate attrs.round")
+            continue
+        if any(not isinstance(ev.get(k, 0), int) for ev in run.returns for k in ("tokens_in", "tokens_out")) or any(
+                not isinstance(_attrs(ev).get("logprob_mean", 0.0), (int, float, type(None))) for ev in run.returns):
+            flag(run, "corpus.record", run.where, "tokens_in / tokens_out / attrs.logprob_mean of wrong type")
             continue
         seen_ids.add(run.task_id)
         keep.append(run)

@@ -78,7 +78,8 @@ def main() -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--search", type=int, default=300)
     ap.add_argument("--sim-tasks", type=int, default=1500)
-    ap.add_argument("--price", type=float, default=0.02, help="per LLM call, for the stop-rule comparison")
+    ap.add_argument("--prices", type=float, nargs="+", default=[0.005, 0.02, 0.05],
+                    help="prices per LLM call for the stop-rule comparison")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     runs = load_logged_runs(args.corpus)
@@ -181,29 +182,30 @@ def main() -> int:
     fitted = load_fitted_env(_tmp_fit(fit))
     sim = simulate_logged_runs(fitted, 5000, r, w, seed=7)
     grid = np.round(np.arange(0.3, 1.01, 0.05), 2)
-    price = args.price
+    sh_test, sh_val, sh_sim = vote_share(test), vote_share(val), vote_share(sim)
+    res["sim_to_real"] = []
+    print("\n### Sim-to-real for a vote-share threshold (value = right − price·calls)\n")
+    print(f"Stop after the first round whose leading answer holds ≥ θ of the votes so far. θ tuned on 5,000 tasks "
+          f"of the fitted simulator vs on the {val.shape[0]} real validation tasks; both valued on the "
+          f"{test.shape[0]} real test tasks (paired bootstrap over tasks).\n")
+    print("| price per call | θ sim | θ real | test value, sim-tuned | test value, real-tuned | sim − real | "
+          "best fixed budget on test |")
+    print("|---|---|---|---|---|---|---|")
+    for price in args.prices:
+        def best(rr: LoggedRuns, sh: np.ndarray, price: float = price) -> float:
+            return float(grid[int(np.argmax([stop_values(rr, sh, g, price).mean() for g in grid]))])
 
-    def best(rr: LoggedRuns) -> float:
-        sh = vote_share(rr)
-        vals = [stop_values(rr, sh, g, price).mean() for g in grid]
-        return float(grid[int(np.argmax(vals))])
-
-    th_sim, th_real = best(sim), best(val)
-    sh_test = vote_share(test)
-    v_sim, v_real = stop_values(test, sh_test, th_sim, price), stop_values(test, sh_test, th_real, price)
-    diffs = v_sim - v_real
-    res["sim_to_real"] = {"price_per_call": price, "threshold_sim": th_sim, "threshold_real_val": th_real,
-                          "test_value_sim_tuned": ci(v_sim, rng), "test_value_real_tuned": ci(v_real, rng),
-                          "diff_sim_minus_real": ci(diffs, rng), "test_tasks": int(test.shape[0])}
-    fixed = {kk + 1: float((test.round_correct[:, kk] - price * w * (kk + 1)).mean()) for kk in range(r)}
-    res["sim_to_real"]["fixed_budgets_test"] = fixed
-    print(f"\n### Sim-to-real for a vote-share threshold (price {price} per call; value = right − price·calls)\n")
-    print(f"Threshold tuned in the fitted simulator (5,000 simulated tasks): {th_sim}; tuned on the "
-          f"{val.shape[0]} real validation tasks: {th_real}. On the {test.shape[0]} real test tasks: "
-          f"sim-tuned {fmt(res['sim_to_real']['test_value_sim_tuned'])}, real-tuned "
-          f"{fmt(res['sim_to_real']['test_value_real_tuned'])}; paired difference "
-          f"{fmt(res['sim_to_real']['diff_sim_minus_real'])}. Fixed budgets on test: "
-          + ", ".join(f"{kk} round(s) {v:.3f}" for kk, v in fixed.items()) + ".")
+        th_sim, th_real = best(sim, sh_sim), best(val, sh_val)
+        v_sim, v_real = stop_values(test, sh_test, th_sim, price), stop_values(test, sh_test, th_real, price)
+        fixed = [float((test.round_correct[:, kk] - price * w * (kk + 1)).mean()) for kk in range(r)]
+        row = {"price_per_call": price, "threshold_sim": th_sim, "threshold_real_val": th_real,
+               "test_value_sim_tuned": ci(v_sim, rng), "test_value_real_tuned": ci(v_real, rng),
+               "diff_sim_minus_real": ci(v_sim - v_real, rng), "fixed_budgets_test": fixed}
+        res["sim_to_real"].append(row)
+        kb = int(np.argmax(fixed))
+        print(f"| {price} | {th_sim} | {th_real} | {fmt(row['test_value_sim_tuned'])} | "
+              f"{fmt(row['test_value_real_tuned'])} | {fmt(row['diff_sim_minus_real'])} | "
+              f"{fixed[kb]:.3f} ({kb + 1} round(s)) |")
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1))
     return 0

@@ -321,3 +321,16 @@ def _tiny_plain() -> str:
     global TINY_PLAIN
     TINY_PLAIN = gzip.decompress((TINY / "traces.jsonl.gz").read_bytes()).decode()
     return TINY_PLAIN
+
+
+def test_the_committed_corpus_meets_the_brief() -> None:
+    folder = Path(__file__).resolve().parents[2] / "src" / "orchestrace" / "data" / "corpora" / "smollm2-v1"
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    assert size <= 20 * 1024**2
+    runs = load_logged_runs(folder)
+    man = json.loads((folder / "manifest.json").read_text())
+    assert runs.shape[0] == man["tasks"] >= 1000 and runs.meta["excluded"] == {}
+    assert {s: int((runs.split == s).sum()) for s in ("train", "validation", "test")} == man["split_counts"]
+    p = runs.correct.reshape(runs.shape[0], -1).mean(1)
+    assert 0.1 < p.mean() < 0.9 and ((p > 0) & (p < 1)).mean() > 0.3  # voting can matter
+    assert np.isfinite(runs.logprob_mean).mean() > 0.99

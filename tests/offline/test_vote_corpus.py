@@ -334,3 +334,20 @@ def test_the_committed_corpus_meets_the_brief() -> None:
     p = runs.correct.reshape(runs.shape[0], -1).mean(1)
     assert 0.1 < p.mean() < 0.9 and ((p > 0) & (p < 1)).mean() > 0.3  # voting can matter
     assert np.isfinite(runs.logprob_mean).mean() > 0.99
+
+
+def test_an_interrupted_collection_keeps_whole_traces_and_a_finished_manifest(tmp_path: Path) -> None:
+    calls = {"n": 0}
+    inner = transport()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls["n"] += 1
+        if calls["n"] > 15:
+            raise KeyboardInterrupt  # what the CLI's SIGTERM/SIGINT handler raises
+        return inner.handle_request(request)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(CFG, tmp_path / "c", tp=httpx.MockTransport(handler), concurrency=1)
+    man = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert man["tasks_done"] == 2 and man["sessions"][-1]["finished"] is True  # 6 calls per task
+    assert load_logged_runs(tmp_path / "c").shape == (2, 3, 2)

@@ -39,10 +39,18 @@ def collect_run(
     no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Do not ask for token log-probs."),
 ) -> None:
     """Run an always-continue self-consistency vote on verifiable tasks; log every round as traces."""
+    import signal
+
     from ..errors import LLMError, OrchestraceError
     from ..offline.collect import CollectConfig, collect, file_sha256, parse_cells
 
+    def _term(*_: object) -> None:  # SIGTERM (and SIGINT, ignored in background jobs) end the run cleanly
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _term)
+    signal.signal(signal.SIGINT, _term)
     srv = None
+    bar = None
     try:
         cfg = CollectConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, width=width,
                             temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=not no_logprobs)
@@ -68,6 +76,9 @@ def collect_run(
         raise fail(str(exc), code=EXIT_INVALID) from None
     except OrchestraceError as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        done = "" if bar is None or bar.done is None else f" with {bar.done} tasks written"
+        raise fail(f"interrupted{done}; `collect run {out} --resume` (same options) continues", code=130) from None
     finally:
         if srv is not None:
             srv.stop()
@@ -82,10 +93,12 @@ class _Bar:
         import time
 
         self.total, self.t0, self.n0, self.last = total, time.time(), None, 0.0
+        self.done: int | None = None
 
     def __call__(self, done: int, total: int) -> None:
         import time
 
+        self.done = done
         now = time.time()
         if self.n0 is None:
             self.n0 = done - 1

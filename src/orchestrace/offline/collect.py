@@ -373,6 +373,7 @@ def collect(
     """
     from ..llm.client import ChatClient
 
+    versions = _versions()
     writer = CorpusWriter(folder, resume=resume)
     manifest_path = Path(folder) / MANIFEST_FILE
     old: dict[str, Any] = {}
@@ -386,14 +387,35 @@ def collect(
     t0 = time.time()
     manifest: dict[str, Any] = {
         "format": FORMAT, "config": cfg.to_dict(), "model": model, "server": server_info or {"base_url": "external"},
-        "sessions": old.get("sessions", []), "versions": _versions(),
+        "sessions": old.get("sessions", []), "versions": versions,
     }
-    _write_manifest(manifest_path, manifest)
+    session: dict[str, Any] = {"started": t0, "cut_bytes": writer.cut_bytes}
+    manifest["sessions"].append(session)
+
+    def record(final: bool) -> None:
+        result.wall_s = time.time() - t0
+        session.update({"wall_s": round(result.wall_s, 1), "written": result.written, "already": result.already,
+                        "calls": result.calls, "completion_tokens": result.completion_tokens,
+                        "failed": result.failed, "finished": final})
+        manifest["tasks_done"] = len(writer.done)
+        manifest["wall_s_total"] = round(sum(x.get("wall_s", 0.0) for x in manifest["sessions"]), 1)
+        _write_manifest(manifest_path, manifest)
+
+    record(False)
+    last = [time.time()]
+
+    def tick(done: int, total: int) -> None:  # the manifest is kept current: a killed run still says its time
+        if time.time() - last[0] > 30:
+            last[0] = time.time()
+            record(False)
+        if on_task is not None:
+            on_task(done, total)
+
     failure: LLMError | None = None
     try:
         async def main() -> None:
             async with ChatClient(base_url, model, max_concurrency=max(1, concurrency), **(client_kw or {})) as c:
-                await _collect_async(c, cfg, writer, concurrency, on_task, result)
+                await _collect_async(c, cfg, writer, concurrency, tick, result)
 
         asyncio.run(main())
     except LLMError as exc:
@@ -401,15 +423,7 @@ def collect(
         result.failed = str(exc)
     finally:
         writer.close()
-        result.wall_s = time.time() - t0
-        manifest["sessions"].append({
-            "started": t0, "wall_s": round(result.wall_s, 1), "written": result.written,
-            "already": result.already, "calls": result.calls, "completion_tokens": result.completion_tokens,
-            "cut_bytes": writer.cut_bytes, "failed": result.failed,
-        })
-        manifest["tasks_done"] = len(writer.done)
-        manifest["wall_s_total"] = round(sum(s["wall_s"] for s in manifest["sessions"]), 1)
-        _write_manifest(manifest_path, manifest)
+        record(True)
     if failure is not None:
         done = result.already + result.written
         raise LLMError(f"endpoint failed after {done} of {cfg.n_tasks} tasks were written; the collection in "

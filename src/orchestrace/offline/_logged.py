@@ -222,6 +222,9 @@ class _Run:
 
 
 def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
+    import msgspec
+
+    decode = msgspec.json.Decoder().decode
     runs: list[_Run] = []
     for f in files:
         cur: _Run | None = None
@@ -233,8 +236,8 @@ def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
                 break
             where = f"{f}:{ln}"
             try:
-                rec = json.loads(line)
-            except ValueError:
+                rec = decode(line)
+            except (ValueError, msgspec.DecodeError):
                 problems.append(Problem(code="corpus.json", severity=Severity.ERROR, path=where,
                                         message="line is not JSON (a torn write?)",
                                         hint="`orchestrace collect run --resume` cuts a torn tail"))

@@ -27,7 +27,7 @@ def collect_run(
                                help="SUITE:SIZE cells, cycled (add, mentor, arith, lookup, list)."),
     tasks: int = typer.Option(1000, "--tasks", "-n", help="Number of tasks."),
     rounds: int = typer.Option(4, "--rounds", "-R", help="Rounds per task (always all of them)."),
-    width: int = typer.Option(3, "--width", "-W", help="Attempts per round."),
+    width: int = typer.Option(2, "--width", "-W", help="Attempts per round."),
     temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (> 0)."),
     max_tokens: int = typer.Option(16, "--max-tokens", help="Tokens per reply."),
     seed: int = typer.Option(0, "--seed", help="First task seed; attempt seeds derive from it."),
@@ -92,7 +92,8 @@ class _Bar:
     def __init__(self, total: int) -> None:
         import time
 
-        self.total, self.t0, self.n0, self.last = total, time.time(), None, 0.0
+        self.total, self.t0, self.last = total, time.time(), 0.0
+        self.n0: int | None = None
         self.done: int | None = None
 
     def __call__(self, done: int, total: int) -> None:
@@ -102,10 +103,11 @@ class _Bar:
         now = time.time()
         if self.n0 is None:
             self.n0 = done - 1
+        n0 = self.n0
         if now - self.last < 2 and done < total:
             return
         self.last = now
-        rate = (done - self.n0) / max(now - self.t0, 1e-9)
+        rate = (done - n0) / max(now - self.t0, 1e-9)
         eta = (total - done) / rate if rate > 0 else float("inf")
         end = "\n" if not sys.stderr.isatty() else "\r"
         err_console.print(f"collect: {done}/{total} tasks  {rate * 60:.1f}/min  ETA {eta / 60:.0f} min",

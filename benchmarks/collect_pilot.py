@@ -28,7 +28,7 @@ CANDIDATES = [("add", 1), ("add", 2), ("add", 3), ("mentor", 1), ("mentor", 2), 
 
 
 async def main(url: str, model: str) -> None:
-    c = ChatClient(url, model, max_concurrency=PAR)
+    c = ChatClient(url, model, max_concurrency=PAR, deadline=3600.0)  # all requests queue at once
     n, w = 6, 4
     res: dict = collections.defaultdict(list)
     t0 = time.time()

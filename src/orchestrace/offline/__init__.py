@@ -10,3 +10,5 @@ from .rules import ESC, AdaptiveBeta, AdaptiveDirichlet, FixedBudget, PriceLogis
 __all__ = ["AGGREGATIONS", "ESC", "AdaptiveBeta", "AdaptiveDirichlet", "FixedBudget", "LoggedRuns",
            "PriceLogistic", "StopRule", "Valuation", "VoteShare", "VoteState", "first_stop", "load_logged_runs",
            "make_synthetic_logged", "task_prices", "valuation", "vote_counts"]
+from ._io import check_runs, read_corpus, save_runs  # noqa: E402
+from .gate import StopGate, StopDecision  # noqa: E402

@@ -100,11 +100,10 @@ def beta_criterion(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
     """
     a = np.floor(np.asarray(v1, np.float64)).astype(np.int64) + 1
     b = np.floor(np.asarray(v2, np.float64)).astype(np.int64) + 1
-    out = np.empty(len(a))
-    for i, (ai, bi) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
-        n = ai + bi - 1
-        out[i] = math.fsum(math.comb(n, j) for j in range(ai)) / 2.0**n
-    return out
+    pairs, inv = np.unique(np.stack([a, b], 1).reshape(-1, 2), axis=0, return_inverse=True)
+    vals = np.array([math.fsum(math.comb(ai + bi - 1, j) for j in range(ai)) / 2.0 ** (ai + bi - 1)
+                     for ai, bi in pairs.tolist()])
+    return vals[inv.reshape(-1)] if len(a) else np.empty(0)
 
 
 def dirichlet_criterion(votes: np.ndarray, samples: int = 2000) -> np.ndarray:
@@ -118,21 +117,25 @@ def dirichlet_criterion(votes: np.ndarray, samples: int = 2000) -> np.ndarray:
     (1.0, 0.5)
     """
     votes = np.asarray(votes, np.float64)
-    out = np.empty(len(votes))
-    cache: dict[tuple[float, ...], float] = {}
-    for i, row in enumerate(votes):
-        key = tuple(sorted((x for x in row.tolist() if x > 0), reverse=True))
-        if key not in cache:
-            if len(key) == 0:
-                cache[key] = 0.5
-            elif len(key) == 1:
-                cache[key] = 1.0
+    if len(votes) == 0:
+        return np.empty(0)
+    rows, inv = np.unique(-np.sort(-votes, axis=1), axis=0, return_inverse=True)  # sorted count vectors
+    vals = np.empty(len(rows))
+    for i, row in enumerate(rows):
+        key = (tuple(x for x in row.tolist() if x > 0), samples)
+        if key not in _DIRICHLET_CACHE:
+            obs = key[0]
+            if len(obs) < 2:
+                _DIRICHLET_CACHE[key] = 1.0 if obs else 0.5
             else:
-                rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
-                g = rng.gamma(np.array(key) + 1.0, size=(samples, len(key)))
-                cache[key] = float((g[:, 0] > g[:, 1:].max(1)).mean())
-        out[i] = cache[key]
-    return out
+                rng = np.random.default_rng(zlib.crc32(repr(obs).encode()))
+                g = rng.gamma(np.array(obs) + 1.0, size=(samples, len(obs)))
+                _DIRICHLET_CACHE[key] = float((g[:, 0] > g[:, 1:].max(1)).mean())
+        vals[i] = _DIRICHLET_CACHE[key]
+    return vals[inv.reshape(-1)]
+
+
+_DIRICHLET_CACHE: dict[tuple[tuple[float, ...], int], float] = {}
 
 
 @dataclass(frozen=True)

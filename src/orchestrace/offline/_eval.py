@@ -206,6 +206,9 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
                     for c in budgets},
         "clairvoyant_full_width": ci_mean(vals[(W, "majority")].payoff[it].max(1)),
         "gates": out_gates,
+        "points": {c["name"]: {"family": c["family"], "accuracy": float(c["test"]["correct"].mean()),
+                               "calls": float(c["test"]["calls"].mean()), "return": float(c["test"]["return"].mean())}
+                   for c in cands},
         "eval_seconds": time.perf_counter() - t0,
     }
     if len(gates) > 1:

@@ -201,7 +201,7 @@ class StopGate:
                               f"{self.token_scale:.0f} tokens)")
         codes = self._codes(answers_so_far)
         R = len(codes)
-        if R >= self.max_rounds:
+        if self.max_rounds <= R:
             return StopDecision(True, f"round limit {self.max_rounds} reached", float("nan"), {})
         comp_default = self.len_scale
         comp = self._grid("completion_tokens", completion_tokens, codes.shape, comp_default)

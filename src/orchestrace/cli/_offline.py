@@ -18,15 +18,15 @@ __all__: list[str] = []
 
 
 def _read(corpus: Path) -> Any:
-    from ..errors import ConfigError
+    from ..errors import OrchestraceError
     from ..offline import check_runs, read_corpus
 
     if not corpus.exists():
         raise fail(f"{corpus}: no such corpus (a directory of logged traces, or an .npz of logged runs)")
     try:
         runs, notes = check_runs(read_corpus(corpus), where=str(corpus))
-    except ConfigError as exc:
-        raise fail(str(exc), code=EXIT_INVALID) from None
+    except OrchestraceError as exc:  # ConfigError, or the loader's TraceInvalidError with located problems
+        raise fail(str(exc), problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
     for n in notes:
         note(f"{corpus}: {n}")
     return runs, notes

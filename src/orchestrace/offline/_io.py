@@ -92,6 +92,9 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus") -> tuple[LoggedRuns, 
     if (runs.answers < -1).any() or ((runs.correct_code < -1).any()):
         raise ConfigError(f"{where}: answer codes below −1")
     notes: list[str] = []
+    excluded = runs.meta.get("excluded") or {}
+    if isinstance(excluded, dict):  # the loader's counted exclusions: reason → task ids
+        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
     recomputed = valuation(runs, W, "majority", np.zeros(T), 1.0).correct
     mismatch = (recomputed != runs.round_correct.astype(bool)).any(1)
     if mismatch.any():

@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace.errors import ConfigError
-from orchestrace.offline import StopGate, first_stop, fit_gate, make_synthetic_logged, task_prices, valuation
+from orchestrace.offline import (
+    StopGate,
+    first_stop,
+    fit_gate,
+    make_synthetic_logged,
+    task_prices,
+    valuation,
+)
 from orchestrace.offline._features import check_features
 from orchestrace.offline._fit import _ridge, ls_fit
 
@@ -106,9 +113,11 @@ def test_any_json_either_loads_or_is_a_config_error(tmp_path_factory, doc, keep)
     p = _HYP_DIR.setdefault("d", tmp_path_factory.mktemp("g")) / "gate.json"
     p.write_text(json.dumps(doc))
     try:
-        StopGate.load(p)
-    except ConfigError:
-        pass
+        g = StopGate.load(p)
+    except ConfigError as exc:
+        assert str(p) in str(exc)  # located: the file, and the JSON path where there is one
+    else:
+        assert isinstance(g, StopGate) and len(g.checks) == g.max_rounds - 1
 
 
 def test_live_loop_inputs_are_checked(fitted) -> None:

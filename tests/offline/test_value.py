@@ -73,4 +73,4 @@ def test_prices_are_a_function_of_the_task_id() -> None:
     a, b = task_prices(ids, seed=0), task_prices(ids[::-1], seed=0)[::-1]
     assert np.array_equal(a, b)
     assert not np.array_equal(a, task_prices(ids, seed=1))
-    assert 0.01 <= a.min() and a.max() <= 0.3
+    assert a.min() >= 0.01 and a.max() <= 0.3

@@ -55,7 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/offline-stop"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from orchestrace.offline import check_runs, evaluate_traces, fit_gate, make_synthetic_logged, read_corpus
+    from orchestrace.offline import (
+        check_runs,
+        evaluate_traces,
+        fit_gate,
+        make_synthetic_logged,
+        read_corpus,
+    )
     from orchestrace.offline._report import render, write_pareto
 
     t0 = time.perf_counter()

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("rewards", {"rewards"}),
     ("credit", {"credit", "advantages"}),
     ("env", {"env"}),
-    ("learn/report/llm", {"learn", "report", "llm", "exporters", "frameworks", "scale"}),
+    ("learn/report/llm", {"learn", "report", "llm", "exporters", "frameworks", "scale", "offline"}),
     ("cli", {"cli", "__main__"}),
 ]
 RANK = {unit: k for k, (_, units) in enumerate(LAYERS) for unit in units}

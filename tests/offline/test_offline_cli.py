@@ -78,6 +78,13 @@ def test_bad_input_exits_are_located(corpus: Path, run: Path, tmp_path: Path) ->
     (tmp_path / "bad" / "gate.json").write_text("{not json")
     r = runner.invoke(app, ["eval", "--traces", str(corpus), str(tmp_path / "bad")])
     assert r.exit_code == 1 and "not a readable gate file" in r.output
+    # not a corpus at all
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 not a zip")
+    r = runner.invoke(app, ["eval", "--traces", str(tmp_path / "junk.npz")])
+    assert r.exit_code == 1 and "not a readable logged-runs file" in r.output
+    np.savez(tmp_path / "part.npz", answers=np.zeros((2, 2, 2)))
+    r = runner.invoke(app, ["eval", "--traces", str(tmp_path / "part.npz")])
+    assert r.exit_code == 1 and "missing array(s)" in r.output
     # no split
     lone = save_runs(runs.subset(runs.split == "train"), tmp_path / "lone.npz")
     r = runner.invoke(app, ["eval", "--traces", str(lone)])

@@ -21,7 +21,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +45,8 @@ def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
     arrays = {n: np.asarray(getattr(runs, n)) for n in _ARRAYS}
     for n in ("task_ids", "suite", "split"):
         arrays[n] = arrays[n].astype(str)
-    np.savez_compressed(p, **arrays, meta=np.array(json.dumps(runs.meta, default=str)))
+    payload: dict[str, Any] = {**arrays, "meta": np.array(json.dumps(runs.meta, default=str))}
+    np.savez_compressed(p, **payload)
     return p
 
 
@@ -63,10 +66,10 @@ def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
                 raise ConfigError(f"{p}: not a logged-runs file: missing array(s) {', '.join(missing)}")
             kw = {n: z[n] for n in _ARRAYS}
             meta = json.loads(str(z["meta"]))
-    except (OSError, ValueError, json.JSONDecodeError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{p}: not a readable logged-runs file ({exc})") from None
+    except ConfigError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # json.JSONDecodeError is a ValueError
+        raise ConfigError(f"{p}: not a readable logged-runs file ({type(exc).__name__}: {exc})") from None
     return LoggedRuns(**kw, meta=meta)
 
 

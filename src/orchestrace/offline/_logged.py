@@ -47,12 +47,13 @@ class LoggedRuns:
 
     def subset(self, mask: np.ndarray) -> LoggedRuns:
         """The runs of the tasks where ``mask`` (T,) bool (or an index array) selects."""
-        kw = {f.name: (getattr(self, f.name)[mask] if f.name != "meta" else dict(self.meta))
-              for f in dataclasses.fields(self)}
+        kw: dict[str, Any] = {f.name: (getattr(self, f.name)[mask] if f.name != "meta" else dict(self.meta))
+                              for f in dataclasses.fields(self)}
         return LoggedRuns(**kw)
 
 
-def load_logged_runs(path: str | os.PathLike[str]) -> LoggedRuns:
+def load_logged_runs(path: str | os.PathLike[str], *, exclude: bool = False, rounds: int | None = None,
+                     width: int | None = None) -> LoggedRuns:
     """Read a corpus of native traces (the corpus helper's loader; not on this branch).
 
     >>> load_logged_runs("/nonexistent")  # doctest: +IGNORE_EXCEPTION_DETAIL

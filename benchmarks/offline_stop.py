@@ -55,17 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("runs/offline-stop"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from orchestrace.offline import (
-        check_runs,
-        evaluate_traces,
-        fit_gate,
-        make_synthetic_logged,
-        read_corpus,
-    )
+    from orchestrace.offline import LoggedRuns, check_runs, evaluate_traces, fit_gate, read_corpus
     from orchestrace.offline._report import render, write_pareto
+    from orchestrace.offline._synthetic import structured_runs
 
     t0 = time.perf_counter()
-    runs = make_synthetic_logged(T=1200, R=4, W=2, seed=0) if args.synthetic else read_corpus(args.corpus)
+    runs = (LoggedRuns(**structured_runs(T=1200, R=4, W=2, seed=0)) if args.synthetic else read_corpus(args.corpus))
     runs, notes = check_runs(runs, where=str(args.corpus))
     T, R, W = runs.answers.shape
     print(f"corpus: {'synthetic' if args.synthetic else args.corpus} — {T} tasks × {R} rounds × {W} attempts; "

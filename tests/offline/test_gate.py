@@ -12,21 +12,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace.errors import ConfigError
+from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import (
     StopGate,
     first_stop,
     fit_gate,
-    make_synthetic_logged,
     task_prices,
     valuation,
 )
 from orchestrace.offline._features import check_features
 from orchestrace.offline._fit import _ridge, ls_fit
+from orchestrace.offline._synthetic import structured_runs
+
+
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
 
 
 @pytest.fixture(scope="module")
 def fitted() -> tuple:
-    runs = make_synthetic_logged(T=500, R=4, W=3, seed=11)
+    runs = structured(T=500, R=4, W=3, seed=11)
     gate, report = fit_gate(runs, classes=("linear", "quadratic"), seed=0)
     return runs, gate, report
 
@@ -134,7 +140,7 @@ def test_live_loop_inputs_are_checked(fitted) -> None:
 
 def test_mlp_class_fits_and_is_seeded() -> None:
     pytest.importorskip("torch")
-    runs = make_synthetic_logged(T=120, R=2, W=2, seed=5)
+    runs = structured(T=120, R=2, W=2, seed=5)
     g1, r1 = fit_gate(runs, classes=("mlp",), seed=3, widths=[2])
     g2, _ = fit_gate(runs, classes=("mlp",), seed=3, widths=[2])
     assert g1.model_class == "mlp" and g1.checks == g2.checks

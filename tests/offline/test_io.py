@@ -12,9 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace.errors import ConfigError
-from orchestrace.offline import check_runs, make_synthetic_logged, read_corpus, save_runs
+from orchestrace.offline import LoggedRuns as _LoggedRuns
+from orchestrace.offline import check_runs, read_corpus, save_runs
+from orchestrace.offline._synthetic import structured_runs
 
 _DIR: dict[str, Path] = {}
+
+
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
 
 
 @settings(max_examples=60, deadline=None)
@@ -32,7 +39,7 @@ def test_any_bytes_are_a_corpus_or_a_config_error(tmp_path_factory, blob: bytes,
 
 
 def test_round_trip_keeps_every_array(tmp_path: Path) -> None:
-    runs = make_synthetic_logged(T=30, R=3, W=2, seed=3)
+    runs = structured(T=30, R=3, W=2, seed=3)
     back = read_corpus(save_runs(runs, tmp_path / "c.npz"))
     for name in ("task_ids", "split", "answers", "correct_code", "logprob_mean", "round_correct"):
         assert np.array_equal(getattr(back, name), getattr(runs, name)), name
@@ -41,7 +48,7 @@ def test_round_trip_keeps_every_array(tmp_path: Path) -> None:
 
 
 def test_inconsistent_shapes_are_refused_with_the_field() -> None:
-    runs = make_synthetic_logged(T=30, R=3, W=2, seed=3)
+    runs = structured(T=30, R=3, W=2, seed=3)
     from orchestrace.offline._logged import LoggedRuns
 
     bad = LoggedRuns(**{**runs.__dict__, "round_correct": runs.round_correct[:, :2]})

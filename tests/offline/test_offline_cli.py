@@ -10,15 +10,22 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.offline import make_synthetic_logged, save_runs
+from orchestrace.offline import LoggedRuns as _LoggedRuns
+from orchestrace.offline import save_runs
 from orchestrace.offline._logged import LoggedRuns
+from orchestrace.offline._synthetic import structured_runs
 
 runner = CliRunner()
 
 
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Path:
-    return save_runs(make_synthetic_logged(T=240, R=3, W=2, seed=4), tmp_path_factory.mktemp("c") / "logged.npz")
+    return save_runs(structured(T=240, R=3, W=2, seed=4), tmp_path_factory.mktemp("c") / "logged.npz")
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +66,11 @@ def test_bad_input_exits_are_located(corpus: Path, run: Path, tmp_path: Path) ->
     r = runner.invoke(app, ["train", "--from-traces", str(corpus), "-o", str(tmp_path / "x"), "--steps", "3"])
     assert r.exit_code == 2 and "--steps" in r.output
     # a corpus with another round limit: the gate says so
-    other = save_runs(make_synthetic_logged(T=120, R=4, W=2, seed=1), tmp_path / "r4.npz")
+    other = save_runs(structured(T=120, R=4, W=2, seed=1), tmp_path / "r4.npz")
     r = runner.invoke(app, ["eval", "--traces", str(other), str(run)])
     assert r.exit_code == 2 and "round limit of 3" in r.output
     # grades that disagree with the attempts: a few are excluded and said, many are an error
-    runs = make_synthetic_logged(T=200, R=3, W=2, seed=9)
+    runs = structured(T=200, R=3, W=2, seed=9)
     flip = runs.round_correct.copy()
     flip[:5] = ~flip[:5]
     few = save_runs(LoggedRuns(**{**runs.__dict__, "round_correct": flip}), tmp_path / "few.npz")

@@ -14,10 +14,16 @@ from orchestrace.offline import (
     VoteShare,
     VoteState,
     first_stop,
-    make_synthetic_logged,
 )
+from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline._features import vote_states
+from orchestrace.offline._synthetic import structured_runs
 from orchestrace.offline.rules import beta_criterion, dirichlet_criterion
+
+
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
 
 
 def test_beta_criterion_is_the_beta_tail() -> None:
@@ -66,7 +72,7 @@ def _play_one(rule, runs, t: int, width: int) -> int:
 
 @pytest.mark.parametrize("rule", [FixedBudget(2), VoteShare(0.7), AdaptiveBeta(0.9), AdaptiveDirichlet(0.8), ESC(3)])
 def test_vectorised_decisions_match_a_per_task_loop(rule) -> None:
-    runs = make_synthetic_logged(T=60, R=4, W=3, seed=2)
+    runs = structured(T=60, R=4, W=3, seed=2)
     states = vote_states(runs, 3, np.full(60, 0.1))
     fast = first_stop(np.stack([rule.stop_now(s) for s in states], 1))
     slow = [_play_one(rule, runs, t, 3) for t in range(60)]

@@ -8,7 +8,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.offline import first_stop, make_synthetic_logged, task_prices, valuation
+from orchestrace.offline import LoggedRuns as _LoggedRuns
+from orchestrace.offline import first_stop, task_prices, valuation
+from orchestrace.offline._synthetic import structured_runs
+
+
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
 
 
 def _reference(runs, t: int, k: int, width: int, aggregation: str) -> tuple[bool, float]:
@@ -38,7 +45,7 @@ def _reference(runs, t: int, k: int, width: int, aggregation: str) -> tuple[bool
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), R=st.integers(1, 4), W=st.integers(1, 4), data=st.data())
 def test_valuation_matches_a_per_task_reference(seed: int, R: int, W: int, data: st.DataObject) -> None:
-    runs = make_synthetic_logged(T=12, R=R, W=W, seed=seed)
+    runs = structured(T=12, R=R, W=W, seed=seed)
     width = data.draw(st.integers(1, W))
     agg = data.draw(st.sampled_from(["majority", "logprob"]))
     price = task_prices(runs.task_ids, seed=3)
@@ -53,13 +60,13 @@ def test_valuation_matches_a_per_task_reference(seed: int, R: int, W: int, data:
 
 
 def test_full_width_majority_is_the_logged_grade() -> None:
-    runs = make_synthetic_logged(T=300, R=5, W=4, seed=7)
+    runs = structured(T=300, R=5, W=4, seed=7)
     v = valuation(runs, 4, "majority", np.zeros(300), 1.0)
     assert (v.correct == runs.round_correct).all()
 
 
 def test_stopping_picks_the_prefix() -> None:
-    runs = make_synthetic_logged(T=40, R=4, W=2, seed=1)
+    runs = structured(T=40, R=4, W=2, seed=1)
     v = valuation(runs, 2, "majority", np.full(40, 0.1), 50.0)
     stop = np.zeros((40, 4), bool)
     stop[::2, 1] = True  # even tasks stop after round 1, odd ones never (→ the last check)

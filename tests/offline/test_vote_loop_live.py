@@ -11,9 +11,16 @@ from typing import Any
 import pytest
 
 from orchestrace.llm.local import LocalServer
-from orchestrace.offline import fit_gate, make_synthetic_logged
+from orchestrace.offline import LoggedRuns as _LoggedRuns
+from orchestrace.offline import fit_gate
+from orchestrace.offline._synthetic import structured_runs
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_vote_loop.py"
+
+
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
 
 
 def _example() -> Any:
@@ -28,7 +35,7 @@ def test_langgraph_vote_loop_stops_where_the_gate_says(local_llm: LocalServer, t
     for module, extra in (("langgraph", "langgraph"), ("langchain_openai", "langgraph")):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed: pip install 'orchestrace[{extra}]'")
-    gate, _ = fit_gate(make_synthetic_logged(T=200, R=3, W=2, seed=0), classes=("linear",), widths=[2])
+    gate, _ = fit_gate(structured(T=200, R=3, W=2, seed=0), classes=("linear",), widths=[2])
     path = gate.save(tmp_path / "run")
     s = _example().main(["--gate", str(path), "--base-url", local_llm.base_url or "", "--tasks", "1"])
     (t,) = s["tasks"]

@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic", action="store_true", help="use make_synthetic_logged(1200, 4, 2) instead")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--out", type=Path, default=Path("runs/offline-stop"))
+    ap.add_argument("--price-seed", type=int, default=0, help="seed of the per-task prices (a robustness check)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from orchestrace.offline import LoggedRuns, check_runs, evaluate_traces, fit_gate, read_corpus
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     gates, names, fits = [], [], {}
     for seed in args.seeds:
         t = time.perf_counter()
-        gate, rep = fit_gate(runs, seed=seed)
+        gate, rep = fit_gate(runs, seed=seed, price_seed=args.price_seed)
         gate.save(args.out / f"seed-{seed}")
         gates.append(gate)
         names.append(f"seed-{seed}")
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {seed}: won {rep['chosen']['class']} (w{rep['chosen']['width']}, {rep['chosen']['aggregation']}); "
               f"validation return by class {json.dumps({k: round(v, 4) for k, v in rep['by_class'].items()})}; "
               f"{time.perf_counter() - t:.0f} s", flush=True)
-    res = evaluate_traces(runs, gates, names=names)
+    res = evaluate_traces(runs, gates, names=names, price_seed=args.price_seed)
     res["fits"] = fits
     res["benchmark_seconds"] = time.perf_counter() - t0
     args.out.mkdir(parents=True, exist_ok=True)

@@ -204,7 +204,7 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
         "always_continue": {"name": always["name"], "test": _summary(always["test"])},
         "budgets": {c["name"]: {"validation_accuracy": float(c["val"]["correct"].mean()), "test": _summary(c["test"])}
                     for c in budgets},
-        "clairvoyant_full_width": ci_mean(vals[(W, "majority")].payoff[it].max(1)),
+        "clairvoyant": ci_mean(np.max([v.payoff[it].max(1) for v in vals.values()], axis=0)),
         "gates": out_gates,
         "points": {c["name"]: {"family": c["family"], "accuracy": float(c["test"]["correct"].mean()),
                                "calls": float(c["test"]["calls"].mean()), "return": float(c["test"]["return"].mean())}

@@ -40,9 +40,9 @@ def render(res: dict[str, Any]) -> str:
     for fam, name, s in rows:
         lines.append(f"| {fam} | {name} | {_ci(s['return'], '{:.4f}')} | {s['accuracy']['mean']:.3f} | "
                      f"{s['calls']['mean']:.2f} |")
-    cl = res["clairvoyant_full_width"]
-    lines += ["", f"Best rule of the whole family (validation): **{res['best_rule']}**; clairvoyant stop (full width, "
-              f"majority, hindsight): return {_ci(cl, '{:.4f}')}.", ""]
+    cl = res["clairvoyant"]
+    lines += ["", f"Best rule of the whole family (validation): **{res['best_rule']}**; clairvoyant (the best stopping "
+              f"time, width and aggregation of each task in hindsight): return {_ci(cl, '{:.4f}')}.", ""]
     for n, g in res["gates"].items():
         lines += [f"## Claims — gate {n} ({g['model_class']}, fit seed {g['fit_seed']})", ""]
         for k, v in g["claims"].items():

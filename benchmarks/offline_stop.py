@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic", action="store_true", help="use make_synthetic_logged(1200, 4, 2) instead")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--out", type=Path, default=Path("runs/offline-stop"))
+    ap.add_argument("--no-logprobs", action="store_true", help="ablation: forget the logged log-probs (the "
+                    "log-prob vote becomes the majority, the log-prob features constant) for rules and gate alike")
     ap.add_argument("--price-seed", type=int, default=0, help="seed of the per-task prices (a robustness check)")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -62,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     runs = (LoggedRuns(**structured_runs(T=1200, R=4, W=2, seed=0)) if args.synthetic else read_corpus(args.corpus))
+    if args.no_logprobs:
+        import dataclasses
+
+        import numpy as np
+
+        runs = dataclasses.replace(runs, logprob_mean=np.full(runs.logprob_mean.shape, np.nan, np.float32))
     runs, notes = check_runs(runs, where=str(args.corpus))
     T, R, W = runs.answers.shape
     print(f"corpus: {'synthetic' if args.synthetic else args.corpus} — {T} tasks × {R} rounds × {W} attempts; "

@@ -65,6 +65,8 @@ def test_bad_input_exits_are_located(corpus: Path, run: Path, tmp_path: Path) ->
     assert r.exit_code == 2 and "no such corpus" in r.output
     r = runner.invoke(app, ["train", "--from-traces", str(corpus), "-o", str(tmp_path / "x"), "--steps", "3"])
     assert r.exit_code == 2 and "--steps" in r.output
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), "--episodes", "50"])
+    assert r.exit_code == 2 and "--episodes only apply to the simulator" in r.output
     # a corpus with another round limit: the gate says so
     other = save_runs(structured(T=120, R=4, W=2, seed=1), tmp_path / "r4.npz")
     r = runner.invoke(app, ["eval", "--traces", str(other), str(run)])

@@ -201,6 +201,13 @@ def eval_cmd(
     if not (traces.isdigit() and not Path(traces).exists()):  # --traces CORPUS: logged runs (cli/_offline.py)
         from ._offline import eval_traces
 
+        sim_only = {"--env": env is not None, "--set": bool(set_), "--suite": suite is not None,
+                    "--episodes": episodes != 500, "--validation": validation != 256, "--seed-offset": seed_offset != 0,
+                    "--no-oracle-all": not oracle_all, "--ray": ray is not None, "--ray-address": ray_address is not None}
+        given = [k for k, v in sim_only.items() if v]
+        if given:
+            raise fail(f"--traces CORPUS evaluates on logged runs; {', '.join(given)} only apply to the simulator")
+
         return eval_traces(Path(traces), runs, out, quiet=quiet)
     n_traces = int(traces)
     if not runs:

@@ -64,6 +64,7 @@ def _train(**kw: Any) -> None:
     import json
 
     out: Path = kw.pop("out")
+    from_traces: Path | None = kw.pop("from_traces")
     sets: list[str] = kw.pop("set_")
     if sets:
         kw["env_set"] = list(sets)
@@ -72,6 +73,12 @@ def _train(**kw: Any) -> None:
     ray_n: int | None = kw.pop("ray")
     ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
+    if from_traces is not None:  # the stop learned from logged runs only (cli/_offline.py)
+        from ._offline import train_from_traces
+
+        ignored = [f"--{k.replace('_', '-')}" for k in given if k != "seed"] + (["--set"] * bool(sets)) + \
+            (["--resume"] * resume) + (["--ray"] * (ray_n is not None or ray_address is not None))
+        return train_from_traces(from_traces, out, seed=int(given.get("seed", 0)), ignored=ignored, quiet=quiet)
     try:
         from ..learn import train
         from ..learn.config import TrainConfig
@@ -157,6 +164,10 @@ _train.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
                           default=typer.Option(False, "--resume", help="Continue the run in --out bit-exactly.")),
         inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                           default=typer.Option(False, "--quiet", "-q", help="No progress bar.")),
+        inspect.Parameter("from_traces", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path],  # noqa: UP045
+                          default=typer.Option(None, "--from-traces", metavar="CORPUS", help="Learn the stop gate "
+                                               "from logged always-continue runs only (a corpus directory or .npz; "
+                                               "no simulator): writes RUN/gate.json; only --seed applies.")),
     ]
 )
 app.command("train")(_train)
@@ -164,8 +175,9 @@ app.command("train")(_train)
 
 @app.command("eval")
 def eval_cmd(
-    runs: list[Path] = typer.Argument(..., metavar="RUN...", help="Run directories or policy.pt files; 2+ runs of one "
-                                      "world are aggregated across training seeds."),
+    runs: list[Path] = typer.Argument(None, metavar="RUN...", help="Run directories or policy.pt files; 2+ runs of one "
+                                      "world are aggregated across training seeds (with --traces CORPUS: gate runs "
+                                      "of `train --from-traces`, or none to value the rules alone)."),
     env: str = typer.Option(None, "--env", help="World to evaluate in (default: the one each run was trained on)."),
     set_: list[str] = _set_option(),
     suite: str = typer.Option(None, "--suite", help="Evaluate in every world of a named suite: shift."),
@@ -174,7 +186,9 @@ def eval_cmd(
     seeds: str = typer.Option("held-out", "--seeds", help="Test seed set: held-out (never used in training or validation)."),
     seed_offset: int = typer.Option(0, "--seed-offset", help="Start this far into the held-out seed range."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write results.json (aggregate.json, suite.json), summary.md, traces/."),  # noqa: UP045
-    traces: int = typer.Option(20, "--traces", help="Episodes traced per key policy (wasted work, E2–E4; one run only)."),
+    traces: str = typer.Option("20", "--traces", metavar="N|CORPUS", help="A number: episodes traced per key policy "
+                               "(wasted work, E2–E4; one run only). A corpus of logged runs (directory or .npz): value "
+                               "every stop rule and the RUN gates exactly on its test tasks instead."),
     oracle_all: bool = typer.Option(True, "--oracle-all/--no-oracle-all", help="Include the all-heads oracle (the costliest reference)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     ray: int = typer.Option(None, "--ray", metavar="N", help="Play the evaluation episodes as shards on N Ray "
@@ -183,6 +197,21 @@ def eval_cmd(
 ) -> None:
     """Evaluate learned stops with the fair protocol: every stop rule on the same heads, tuned on validation seeds,
     claims decided by paired 95 % intervals; several runs are aggregated (k/n runs per claim)."""
+    runs = list(runs or [])
+    if not (traces.isdigit() and not Path(traces).exists()):  # --traces CORPUS: logged runs (cli/_offline.py)
+        from ._offline import eval_traces
+
+        sim_only = {"--env": env is not None, "--set": bool(set_), "--suite": suite is not None,
+                    "--episodes": episodes != 500, "--validation": validation != 256, "--seed-offset": seed_offset != 0,
+                    "--no-oracle-all": not oracle_all, "--ray": ray is not None, "--ray-address": ray_address is not None}
+        given = [k for k, v in sim_only.items() if v]
+        if given:
+            raise fail(f"--traces CORPUS evaluates on logged runs; {', '.join(given)} only apply to the simulator")
+
+        return eval_traces(Path(traces), runs, out, quiet=quiet)
+    n_traces = int(traces)
+    if not runs:
+        raise fail("give at least one RUN to evaluate (or --traces CORPUS to evaluate on logged runs)")
     if seeds != "held-out":
         raise fail(f"--seeds {seeds!r} is not supported; use --seeds held-out (and --seed-offset to shift it)")
     if episodes < 2 or validation < 2:
@@ -213,7 +242,7 @@ def eval_cmd(
                 text = render_aggregate(res["aggregate"])
             else:
                 report = evaluate(runs[0], env=env, env_set=set_, episodes=episodes, validation=validation,
-                                  seed_offset=seed_offset, out=out, sample_traces=max(0, traces), oracle_all=oracle_all,
+                                  seed_offset=seed_offset, out=out, sample_traces=max(0, n_traces), oracle_all=oracle_all,
                                   progress=not quiet)
                 report.pop("_raw", None)
                 text = render_summary(report)

@@ -1,1 +1,75 @@
-"""Learning from logged runs: collect a corpus of real vote loops, read it, fit the simulator to it."""
+"""Learning when to stop from logged real runs, valued exactly offline (issue 25).
+
+A vote loop logged *always-continue* (every round's attempts kept, every round's aggregate
+graded) holds the outcome of every stopping time, every narrower width and every aggregation
+rule. This package fits and evaluates the stop (O5) from such logs alone — no simulator::
+
+    LoggedRuns (T tasks × R rounds × W attempts)  ──►  valuation: return of stopping at each check
+        │                                                   │
+        ├─► rules: budgets, vote share, Adaptive-Consistency (Beta, Dirichlet), ESC, price-aware logistic
+        ├─► fit_gate: Longstaff–Schwartz backward induction, linear → quadratic → MLP, chosen on validation
+        └─► evaluate_traces: every rule tuned on validation, valued on test, claims with paired CIs
+                                                            │
+    StopGate.load(path).should_stop(answers_so_far, price=…)  ◄── the fitted gate in user code
+
+CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]``.
+
+>>> runs = make_synthetic_logged(T=200, R=3, W=2, seed=0)
+>>> gate, report = fit_gate(runs, classes=("linear",))
+>>> isinstance(gate.should_stop([["7", "7"]], price=0.05), bool)
+True
+"""
+
+from ._eval import evaluate_traces
+from ._features import FEATURES
+from ._fit import fit_gate, fit_price_logistic
+from ._io import check_runs, read_corpus, save_runs
+from ._logged import (
+    LoggedRuns,
+    load_logged_runs,
+    logged_from_codes,
+    make_synthetic_logged,
+    split_of,
+)
+from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
+from .gate import StopDecision, StopGate
+from .rules import (
+    ESC,
+    AdaptiveBeta,
+    AdaptiveDirichlet,
+    FixedBudget,
+    PriceLogistic,
+    StopRule,
+    VoteShare,
+    VoteState,
+)
+
+__all__ = [
+    "AGGREGATIONS",
+    "ESC",
+    "FEATURES",
+    "AdaptiveBeta",
+    "AdaptiveDirichlet",
+    "FixedBudget",
+    "LoggedRuns",
+    "PriceLogistic",
+    "StopDecision",
+    "StopGate",
+    "StopRule",
+    "Valuation",
+    "VoteShare",
+    "VoteState",
+    "check_runs",
+    "evaluate_traces",
+    "first_stop",
+    "fit_gate",
+    "fit_price_logistic",
+    "load_logged_runs",
+    "logged_from_codes",
+    "make_synthetic_logged",
+    "read_corpus",
+    "save_runs",
+    "split_of",
+    "task_prices",
+    "valuation",
+]

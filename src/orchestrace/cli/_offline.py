@@ -1,0 +1,97 @@
+"""``orchestrace train --from-traces CORPUS`` and ``orchestrace eval --traces CORPUS [RUN …]``.
+
+The stop learned and evaluated from logged real runs only (:mod:`orchestrace.offline`); the
+options live on the existing ``train`` / ``eval`` commands (``cli/_learn.py`` dispatches here).
+Exit codes: 0 ok; 1 the corpus or a gate file is invalid; 2 usage or I/O (a missing corpus, an
+option that does not apply, an unwritable output).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ._app import EXIT_INVALID, EXIT_USAGE, console, fail, note
+
+__all__: list[str] = []
+
+
+def _read(corpus: Path) -> Any:
+    from ..errors import OrchestraceError
+    from ..offline import check_runs, read_corpus
+
+    if not corpus.exists():
+        raise fail(f"{corpus}: no such corpus (a directory of logged traces, or an .npz of logged runs)")
+    try:
+        runs, notes = check_runs(read_corpus(corpus), where=str(corpus))
+    except OrchestraceError as exc:  # ConfigError, or the loader's TraceInvalidError with located problems
+        raise fail(str(exc), problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
+    for n in notes:
+        note(f"{corpus}: {n}")
+    return runs, notes
+
+
+def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str], quiet: bool) -> None:
+    """Fit the stop gate from the corpus's logged paths; write RUN/gate.json and RUN/fit.json."""
+    from ..errors import ConfigError, MissingExtraError
+    from ..offline._fit import fit_gate
+
+    if ignored:
+        raise fail(f"--from-traces learns the stop from logged runs; {', '.join(ignored)} do(es) not apply "
+                   "(only --out, --seed and --quiet do)")
+    runs, notes = _read(corpus)
+    log = (lambda s: None) if quiet else (lambda s: console.print(s, markup=False, highlight=False))
+    try:
+        gate, report = fit_gate(runs, seed=seed, log=log)
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    gate.meta["corpus_path"] = str(corpus)
+    gate.meta["exclusions"] = notes
+    try:
+        path = gate.save(out)
+        (out / "fit.json").write_text(json.dumps({**report, "exclusions": notes, "seed": seed, "corpus": str(corpus)},
+                                                 indent=1, default=float), encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
+    c = report["chosen"]
+    by = ", ".join(f"{k} {v:.4f}" for k, v in report["by_class"].items())
+    console.print(f"learned the stop from {len(runs.task_ids)} logged runs; won on validation: {c['class']} "
+                  f"(reg {c['reg']:g}) at width {c['width']}, {c['aggregation']} vote — validation return "
+                  f"{c['validation_return']:.4f} (by class: {by})", markup=False)
+    console.print(f"run: {out} ({path.name}, fit.json)", markup=False)
+
+
+def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool) -> None:
+    """Value every rule and every gate run exactly on the corpus's test tasks; print the summary."""
+    from ..errors import ConfigError
+    from ..offline import StopGate
+    from ..offline._eval import evaluate_traces
+    from ..offline._report import render, write_pareto
+
+    logged, _ = _read(corpus)
+    try:
+        gates = [StopGate.load(r) for r in runs]
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    names = [r.name if r.name != "gate.json" else r.parent.name for r in runs]
+    if len(set(names)) != len(names):
+        names = [str(r) for r in runs]
+    log = (lambda s: None) if quiet else (lambda s: console.print(s, markup=False, highlight=False))
+    try:
+        res = evaluate_traces(logged, gates, names=names, log=log)
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_USAGE) from None
+    text = render(res)
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
+            (out / "summary.md").write_text(text, encoding="utf-8")
+            pic = write_pareto(res, out / "pareto.png")
+        except OSError as exc:
+            raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
+        console.print(f"wrote {out}/ (results.json, summary.md{', ' + pic.name if pic else ''})", markup=False)
+    console.print(text, markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,112 @@
+"""Reading a corpus of logged runs for fitting and evaluation, with its checks and stated exclusions.
+
+:func:`read_corpus` takes a native-trace corpus directory (through the corpus helper's
+:func:`~orchestrace.offline.load_logged_runs`) or an ``.npz`` written by :func:`save_runs`;
+:func:`check_runs` holds the arrays to the contract and returns the runs it keeps with a
+list of stated exclusions:
+
+- shapes that disagree, an unknown split, a missing train/validation/test split → ConfigError;
+- tasks whose logged aggregate grade (``round_correct``) disagrees with the grade recomputed
+  from their attempts are excluded and counted (more than 5 % of the tasks → ConfigError: the
+  corpus's grading or answer codes are not what the valuation assumes).
+
+>>> from orchestrace.offline import make_synthetic_logged
+>>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
+>>> len(runs.task_ids), notes
+(20, [])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ._logged import LoggedRuns, load_logged_runs
+from ._value import valuation
+
+__all__ = ["SPLITS", "check_runs", "read_corpus", "save_runs"]
+
+SPLITS = ("train", "validation", "test")
+_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name != "meta"]
+MAX_GRADE_MISMATCH = 0.05
+
+
+def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
+    """Write the arrays and the manifest to one compressed ``.npz`` (no pickle)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {n: np.asarray(getattr(runs, n)) for n in _ARRAYS}
+    for n in ("task_ids", "suite", "split"):
+        arrays[n] = arrays[n].astype(str)
+    payload: dict[str, Any] = {**arrays, "meta": np.array(json.dumps(runs.meta, default=str))}
+    np.savez_compressed(p, **payload)
+    return p
+
+
+def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
+    """Logged runs from ``path``: an ``.npz`` (:func:`save_runs`) or a native-trace corpus directory."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{p}: no such corpus (a directory of logged traces with manifest.json, or an .npz)")
+    if p.is_dir() and (p / "logged.npz").is_file():
+        p = p / "logged.npz"
+    if p.suffix != ".npz":
+        return load_logged_runs(p)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            missing = [n for n in [*_ARRAYS, "meta"] if n not in z.files]
+            if missing:
+                raise ConfigError(f"{p}: not a logged-runs file: missing array(s) {', '.join(missing)}")
+            kw = {n: z[n] for n in _ARRAYS}
+            meta = json.loads(str(z["meta"]))
+    except ConfigError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # json.JSONDecodeError is a ValueError
+        raise ConfigError(f"{p}: not a readable logged-runs file ({type(exc).__name__}: {exc})") from None
+    return LoggedRuns(**kw, meta=meta)
+
+
+def check_runs(runs: LoggedRuns, *, where: str = "corpus") -> tuple[LoggedRuns, list[str]]:
+    """Hold ``runs`` to the contract; return the runs kept and the stated exclusions (module docstring)."""
+    if runs.answers.ndim != 3:
+        raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
+    T, R, W = runs.answers.shape
+    if T == 0:
+        raise ConfigError(f"{where}: no tasks")
+    for n in _ARRAYS:
+        a = np.asarray(getattr(runs, n))
+        want = {"round_correct": (T, R)}.get(n, (T, R, W) if a.ndim == 3 else (T,))
+        if a.shape != want:
+            raise ConfigError(f"{where}: {n} has shape {a.shape}, expected {want} (every task needs R = {R} rounds "
+                              f"of W = {W} attempts; a truncated run must be excluded by the loader)")
+    bad = sorted(set(runs.split.tolist()) - set(SPLITS))
+    if bad:
+        raise ConfigError(f"{where}: unknown split(s) {bad}; expected {', '.join(SPLITS)}")
+    for s in SPLITS:
+        if not (runs.split == s).any():
+            raise ConfigError(f"{where}: no {s!r} tasks; the corpus must be split by task into {', '.join(SPLITS)}")
+    if (runs.answers < -1).any() or ((runs.correct_code < -1).any()):
+        raise ConfigError(f"{where}: answer codes below −1")
+    notes: list[str] = []
+    excluded = runs.meta.get("excluded") or {}
+    if isinstance(excluded, dict):  # the loader's counted exclusions: reason → task ids
+        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+    recomputed = valuation(runs, W, "majority", np.zeros(T), 1.0).correct
+    mismatch = (recomputed != runs.round_correct.astype(bool)).any(1)
+    if mismatch.any():
+        ids = runs.task_ids[mismatch][:5].tolist()
+        msg = (f"{int(mismatch.sum())} of {T} task(s) excluded: their logged aggregate grades disagree with the "
+               f"majority recomputed from their attempts (first: {', '.join(map(str, ids))})")
+        if mismatch.mean() > MAX_GRADE_MISMATCH:
+            raise ConfigError(f"{where}: {msg}; more than {MAX_GRADE_MISMATCH:.0%} — the grades or answer codes are "
+                              "not consistent")
+        notes.append(msg)
+        runs = runs.subset(~mismatch)
+    return runs, notes

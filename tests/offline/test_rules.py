@@ -1,0 +1,79 @@
+"""The anchor rules: exact criteria against scipy, batch independence, and the vectorised valuation of
+each rule against a loop that plays one task at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from orchestrace.offline import (
+    ESC,
+    AdaptiveBeta,
+    AdaptiveDirichlet,
+    FixedBudget,
+    VoteShare,
+    VoteState,
+    first_stop,
+)
+from orchestrace.offline import LoggedRuns as _LoggedRuns
+from orchestrace.offline._features import vote_states
+from orchestrace.offline._synthetic import structured_runs
+from orchestrace.offline.rules import beta_criterion, dirichlet_criterion
+
+
+def structured(**kw: int) -> _LoggedRuns:
+    """Logged runs with the structure of real ones (the offline branch's generator)."""
+    return _LoggedRuns(**structured_runs(**kw))
+
+
+def test_beta_criterion_is_the_beta_tail() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    v1 = np.array([0, 1, 2, 5, 7, 3, 12])
+    v2 = np.array([0, 0, 1, 2, 7, 3, 1])
+    want = stats.beta.sf(0.5, v1 + 1, v2 + 1)
+    assert np.allclose(beta_criterion(v1, v2), want, atol=1e-12)
+
+
+def test_dirichlet_with_two_answers_is_the_beta_criterion_and_batch_independent() -> None:
+    votes = np.array([[3.0, 1.0], [5.0, 2.0], [4.0, 4.0]])
+    d = dirichlet_criterion(votes, samples=20_000)
+    assert np.allclose(d, beta_criterion(votes[:, 0], votes[:, 1]), atol=0.02)
+    one = dirichlet_criterion(votes[1:2], samples=20_000)
+    assert one[0] == d[1]  # the same count vector, the same draws, whatever else is in the batch
+    three = dirichlet_criterion(np.array([[4.0, 1.0, 1.0]]))[0]
+    assert three < dirichlet_criterion(np.array([[4.0, 1.0, 0.0]]))[0]  # a third answer lowers the top's chance
+
+
+def test_esc_reads_the_last_complete_window() -> None:
+    s = VoteState(np.ones((3, 2)), np.array([[1, 0, 0, 0, 0], [0, 0, 0, 1, -1], [0, 0, 0, 0, 1]]),
+                  np.zeros(3), np.full(3, 1), 3)
+    # window 2 over 5 samples: the complete windows are (0,1), (2,3); the last is (2,3)
+    assert ESC(2).stop_now(s).tolist() == [True, False, True]
+    assert ESC(5).stop_now(s).tolist() == [False, False, False]
+    assert ESC(6).stop_now(s).tolist() == [False, False, False]  # no complete window yet
+
+
+def _play_one(rule, runs, t: int, width: int) -> int:
+    """Stop check of task t under ``rule``, built from its attempts one round at a time."""
+    R = runs.answers.shape[1]
+    votes: dict[int, int] = {}
+    seq: list[int] = []
+    for k in range(R):
+        for a in runs.answers[t, k, :width].tolist():
+            seq.append(a)
+            if a >= 0:
+                votes[a] = votes.get(a, 0) + 1
+        v = np.array([[float(x) for x in votes.values()] or [0.0]])
+        st = VoteState(v, np.array([seq]), np.array([0.1]), np.array([k]), R)
+        if k == R - 1 or rule.stop_now(st)[0]:
+            return k
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("rule", [FixedBudget(2), VoteShare(0.7), AdaptiveBeta(0.9), AdaptiveDirichlet(0.8), ESC(3)])
+def test_vectorised_decisions_match_a_per_task_loop(rule) -> None:
+    runs = structured(T=60, R=4, W=3, seed=2)
+    states = vote_states(runs, 3, np.full(60, 0.1))
+    fast = first_stop(np.stack([rule.stop_now(s) for s in states], 1))
+    slow = [_play_one(rule, runs, t, 3) for t in range(60)]
+    assert fast.tolist() == slow

@@ -113,6 +113,8 @@ def assign(
     ``owen``             Owen values: agents grouped by role; events grouped by agent
     ``c3``               ``alternatives={unit: [(R̄_k, w_k), …]}`` (index 0 = taken)
     ``coma``             ``q={unit: [Q(u')…]}``, ``pi={unit: [π(u')…]}``, ``taken``
+    ``blame``            the decisive error from the events' evidence
+                         (:mod:`orchestrace.blame`): signed, the culprit lowest
     ===================  ============================================================
 
     Counterfactual methods value coalitions of units with ``value_fn`` (``(B, n)`` masks
@@ -251,6 +253,13 @@ def _run(
         if uncaused:
             notes.append(_UNCAUSED)
         return vals, None, {}
+    if m is CreditMethod.BLAME:
+        from ..blame._core import blame
+        from ..blame._credit import unit_values
+
+        res = g.derived(("credit", "blame"), lambda: blame(g.trace, graph=g))
+        notes.extend(res.notes)
+        return unit_values(g, ui, an.total, res, notes), None, {}
     if m is CreditMethod.DISCOUNTED:
         r = np.bincount(an.event, weights=an.value, minlength=g.n)
         V = _flow.values_array(g, kw.get("values"))

@@ -6,7 +6,8 @@ carries evidence (``attrs.evidence``, written by the importers) or ``error: true
 ``blames`` moves the error to the event that made it (an execution's failure → the turn that
 wrote the code; a ledger verdict → the worker turn it judges). "Earliest" orders the errors'
 origins by time, then by position. The origin's agent is the culprit, its turn the culprit
-step. Origins on a person's turn or on an agent outside the team are skipped with a located
+step. A final answer that contradicts the checked facts confirms the failure but is not an
+origin (:data:`SYMPTOM_KINDS`). Origins on a person's turn or on an agent outside the team are skipped with a located
 note. With no usable evidence, a stated fallback rule picks the first turn of the first
 working agent, at low confidence, and the result says ``no evidence``.
 
@@ -39,12 +40,22 @@ if TYPE_CHECKING:
 __all__ = ["FALLBACK_RULE", "BlameResult", "Culprit", "blame"]
 
 #: The rule used when the trace carries no usable evidence.
-FALLBACK_RULE = "no evidence: fallback 'first worker turn' (the first turn of an agent that is neither the " \
-                "orchestrator nor a person)"
+FALLBACK_RULE = "no evidence: fallback 'first reply' (the first turn of an agent that is neither the " \
+                "orchestrator nor a person, nor an executor's output, skipping an opening turn that only states the task)"
+_FALLBACK_WORKER = "no evidence: fallback 'first worker turn' (the first turn of an agent that is neither the " \
+                   "orchestrator nor a person, nor an executor's output)"
 #: Confidence of a fallback pick.
 FALLBACK_CONFIDENCE = 0.15
 _STEP = re.compile(r"\[(\d+)\](?:\.[^\[\]]*)?$")
 _ERROR_FLAG = 0.5  # strength of a bare ``error: true`` without evidence records
+#: Evidence that confirms the failure but is not where an error was made (not an origin).
+SYMPTOM_KINDS = frozenset({EvidenceKind.CONTRADICTS_FACTS})
+#: Weak evidence: a repeat or a refusal is not a mistake by itself (re-running a search, saying one
+#: cannot browse); it decides only when the trace has no strong evidence (``tiers=True``).
+WEAK_KINDS = frozenset({EvidenceKind.REPEATED_ACTION, EvidenceKind.REFUSAL})
+#: Fallback rules: ``first-reply`` skips an opening turn that only states the task (it depends on
+#: no other turn); ``first-worker`` takes the first working agent's first turn.
+FALLBACKS = ("first-reply", "first-worker")
 
 
 @dataclass(frozen=True)
@@ -128,8 +139,12 @@ def _is_human(ev: Event) -> bool:
 
 
 def blame(trace: Trace, *, graph: TraceGraph | None = None,
-          kinds: set[EvidenceKind] | frozenset[EvidenceKind] | None = None) -> BlameResult:
+          kinds: set[EvidenceKind] | frozenset[EvidenceKind] | None = None, tiers: bool = True,
+          fallback: str = "first-reply") -> BlameResult:
     """The decisive error of ``trace`` (see the module docstring); ``kinds`` restricts the evidence used.
+
+    ``tiers``: weak evidence (:data:`WEAK_KINDS`) decides only when there is no strong evidence;
+    ``fallback``: the rule used without evidence (:data:`FALLBACKS`).
 
     Never raises on a valid trace: a trace without evidence, with only human turns, with an
     unknown outcome or with evidence on an agent outside the team gets a result whose
@@ -150,6 +165,7 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
     team = _team(trace)
     cands: dict[int, _Cand] = {}
     skipped: list[str] = []
+    symptoms: list[str] = []
     for i, e in enumerate(ev):
         recs: list[Evidence | None] = list(evidence_of(e.attrs))
         if kinds is not None:
@@ -162,6 +178,10 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
             skipped.append(f"{e.id} ({e.source or e.agent}): flagged but its effect does not reach the output")
             continue
         for r in recs:
+            if r is not None and r.kind in SYMPTOM_KINDS:
+                symptoms.append(f"{e.id} ({e.source or e.agent}): {r.kind.value}"
+                                + (f": {r.excerpt}" if r.excerpt else ""))
+                continue
             origin = i
             if r is not None and r.blames is not None:
                 j = g.index.get(r.blames)
@@ -179,10 +199,21 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
                                f"team ({', '.join(sorted(team))}); skipped")
                 continue
             cands.setdefault(origin, _Cand(origin)).flagged.append((i, r))
+    if symptoms:
+        notes.append("the final answer contradicts the checked facts (a symptom that confirms the failure, not "
+                     "its origin): " + symptoms[0])
+        if failed is None:
+            failed = True
     notes.extend(skipped[:20])
     if len(skipped) > 20:
         notes.append(f"… {len(skipped) - 20} more skipped flags")
     order = sorted(cands.values(), key=lambda c: (g.t[c.origin], c.origin))
+    if tiers:
+        strong = [c for c in order if any(r is None or r.kind not in WEAK_KINDS for _, r in c.flagged)]
+        if strong and len(strong) < len(order):
+            notes.append(f"{len(order) - len(strong)} error(s) with weak evidence only (a repeat, a refusal) do not "
+                         "decide: stronger evidence exists")
+            order = strong + [c for c in order if c not in strong]
     total = sum(c.strength() for c in order)
     by_agent: dict[str, float] = {}
     for c in order:
@@ -210,35 +241,49 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
         shares = _shares(g, [c.origin for c in order], reach)
         return BlameResult(trace.trace_id, dec, runner, "earliest flagged error reaching the output", True, failed,
                            shares, tuple(notes))
-    notes.append(FALLBACK_RULE)
-    dec = _fallback(trace, g)
+    if fallback not in FALLBACKS:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"unknown blame fallback {fallback!r}; use one of {', '.join(FALLBACKS)}")
+    rule = FALLBACK_RULE if fallback == "first-reply" else _FALLBACK_WORKER
+    notes.append(rule)
+    dec = _fallback(trace, g, reply=fallback == "first-reply")
     if dec is None:
         notes.append("no agent turn to blame (only a person's turns, or only the orchestrator's structure)")
         return BlameResult(trace.trace_id, None, None, "no evidence, no agent", False, failed, {}, tuple(notes))
-    runner = _fallback(trace, g, exclude=dec.agent)
+    runner = _fallback(trace, g, exclude=dec.agent, reply=fallback == "first-reply")
     shares = _shares(g, [g.index[dec.event]], reach)
-    return BlameResult(trace.trace_id, dec, runner, FALLBACK_RULE, False, failed, shares, tuple(notes))
+    return BlameResult(trace.trace_id, dec, runner, rule, False, failed, shares, tuple(notes))
 
 
-def _fallback(trace: Trace, g: TraceGraph, exclude: str | None = None) -> Culprit | None:
-    """The first turn of the first working agent (not the orchestrator, not a person, not ``exclude``)."""
+def _fallback(trace: Trace, g: TraceGraph, exclude: str | None = None, reply: bool = True) -> Culprit | None:
+    """The first turn of the first working agent (not the orchestrator, not a person, not an executor's
+    output, not ``exclude``); ``reply``: an opening turn that depends on no other event only states the task."""
     orch = trace.meta.get("orchestrator") if isinstance(trace.meta, dict) else None
     work = (EventType.MESSAGE, EventType.TOOL_CALL, EventType.RETURN, EventType.AGGREGATE)
-    pick = None
-    for i in np.argsort(g.t, kind="stable").tolist():
-        e = trace.events[i]
-        if e.type not in work or _is_human(e) or e.agent == exclude or e.role == "orchestrator" or e.agent == orch:
-            continue
-        pick = i
-        break
-    if pick is None and exclude is None:  # a lone orchestrator: its own first turn
-        pick = next((i for i, e in enumerate(trace.events) if e.type in work and not _is_human(e)), None)
+    order = np.argsort(g.t, kind="stable").tolist()
+
+    def first(allow_orch: bool, skip_opener: bool) -> int | None:
+        for i in order:
+            e = trace.events[i]
+            if e.type not in work or _is_human(e) or e.agent == exclude or (e.attrs or {}).get("output") is True:
+                continue
+            if not allow_orch and (e.role == "orchestrator" or e.agent == orch):
+                continue
+            if skip_opener and g.pred_ptr[i + 1] == g.pred_ptr[i]:  # an opener: it answers nothing
+                continue
+            return i
+        return None
+
+    # a lone agent (it is its own orchestrator) is blamed for its own turns
+    pick = next((i for i in (first(o, s) for o in (False, True) for s in ((True, False) if reply else (False,)))
+                 if i is not None), None)
     if pick is None:
         return None
     e = trace.events[pick]
     step, what = step_of(e, pick)
     return Culprit(e.agent, e.id, step, what, FALLBACK_CONFIDENCE, ("fallback",),
-                   (f"no evidence: first worker turn {e.id} ({e.source or e.agent})",), e.source)
+                   (f"no evidence: first {'reply' if reply else 'worker turn'} {e.id} ({e.source or e.agent})",), e.source)
 
 
 def _shares(g: TraceGraph, origins: list[int], reach: np.ndarray) -> dict[str, float]:

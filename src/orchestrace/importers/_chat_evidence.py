@@ -24,7 +24,7 @@ from typing import Any
 
 from ._evidence import EXCERPT_CHARS, Evidence, EvidenceKind, ledger_verdicts, scan
 
-__all__ = ["FACT_KEYS", "OUTCOME_KEYS", "TurnRecord", "flag", "outcome_of"]
+__all__ = ["FACT_KEYS", "OUTCOME_KEYS", "TurnRecord", "facts_of", "flag", "outcome_of", "outputs"]
 
 #: Fields that record whether the run succeeded, in the order they are read.
 OUTCOME_KEYS: tuple[str, ...] = ("is_correct", "is_corrected", "is_solved", "solved", "success", "correct", "passed")
@@ -111,11 +111,28 @@ def _action_of(text: str) -> str:
     return line if len(line) >= _FIRST_LINE_MIN else ""
 
 
+def outputs(records: Sequence[TurnRecord]) -> dict[str, str | None]:
+    """Turns that are an executor's report (``exitcode: …``): event id → the code turn it ran (or None).
+
+    >>> outputs([TurnRecord(0, "e1", "a", "```sh\nls\n```", "worker"), TurnRecord(1, "e2", "t", "exitcode: 0", "worker")])
+    {'e2': 'e1'}
+    """
+    out: dict[str, str | None] = {}
+    code: list[tuple[str, str]] = []
+    for r in records:
+        if r.kind == "worker" and _OUTPUT.match(r.text):
+            out[r.eid] = next((e for e, a in reversed(code) if a != r.agent), code[-1][0] if code else None)
+        elif r.kind in ("worker", "human") and _CODE.search(r.text):
+            code.append((r.eid, r.agent))
+    return out
+
+
 def flag(records: Sequence[TurnRecord], facts: str | None = None) -> dict[str, list[Evidence]]:
     """Evidence per event id (see the module docstring); ``facts`` = the checked answer, if any."""
     out: dict[str, list[Evidence]] = {}
     code: list[tuple[str, str]] = []  # (event id, author) of the turns with a code block, in order
-    last_worker: str | None = None
+    last_worker: str | None = None  # the agent of the latest worker turn
+    streak_start: str | None = None  # the first turn of that agent's current streak
     last_action: dict[str, str] = {}
     for r in records:
         found: list[Evidence] = []
@@ -139,14 +156,16 @@ def flag(records: Sequence[TurnRecord], facts: str | None = None) -> dict[str, l
                 found.append(Evidence(EvidenceKind.REPEATED_ACTION, span, act.split("\n", 1)[0][:EXCERPT_CHARS]))
             if act:
                 last_action[r.agent] = act
-        if r.kind == "orch" and '"is_' in r.text:
-            found.extend(Evidence(v.kind, v.span, v.excerpt, last_worker) for v in ledger_verdicts(r.text))
+        if r.kind == "orch" and '"is_' in r.text:  # a verdict on the judged worker's streak of turns
+            found.extend(Evidence(v.kind, v.span, v.excerpt, streak_start) for v in ledger_verdicts(r.text))
         if found:
             out.setdefault(r.eid, []).extend(found)
         if r.kind in ("worker", "human") and _CODE.search(r.text):
             code.append((r.eid, r.agent))
         if r.kind == "worker":
-            last_worker = r.eid
+            if r.agent != last_worker:  # a new streak: the orchestrator's own turns do not break one
+                streak_start = r.eid
+            last_worker = r.agent
     if facts is not None:
         final = _final_answer(records)
         if final is not None and _norm(facts) and _norm(facts) not in _norm(final.text):

@@ -105,7 +105,7 @@ from ._chat_doc import (
     scalar_document,
     transcripts,
 )
-from ._chat_evidence import OUTCOME_KEYS, TurnRecord, facts_of, flag, outcome_of
+from ._chat_evidence import OUTCOME_KEYS, TurnRecord, facts_of, flag, outcome_of, outputs
 from ._common import (
     ContentMode,
     Graph,
@@ -658,6 +658,10 @@ class _Transcript:
         """Failure evidence on the events (``error`` + ``attrs.evidence``), from the mapped turns' texts."""
         found = flag(self.records, facts_of(self.wrapper))
         keep = self.content != "drop"
+        for eid, code in outputs(self.records).items():  # an executor's report is the output of the code it ran
+            e = g.events[eid]
+            extra = {"output": True, **({"output_of": code} if code else {})}
+            g.events[eid] = msgspec.structs.replace(e, attrs={**(e.attrs or {}), **extra})
         for eid, evs in found.items():
             e = g.events[eid]
             attrs = dict(e.attrs or {})

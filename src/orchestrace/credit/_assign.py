@@ -187,7 +187,7 @@ def assign(
     if baseline is not None:
         notes.append(f"credit relative to the baseline {float(baseline):.6g}: the advantage R − b = {reward:.6g} − "
                      f"{float(baseline):.6g} = {an.total:.6g} is credited")
-    elif reward == 0.0:
+    elif reward == 0.0 and m is not CreditMethod.BLAME:
         notes.append("the reward is 0 (a failed run?) and no baseline was given, so every credit is 0; give a "
                      "baseline (CLI --baseline VALUE|group) to credit the run relative to it and find who to blame")
     res = _run(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)

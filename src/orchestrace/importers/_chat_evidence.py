@@ -24,7 +24,7 @@ from typing import Any
 
 from ._evidence import EXCERPT_CHARS, Evidence, EvidenceKind, ledger_verdicts, scan
 
-__all__ = ["FACT_KEYS", "OUTCOME_KEYS", "TurnRecord", "facts_of", "flag", "outcome_of", "outputs"]
+__all__ = ["FACT_KEYS", "OUTCOME_KEYS", "TurnRecord", "contradicts", "facts_of", "flag", "outcome_of", "outputs"]
 
 #: Fields that record whether the run succeeded, in the order they are read.
 OUTCOME_KEYS: tuple[str, ...] = ("is_correct", "is_corrected", "is_solved", "solved", "success", "correct", "passed")
@@ -168,10 +168,23 @@ def flag(records: Sequence[TurnRecord], facts: str | None = None) -> dict[str, l
             last_worker = r.agent
     if facts is not None:
         final = _final_answer(records)
-        if final is not None and _norm(facts) and _norm(facts) not in _norm(final.text):
+        if final is not None and contradicts(final.text, facts):
             line = final.text.strip().split("\n", 1)[0][:EXCERPT_CHARS]
             out.setdefault(final.eid, []).append(Evidence(EvidenceKind.CONTRADICTS_FACTS, (0, len(final.text)), line))
     return out
+
+
+def contradicts(answer: str, facts: str) -> bool:
+    """The answer states less than half of the checked facts' words and numbers (a crude, stated test).
+
+    >>> contradicts("Harbour Street opens earliest.", "Harbour Street branch"), contradicts("It is 12.", "10")
+    (False, True)
+    """
+    want = set(_norm(facts).split())
+    if not want:
+        return False
+    have = set(_norm(answer).split())
+    return 2 * len(want & have) < len(want)
 
 
 def _final_answer(records: Sequence[TurnRecord]) -> TurnRecord | None:

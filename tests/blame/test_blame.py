@@ -59,7 +59,7 @@ def test_ag2_failed_execution_blames_the_code_author() -> None:
 def test_magentic_outcome_from_is_corrected_and_no_false_evidence() -> None:
     (tr,) = import_traces("chat", [DATA / "hc_48.json"]).traces
     assert tr.outcome is not None and tr.outcome.success is False  # is_corrected, never read before
-    assert "source:is_corrected" == tr.outcome.verifier
+    assert tr.outcome.verifier == "source:is_corrected"
     # the ledger in turn 2 says progress is being made and no loop: nothing flagged there
     assert "$.history[2]" not in _flags(tr)
 

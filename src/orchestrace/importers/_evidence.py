@@ -126,8 +126,8 @@ def scan(text: str | None) -> list[Evidence]:
     tb = _TRACEBACK.search(text)
     if tb:
         last = None
-        for last in _EXC_LINE.finditer(text, tb.end()):
-            pass
+        for m3 in _EXC_LINE.finditer(text, tb.end(), tb.end() + 20000):  # the exception line ends the traceback
+            last = m3
         if last is not None:
             s, e, line = _line_at(text, last.start(), last.end())
             out.append(Evidence(EvidenceKind.TRACEBACK, (tb.start(), e), line))

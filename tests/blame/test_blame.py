@@ -241,3 +241,39 @@ def test_only_human_turns_and_agents_outside_the_team() -> None:
     b.add("message", "a", t=1, t_end=2, after=e1)
     r2 = blame(b.build(outcome=Outcome(success=False)))
     assert any("not in the team" in n and "e1" in n for n in r2.notes) and r2.decisive.agent == "a"
+
+
+# ----------------------------------------------------------------------------- the other importers
+FIX = Path(__file__).resolve().parents[1] / "data" / "fixtures"
+
+
+def test_claude_code_tool_errors_blame_their_call() -> None:
+    (tr, *_) = import_traces("claude-code", [FIX / "claude-code" / "subagent.jsonl"]).traces
+    by_id = {e.id: e for e in tr.events}
+    flagged = [e for e in tr.events if (e.attrs or {}).get("evidence")]
+    # the fixture's Read of a directory fails with EISDIR (is_error: true in the transcript)
+    first = flagged[0].attrs["evidence"][0]
+    assert first["kind"] == "tool_error" and first["excerpt"].startswith("EISDIR")
+    assert by_id[first["blames"]].type.value == "tool_call" and flagged[0].error is True
+    r = blame(tr)
+    assert r.evidence_found and r.decisive.event == first["blames"]
+
+
+def test_live_capture_flags_failed_tool_runs(tmp_path: Path) -> None:
+    from orchestrace.frameworks._team import Team
+    from orchestrace.io import load
+    from orchestrace.recorder import Recorder
+
+    path = tmp_path / "t.jsonl"
+    with Recorder(path) as rec:
+        team = Team(rec)
+        ok = team.tool_call("coder", "python", "print(1)")
+        team.tool_result("coder", "python", ok, "exit code: 0\n1")
+        bad = team.tool_call("coder", "python", "1/0")
+        team.tool_result("coder", "python", bad, "Traceback (most recent call last):\nZeroDivisionError: division by zero")
+        call = team.tool_call("critic", "search", "{}")
+        team.tool_result("critic", "search", call, "timeout", error=True)
+    tr = load(path)
+    got = [(e.attrs["evidence"][0]["kind"], e.attrs["evidence"][0]["blames"]) for e in tr.events
+           if (e.attrs or {}).get("evidence")]
+    assert got == [("traceback", bad), ("tool_error", call)]

@@ -53,13 +53,14 @@ class EvidenceKind(_StrEnum):
     REPEATED_ACTION = "repeated_action"  # an agent repeats its previous action verbatim
     REFUSAL = "refusal"  # an agent declines or says it cannot do the task
     CONTRADICTS_FACTS = "contradicts_facts"  # a final answer that differs from checked facts in the trace
+    ERROR_STATUS = "error_status"  # the source marked the operation as failed (a span's error status)
 
 
 #: How strongly each kind points at a mistake (used by the blame method; 1 = certain failure).
 STRENGTH: dict[EvidenceKind, float] = {
     EvidenceKind.EXEC_FAILED: 0.9, EvidenceKind.TRACEBACK: 0.8, EvidenceKind.TOOL_ERROR: 0.7,
     EvidenceKind.LEDGER_NO_PROGRESS: 0.6, EvidenceKind.LEDGER_LOOP: 0.6, EvidenceKind.REPEATED_ACTION: 0.5,
-    EvidenceKind.REFUSAL: 0.5, EvidenceKind.CONTRADICTS_FACTS: 0.7,
+    EvidenceKind.REFUSAL: 0.5, EvidenceKind.CONTRADICTS_FACTS: 0.7, EvidenceKind.ERROR_STATUS: 0.7,
 }
 
 
@@ -84,7 +85,7 @@ class Evidence:
         return d
 
 
-_EXIT = re.compile(r"(?im)^.*\b(?:exit ?code|exit status|returncode|return code)\s*[:=]?\s*(-?\d+)\b.*$")
+_EXIT = re.compile(r"(?im)^.*\b(?:exit[ _]?code|exit status|returncode|return code)\"?\s*[:=]?\s*(-?\d+)\b.*$")
 _NONZERO = re.compile(r"(?i)(?:returned )?non-zero exit status \d+|execution failed")
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
 _EXC_LINE = re.compile(r"(?m)^\s*(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b[^\n]*$")

@@ -365,6 +365,7 @@ class _Transcript:
                                     "k to k + 1); durations and wall_clock_s count turns, not seconds")
 
         g = Graph(content=self.content, report=rep)
+        g.scan_evidence = False  # the turns are read for evidence as a whole (_flag)
         calls: dict[str, tuple[str, str, str]] = {}  # call id → (event id, agent, tool)
         fn_calls: dict[str, list[tuple[str, str]]] = {}  # function name → [(event id, agent)] unanswered (legacy)
         tail: list[str] = []  # the events the next one depends on (the previous turn's last events)

@@ -24,14 +24,32 @@ True
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..importers._evidence import Evidence, EvidenceKind, evidence_of
 from ._core import FALLBACK_RULE, BlameResult, Culprit, blame
-from ._credit import credit
+
+if TYPE_CHECKING:
+    from ..credit import CreditResult
+    from ..trace import Trace
 
 __all__ = ["FALLBACK_RULE", "BlameResult", "Culprit", "Evidence", "EvidenceKind", "blame", "credit",
            "evidence_of", "judge"]
+
+
+def credit(trace: Trace, *, unit: str = "agent", baseline: float | None = None, **kw: Any) -> CreditResult:
+    """Blame credit of ``trace`` per ``unit``: ``orchestrace.credit.assign(trace, unit=unit, method="blame")``.
+
+    >>> from orchestrace.builder import TraceBuilder
+    >>> b = TraceBuilder("r"); m = b.add("message", "a", t=0, t_end=1)
+    >>> credit(b.build(outcome=None), unit="agent") # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    orchestrace.errors.ConfigError: no reward signals to credit: ...
+    """
+    from ..credit import assign
+
+    return assign(trace, unit=unit, method="blame", baseline=baseline, **kw)
 
 
 def __getattr__(name: str) -> Any:

@@ -247,13 +247,13 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
         raise ConfigError(f"unknown blame fallback {fallback!r}; use one of {', '.join(FALLBACKS)}")
     rule = FALLBACK_RULE if fallback == "first-reply" else _FALLBACK_WORKER
     notes.append(rule)
-    dec = _fallback(trace, g, reply=fallback == "first-reply")
-    if dec is None:
+    fb = _fallback(trace, g, reply=fallback == "first-reply")
+    if fb is None:
         notes.append("no agent turn to blame (only a person's turns, or only the orchestrator's structure)")
         return BlameResult(trace.trace_id, None, None, "no evidence, no agent", False, failed, {}, tuple(notes))
-    runner = _fallback(trace, g, exclude=dec.agent, reply=fallback == "first-reply")
-    shares = _shares(g, [g.index[dec.event]], reach)
-    return BlameResult(trace.trace_id, dec, runner, rule, False, failed, shares, tuple(notes))
+    second = _fallback(trace, g, exclude=fb.agent, reply=fallback == "first-reply")
+    shares = _shares(g, [g.index[fb.event]], reach)
+    return BlameResult(trace.trace_id, fb, second, rule, False, failed, shares, tuple(notes))
 
 
 def _fallback(trace: Trace, g: TraceGraph, exclude: str | None = None, reply: bool = True) -> Culprit | None:

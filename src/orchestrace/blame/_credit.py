@@ -23,31 +23,23 @@ failed run), and a failed run with reward 0 still gets non-trivial credit.
 >>> m2 = b.add("message", "runner", t=1, t_end=2, after=m1, error=True,
 ...            attrs={"evidence": [{"kind": "exec_failed", "blames": m1}]})
 >>> tr = msgspec.structs.replace(b.build(), outcome=Outcome(success=False))
+>>> from orchestrace.blame import credit
 >>> {k: round(v, 6) for k, v in credit(tr, unit="agent").as_dict().items()}
 {'coder': -0.1, 'runner': 0.1}
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from .._units import UnitIndex
-    from ..credit import CreditResult
     from ..graph import TraceGraph
-    from ..trace import Trace
     from ._core import BlameResult
 
-__all__ = ["credit", "unit_values"]
-
-
-def credit(trace: Trace, *, unit: str = "agent", baseline: float | None = None, **kw: Any) -> CreditResult:
-    """Blame credit of ``trace`` per ``unit`` (``assign(trace, unit=unit, method="blame")``)."""
-    from ..credit import assign
-
-    return assign(trace, unit=unit, method="blame", baseline=baseline, **kw)
+__all__ = ["unit_values"]
 
 
 def unit_values(g: TraceGraph, ui: UnitIndex, total: float, result: BlameResult,

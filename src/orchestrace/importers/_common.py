@@ -578,7 +578,7 @@ class Graph:
         return b.build(costs=costs)
 
 
-def _evidence_fields(kind: EventType, text: str | None, deps: list[tuple[str, EdgeType]], fields: dict[str, Any],
+def _evidence_fields(kind: EventType, text: str | None, deps: list[tuple[str, Any]], fields: dict[str, Any],
                      keep: bool) -> None:
     """Failure evidence of an event being added: a tool result's exit code / traceback / error flag, or an
     operation the source marked as failed; a tool result's evidence blames the call it answers."""

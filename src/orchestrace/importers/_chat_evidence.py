@@ -114,7 +114,7 @@ def _action_of(text: str) -> str:
 def outputs(records: Sequence[TurnRecord]) -> dict[str, str | None]:
     """Turns that are an executor's report (``exitcode: …``): event id → the code turn it ran (or None).
 
-    >>> outputs([TurnRecord(0, "e1", "a", "```sh\nls\n```", "worker"), TurnRecord(1, "e2", "t", "exitcode: 0", "worker")])
+    >>> outputs([TurnRecord(0, "e1", "a", "```sh\\nls\\n```", "worker"), TurnRecord(1, "e2", "t", "exitcode: 0", "worker")])
     {'e2': 'e1'}
     """
     out: dict[str, str | None] = {}

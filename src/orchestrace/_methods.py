@@ -24,6 +24,7 @@ class CreditMethod(_StrEnum):
     OWEN = "owen"
     C3 = "c3"
     COMA = "coma"
+    BLAME = "blame"
 
 
 #: Other names accepted by :func:`parse_method`.
@@ -42,6 +43,7 @@ METHOD_OPTIONS: dict[CreditMethod, set[str]] = {
                                       "time_limit"},
     CreditMethod.C3: _CF_OPTIONS | {"alternatives"},
     CreditMethod.COMA: _CF_OPTIONS | {"q", "pi", "taken"},
+    CreditMethod.BLAME: set(),  # orchestrace.blame: the decisive error from the events' evidence
 }
 #: Where token-unit credit is placed within a span.
 PLACEMENTS = ("uniform", "last")

@@ -79,15 +79,17 @@ def test_whowhen_algorithm_generated() -> None:
     hist = doc["history"]
     assert _types(tr)["message"] == len(hist)
     assert tr.task_id == doc["question_ID"] and tr.outcome is not None and tr.outcome.success is doc["is_correct"]
-    # the annotated mistake step flags that turn (E4 error amplification starts there)
+    # labels never flag a turn: only what the transcript shows (here the last turn does not state the
+    # checked answer, ground_truth "10")
     flagged = [e for e in tr.events if e.error]
-    assert [e.source for e in flagged] == [f"whowhen_algorithm.json:$.history[{doc['mistake_step']}]"]
-    assert flagged[0].agent == doc["mistake_agent"]
+    assert [(e.source, [r["kind"] for r in e.attrs["evidence"]]) for e in flagged] == [
+        ("whowhen_algorithm.json:$.history[5]", ["contradicts_facts"])]
     assert set(tr.agents) == {t["name"] for t in hist} | {"chat_manager"}
     assert tr.stop_event.decision.action == "terminate"
-    # unknown top-level fields kept verbatim; the question is content: hashed by default
-    for k in ("level", "ground_truth", "mistake_agent", "mistake_step", "mistake_reason", "system_prompt"):
+    # unknown top-level fields kept verbatim, benchmark labels dropped; the question is content: hashed
+    for k in ("level", "ground_truth", "system_prompt"):
         assert tr.meta["source_fields"][k] == doc[k]
+    assert not {"mistake_agent", "mistake_step", "mistake_reason"} & (set(tr.meta["source_fields"]) | set(tr.meta))
     assert tr.meta["task_ref"].startswith("sha256:") and "task" not in tr.meta
     assert [p.code for p in res.report.warnings] == ["chat.empty-content"]  # history[4] is empty
 
@@ -202,7 +204,7 @@ def test_many_transcripts_in_one_file(tmp_path: Path) -> None:
     assert [t.task_id for t in res.traces] == [one["question_ID"], "other"]
     assert [t.trace_id for t in res.traces] == ["many#0", "many#1"]
     flagged = [e.source for t in res.traces for e in t.events if e.error]
-    assert flagged == [f"many.json:$[{k}].history[1]" for k in (0, 1)]
+    assert flagged == [f"many.json:$[{k}].history[5]" for k in (0, 1)]  # evidence located per transcript
 
 
 def test_legacy_function_calls_and_tool_names(tmp_path: Path) -> None:

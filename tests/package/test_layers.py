@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("graph", {"graph", "_units"}),
     ("measures", {"measures"}),
     ("rewards", {"rewards"}),
-    ("credit", {"credit", "advantages"}),
+    ("credit", {"credit", "advantages", "blame"}),
     ("env", {"env"}),
     ("learn/report/llm", {"learn", "report", "llm", "exporters", "frameworks", "scale", "offline"}),
     ("cli", {"cli", "__main__"}),

@@ -24,8 +24,9 @@ EXPORTED = {
 }
 #: The public modules and packages (``import orchestrace.X``); the rest start with ``_``.
 PUBLIC_MODULES = {
-    "advantages", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters", "frameworks",
-    "graph", "importers", "io", "learn", "llm", "measures", "offline", "recorder", "report", "rewards",
+    "advantages", "blame", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters",
+    "frameworks", "graph", "importers", "io", "learn", "llm", "measures", "offline", "recorder", "report",
+    "rewards",
     "scale", "schema", "trace", "vocab",
 }
 

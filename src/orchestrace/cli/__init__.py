@@ -19,6 +19,7 @@ from ._corpus import corpus_app  # noqa: E402
 from . import _metrics  # noqa: E402,F401  (metrics)
 from . import _report  # noqa: E402,F401  (report)
 from . import _credit  # noqa: E402,F401  (reward, credit)
+from . import _blame  # noqa: E402,F401  (blame)
 from . import _llm  # noqa: E402,F401  (serve-local, llm run)
 from . import _env  # noqa: E402,F401  (env list, env run)
 from . import _interop  # noqa: E402,F401  (import, export)

@@ -39,7 +39,7 @@ from ._checks import FORCE_HELP
 __all__ = ["credit", "reward"]
 
 _UNITS = "token, tool_call, message, turn, agent, role, orchestrator, team"
-_METHODS = "broadcast, discounted, causal, leave-one-out, shapley, owen, c3, coma"
+_METHODS = "broadcast, discounted, causal, leave-one-out, shapley, owen, c3, coma, blame"
 
 
 def _traces(path: Path, force: bool, verb: str) -> list[Any]:

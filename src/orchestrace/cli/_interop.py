@@ -59,6 +59,7 @@ def import_cmd(
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
     estimate_tokens: bool = typer.Option(False, "--estimate-tokens", help="chat: estimate tokens_out as ceil(characters / 4) (transcripts record no tokens)."),
     orchestrator: str = typer.Option(None, "--orchestrator", metavar="NAME", help="chat: the speaker that is the orchestrator (default: recognised by its name)."),
+    labels: bool = typer.Option(False, "--labels", help="chat: keep benchmark labels (mistake_agent/step/reason) in meta.labels (default: dropped)."),
 ) -> None:
     """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, chat transcripts, reference) as traces."""
     from ..errors import ConfigError
@@ -76,7 +77,7 @@ def import_cmd(
         raise fail(f"--orchestrator names a chat transcript's orchestrator; {fmt.value} records who orchestrates")
     try:
         res = import_traces(fmt.value, paths, content=content.value, estimate_tokens=estimate_tokens,  # type: ignore[arg-type]
-                            orchestrator=orchestrator or None)
+                            orchestrator=orchestrator or None, labels=labels)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     problems = list(res.report.problems)

@@ -113,6 +113,8 @@ def assign(
     ``owen``             Owen values: agents grouped by role; events grouped by agent
     ``c3``               ``alternatives={unit: [(R̄_k, w_k), …]}`` (index 0 = taken)
     ``coma``             ``q={unit: [Q(u')…]}``, ``pi={unit: [π(u')…]}``, ``taken``
+    ``blame``            the decisive error from the events' evidence
+                         (:mod:`orchestrace.blame`): signed, the culprit lowest
     ===================  ============================================================
 
     Counterfactual methods value coalitions of units with ``value_fn`` (``(B, n)`` masks
@@ -185,7 +187,7 @@ def assign(
     if baseline is not None:
         notes.append(f"credit relative to the baseline {float(baseline):.6g}: the advantage R − b = {reward:.6g} − "
                      f"{float(baseline):.6g} = {an.total:.6g} is credited")
-    elif reward == 0.0:
+    elif reward == 0.0 and m is not CreditMethod.BLAME:
         notes.append("the reward is 0 (a failed run?) and no baseline was given, so every credit is 0; give a "
                      "baseline (CLI --baseline VALUE|group) to credit the run relative to it and find who to blame")
     res = _run(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
@@ -251,6 +253,13 @@ def _run(
         if uncaused:
             notes.append(_UNCAUSED)
         return vals, None, {}
+    if m is CreditMethod.BLAME:
+        from ..blame._core import blame
+        from ..blame._credit import unit_values
+
+        res = g.derived(("credit", "blame"), lambda: blame(g.trace, graph=g))
+        notes.extend(res.notes)
+        return unit_values(g, ui, an.total, res, notes), None, {}
     if m is CreditMethod.DISCOUNTED:
         r = np.bincount(an.event, weights=an.value, minlength=g.n)
         V = _flow.values_array(g, kw.get("values"))

@@ -147,7 +147,18 @@ class Team:
 
     def tool_result(self, name: str, tool: str, call: str, output: str | None = None, *,
                     error: bool | None = None, **fields: Any) -> str:
-        """The result of ``call`` (``error=True`` when the tool failed)."""
+        """The result of ``call`` (``error=True`` when the tool failed); failure evidence (a non-zero exit code,
+        a traceback in the output, the failure itself) goes on the event as ``attrs.evidence``, blaming the call."""
+        from ..importers._evidence import Evidence, EvidenceKind, scan, to_attrs
+
+        found = scan(output)
+        if error and not found:
+            first = (output or "").strip().split("\n", 1)[0][:160] or None
+            found = [Evidence(EvidenceKind.TOOL_ERROR, (0, len(first)) if first else None, first)]
+        if found:
+            error = True
+            ev = to_attrs([Evidence(e.kind, e.span, e.excerpt, call) for e in found], self.content != "drop")
+            fields["attrs"] = {**(fields.get("attrs") or {}), "evidence": ev}
         return self.agent(name).tool_result(tool, after=call, error=error, **self.text(output), **fields)
 
     def stop(self, *, by: str | None = None, action: str = "stop", content: str | None = None) -> str | None:

@@ -48,12 +48,15 @@ def import_traces(
     content: ContentMode = "hash",
     estimate_tokens: bool = False,
     orchestrator: str | None = None,
+    labels: bool = False,
 ) -> ImportResult:
     """Import every path in ``format``; never raises for bad records, only reports them.
 
     ``estimate_tokens`` (``chat`` only: transcripts record no tokens) fills ``tokens_out``
     with an estimate, ``ceil(characters / 4)``, and says so in the trace's ``meta``;
-    ``orchestrator`` (``chat`` only) names the speaker that is the orchestrator.
+    ``orchestrator`` (``chat`` only) names the speaker that is the orchestrator; ``labels``
+    (``chat`` only) keeps benchmark labels (Who&When ``mistake_*``) in ``meta.labels`` —
+    by default they are dropped, so no method can read them.
 
     Unreadable paths (missing, a directory where a file is needed, too large) and files
     of the wrong format become *error* problems in the report; records that cannot be
@@ -85,7 +88,7 @@ def import_traces(
                 continue
         sub = ImportReport(format=fmt)
         try:
-            got = _read(fmt, Path(p), content, sub, estimate_tokens, orchestrator)
+            got = _read(fmt, Path(p), content, sub, estimate_tokens, orchestrator, labels)
         except TraceDecodeError as exc:
             got = []
             if exc.problems:
@@ -107,7 +110,7 @@ def import_traces(
 
 
 def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport, estimate_tokens: bool = False,
-          orchestrator: str | None = None) -> list:
+          orchestrator: str | None = None, labels: bool = False) -> list:
     if fmt == "claude-code":
         from . import claude_code
 
@@ -127,7 +130,8 @@ def _read(fmt: str, path: Path, content: ContentMode, report: ImportReport, esti
     if fmt == "chat":
         from . import chat
 
-        return chat.read([path], content=content, estimate=estimate_tokens, orchestrator=orchestrator, report=report)
+        return chat.read([path], content=content, estimate=estimate_tokens, orchestrator=orchestrator, report=report,
+                         labels=labels)
     return _read_reference(path, content, report)
 
 

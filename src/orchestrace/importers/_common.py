@@ -500,6 +500,8 @@ class Graph:
         self.edges: list[tuple[str, str, EdgeType | str]] = []  # kinds checked by TraceBuilder.edge
         self.clamped = 0
         self._n = 0
+        #: Flag failure evidence on the events as they are added (the chat importer reads its turns itself).
+        self.scan_evidence = True
 
     def end(self, eid: str) -> float:
         """``t_end`` of an event, or ``t`` when it has none."""
@@ -531,6 +533,8 @@ class Graph:
             self.clamped += 1
         if t_end is not None and t_end < t:
             t_end = t
+        if self.scan_evidence:
+            _evidence_fields(EventType(type), text, deps, fields, keep=self.content != "drop")
         if text:
             if self.content != "drop":
                 fields.setdefault("content_ref", _digest(text))
@@ -572,6 +576,27 @@ class Graph:
         for src, dst, kind in self.edges:
             b.edge(src, dst, kind)
         return b.build(costs=costs)
+
+
+def _evidence_fields(kind: EventType, text: str | None, deps: list[tuple[str, Any]], fields: dict[str, Any],
+                     keep: bool) -> None:
+    """Failure evidence of an event being added: a tool result's exit code / traceback / error flag, or an
+    operation the source marked as failed; a tool result's evidence blames the call it answers."""
+    from ._evidence import Evidence, EvidenceKind, scan, to_attrs
+
+    found = scan(text) if kind is EventType.TOOL_RESULT and text else []
+    if fields.get("error") is True and not found:
+        k = EvidenceKind.TOOL_ERROR if kind in (EventType.TOOL_RESULT, EventType.TOOL_CALL) else \
+            EvidenceKind.ERROR_STATUS
+        first = (text or "").strip().split("\n", 1)[0][:160] or None
+        found = [Evidence(k, (0, len(first)) if first else None, first)]
+    if not found:
+        return
+    call = next((d for d, k in deps if k is EdgeType.TOOL_DEPENDENCY), None)
+    if call is not None:
+        found = [Evidence(e.kind, e.span, e.excerpt, e.blames or call) for e in found]
+    fields["error"] = True
+    fields["attrs"] = {**(fields.get("attrs") or {}), "evidence": to_attrs(found, keep)}
 
 
 def relative_label(path: Path, root: Path | None) -> str:

@@ -49,8 +49,12 @@ timestamp; ``meta.time_unit`` says which and ``meta.assumptions`` lists every as
 Tokens are rarely recorded by transcripts: ``estimate=True`` fills ``tokens_out`` with
 :func:`estimate_tokens` where no usage is recorded (said in ``meta.tokens``). Wrapper fields: ``question`` /
 ``task`` → ``meta.task_ref`` (content policy), ``question_ID`` / ``task_id`` → ``task_id``,
-``is_correct`` → ``Trace.outcome``, Who&When ``mistake_step`` → ``Event.error`` on that
-turn; every other top-level field is kept verbatim in ``meta.source_fields``.
+``is_correct`` / ``is_corrected`` / … (:data:`OUTCOME_KEYS`; disagreeing fields: a located
+warning and an unknown success) → ``Trace.outcome``; every other top-level field is kept verbatim
+in ``meta.source_fields`` — except benchmark labels (Who&When ``mistake_agent`` /
+``mistake_step`` / ``mistake_reason``), dropped unless ``labels=True``, which puts them in
+``meta.labels``. What the transcript shows went wrong is flagged on its event (``error`` and
+``attrs.evidence``: :mod:`._evidence`, :mod:`._chat_evidence`).
 
 >>> turns = [{"role": "user", "name": "Admin", "content": "Plot it."},
 ...          {"role": "assistant", "name": "Planner", "content": "1. fetch 2. plot"},
@@ -101,6 +105,7 @@ from ._chat_doc import (
     scalar_document,
     transcripts,
 )
+from ._chat_evidence import OUTCOME_KEYS, TurnRecord, facts_of, flag, outcome_of, outputs
 from ._common import (
     ContentMode,
     Graph,
@@ -111,6 +116,7 @@ from ._common import (
     parse_ts,
     text_of,
 )
+from ._evidence import LABEL_KEYS, to_attrs
 from ._report import ImportReport
 
 #: A speaker selection lists the team as its alternatives up to this many agents (the list is
@@ -121,11 +127,12 @@ __all__ = ["LIST_KEYS", "NAME_KEYS", "estimate_tokens", "from_doc", "looks_like"
 
 
 def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "hash", estimate: bool = False,
-         orchestrator: str | None = None, report: ImportReport | None = None) -> list[Trace]:
+         orchestrator: str | None = None, report: ImportReport | None = None, labels: bool = False) -> list[Trace]:
     """Import chat-transcript files (a JSON document, or JSON lines of turns or of wrapped transcripts).
 
     ``orchestrator`` names the speaker that is the orchestrator (default: by its name,
-    :func:`orchestrator_of`).
+    :func:`orchestrator_of`); ``labels=True`` keeps benchmark labels (``mistake_*``) in
+    ``meta.labels`` (by default they are dropped).
     """
     report = report if report is not None else ImportReport(format="chat")
     traces: list[Trace] = []
@@ -151,14 +158,14 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
                                  "pass a chat transcript: a JSON list of turns")
                 continue
         got, _ = from_doc(doc, p.name, content=content, estimate=estimate, report=report, linenos=linenos,
-                          stem=p.stem, orchestrator=orchestrator)
+                          stem=p.stem, orchestrator=orchestrator, labels=labels)
         traces.extend(got)
     return traces
 
 
 def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: bool = False,
              report: ImportReport | None = None, linenos: list[int] | None = None, stem: str | None = None,
-             orchestrator: str | None = None) -> tuple[list[Trace], ImportReport]:
+             orchestrator: str | None = None, labels: bool = False) -> tuple[list[Trace], ImportReport]:
     """Traces from an already-decoded transcript document (see the module docstring for the shapes).
 
     ``linenos`` are the line numbers of the items of ``doc`` when it was read from JSON lines.
@@ -170,7 +177,8 @@ def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: b
     for k, (path, turns, wrapper) in enumerate(found):
         tid = stem if len(found) == 1 else f"{stem}#{k}"
         lines = linenos if path == "" else None
-        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines, orchestrator).build(tid)
+        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines, orchestrator,
+                         labels=labels).build(tid)
         if tr is not None:
             out.append(tr)
     return out, report
@@ -202,7 +210,9 @@ class _Transcript:
     report: ImportReport
     linenos: list[int] | None  # line of each turn when the turns are JSON lines
     given_orchestrator: str | None = None
+    labels: bool = False
     assumptions: list[str] = field(default_factory=list)
+    records: list[TurnRecord] = field(default_factory=list)  # mapped turns, for the failure evidence
     has_usage: bool = False
 
     def where(self, k: int, sub: str = "") -> str:
@@ -355,6 +365,7 @@ class _Transcript:
                                     "k to k + 1); durations and wall_clock_s count turns, not seconds")
 
         g = Graph(content=self.content, report=rep)
+        g.scan_evidence = False  # the turns are read for evidence as a whole (_flag)
         calls: dict[str, tuple[str, str, str]] = {}  # call id → (event id, agent, tool)
         fn_calls: dict[str, list[tuple[str, str]]] = {}  # function name → [(event id, agent)] unanswered (legacy)
         tail: list[str] = []  # the events the next one depends on (the previous turn's last events)
@@ -363,8 +374,6 @@ class _Transcript:
         n_dec = 0
         stop_reason: tuple[str, str] | None = None  # (action, why)
         sys_refs: list[str] = []
-        mistake = self._mistake_step(len(self.raw))
-        error_ids: list[str] = []
         first = True
 
         def tok(text: str) -> int | None:
@@ -464,8 +473,9 @@ class _Transcript:
                     rep.count(rtype, "mapped", "tool calls only")
             last_agent = agent
             first = False
-            if main is not None and tu.k == mistake:
-                error_ids.append(main)
+            if main is not None:
+                self.records.append(TurnRecord(tu.k, main, agent, tu.text, "orch" if is_orch else (
+                    "human" if tu.human else "worker")))
             if target is not None and tail:  # a handoff: the speaker itself chose the next agent
                 dec = g.add(EventType.ORCHESTRATOR_DECISION, agent, max(map(g.end, tail)),
                             deps=[(x, "causal") for x in tail],
@@ -522,9 +532,7 @@ class _Transcript:
               decision=DecisionPayload(kind=Decision.STOP, action=action, alternatives=("continue",), step=n_dec),
               attrs={"reason": why}, role="orchestrator", source=f"{self.label}:{self.path or '$'}")
         rep.note(f"stop (O5): {action}")
-        if error_ids:
-            for eid in error_ids:
-                g.events[eid] = msgspec.structs.replace(g.events[eid], error=True)
+        self._flag(g)
         rep.clamped_times += g.clamped
         return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, tuple(workers))
 
@@ -613,6 +621,9 @@ class _Transcript:
                 attrs["executor"] = tu.speaker
             out.append(g.add(EventType.TOOL_RESULT, caller, t, t_end=t_end, deps=deps, tool=tool, text=text or None,
                              attrs=attrs, source=where, error=True if r.get("is_error") is True else None))
+            self.records.append(TurnRecord(tu.k, out[-1], caller, text or "", "tool_result",
+                                           caller=match[0] if match is not None else None,
+                                           is_error=r.get("is_error") is True))
             agent_out = tu.speaker if tu.speaker and tu.speaker != tool else caller
         return (out or tail), agent_out
 
@@ -644,6 +655,25 @@ class _Transcript:
                              f"{json_kind(v)}, not a string; ignored", "ids are strings")
         return None
 
+    def _flag(self, g: Graph) -> None:
+        """Failure evidence on the events (``error`` + ``attrs.evidence``), from the mapped turns' texts."""
+        found = flag(self.records, facts_of(self.wrapper))
+        keep = self.content != "drop"
+        for eid, code in outputs(self.records).items():  # an executor's report is the output of the code it ran
+            e = g.events[eid]
+            extra = {"output": True, **({"output_of": code} if code else {})}
+            g.events[eid] = msgspec.structs.replace(e, attrs={**(e.attrs or {}), **extra})
+        for eid, evs in found.items():
+            e = g.events[eid]
+            attrs = dict(e.attrs or {})
+            attrs["evidence"] = to_attrs(evs, keep)
+            g.events[eid] = msgspec.structs.replace(e, error=True, attrs=attrs)
+            for ev in evs:
+                self.report.count("evidence", "mapped", ev.kind.value)
+        if found:
+            self.report.note("failure evidence flagged on events (error: true, attrs.evidence): exit codes, "
+                             "tracebacks, tool errors, ledger verdicts, repeated actions, refusals")
+
     def _mistake_step(self, n: int) -> int | None:
         if not self.wrapper or "mistake_step" not in self.wrapper:
             return None
@@ -655,7 +685,7 @@ class _Transcript:
         if k is None or not 0 <= k < n:
             self.report.problem("chat.bad-mistake-step", f"{self.label}:{self.path.rsplit('.', 1)[0] or '$'}.mistake_step",
                                 f"mistake_step = {str(v)[:40]!r} is not a turn index (0 … {n - 1}); no turn flagged",
-                                "kept in meta.source_fields")
+                                "kept in meta.labels")
             return None
         return k
 
@@ -676,7 +706,20 @@ class _Transcript:
             meta["tokens"] = "estimated: ceil(characters / 4)"
         if sys_refs:
             meta["system_prompts"] = sys_refs
-        known = {"is_correct"}
+        ok, keys, clash = outcome_of(w)
+        known = set(keys) | LABEL_KEYS
+        for k in OUTCOME_KEYS:
+            if k in w and k not in keys:
+                self.report.problem("chat.bad-outcome", f"{self.label}:{self.path.rsplit('.', 1)[0] or '$'}.{k}",
+                                    f"{k} = {str(w[k])[:40]!r} is not true / false; not read as the outcome",
+                                    "kept in meta.source_fields")
+        found = sorted(k for k in LABEL_KEYS if k in w)
+        if found and self.labels:
+            self._mistake_step(len(self.raw))
+            meta["labels"] = {k: w[k] for k in found}
+        elif found:
+            self.report.note(f"benchmark label fields dropped ({', '.join(found)}): import with --labels "
+                             "(labels=True) to keep them in meta.labels")
         list_key = self.path.rsplit(".", 1)[-1] if self.wrapper else None
         task_id = trace_id
         for key in ID_KEYS:
@@ -702,9 +745,12 @@ class _Transcript:
         tr = g.build(trace_id, task_id=task_id, system=system,
                      topology=Topology.CENTRALIZED if team else Topology.UNKNOWN, meta=meta,
                      costs={"steps": float(len(self.raw))} if not all_ts else None)
-        ok = w.get("is_correct")
-        if isinstance(ok, bool):
-            tr = msgspec.structs.replace(tr, outcome=Outcome(success=ok, verifier="source:is_correct"))
+        if clash is not None:
+            self.report.problem("chat.contradictory-outcome", f"{self.label}:{self.path.rsplit('.', 1)[0] or '$'}",
+                                f"outcome fields disagree ({clash}): the run's success is unknown",
+                                "keep one outcome field, or fix the one that is wrong")
+        if keys:
+            tr = msgspec.structs.replace(tr, outcome=Outcome(success=ok, verifier="source:" + ",".join(keys)))
         return tr
 
 

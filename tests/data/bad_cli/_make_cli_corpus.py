@@ -296,7 +296,7 @@ def build() -> dict[str, tuple[bytes | None, list[str], str | None, int, dict[st
     imp("chat_tool_call_is_string.json", chat({"role": "assistant", "name": "Coder", "tool_calls": ["run"]}), "chat",
         "chat.bad-tool-call", 1)
     imp("chat_bad_mistake_step.json", json.dumps(dict(json.loads(chat()), mistake_step="late")).encode(), "chat",
-        "chat.bad-mistake-step", 0)
+        "chat.bad-mistake-step", 0, None, "--labels")  # labels are read only when asked for
     imp("chat_history_is_string.json", b'{"history": "user: hi"}', "chat", "$.history", 1)
     imp("chat_no_turn_list.json", b'{"question": "q", "answer": 1}', "chat", "import.wrong-format", 1)
     imp("chat_top_level_string.json", b'"hello"', "chat", "import.wrong-format", 1)

@@ -96,7 +96,24 @@ _SYSTEM = ("You judge a failed multi-agent run. The team did not solve the task.
 #: Tokens reserved for the instructions, the question and the chat template around the steps.
 _OVERHEAD_TOKENS = 160
 _MIN_CAP = 48  # a turn shows at least this many characters (when the turns fit at all)
-_SHRINK = 0.6  # the budget factor when the server says the prompt does not fit
+_SHRINK = 0.6  # the budget factor when the server says the prompt does not fit (and not by how much)
+_FIT_TRIES = 4  # one ask, and up to three asks with a smaller budget
+_SIZES = re.compile(r"(\d+) tokens\).*?\((\d+) tokens\)")
+
+
+def _shrink(message: str, max_tokens: int) -> float:
+    """The budget factor for a context overflow; from the sizes when the server gives them (llama.cpp does).
+
+    >>> round(_shrink("request (1208 tokens) exceeds the available context size (1024 tokens)", 48), 3)
+    0.727
+    >>> _shrink("maximum context length exceeded", 48)
+    0.6
+    """
+    m = _SIZES.search(message)
+    if m and int(m.group(1)) > 0:
+        asked, room = int(m.group(1)), int(m.group(2)) - max_tokens
+        return min(max(0.9 * room / asked, 0.1), 0.95)
+    return _SHRINK
 _GT_KEYS = ("ground_truth", "answer", "expected_answer", "gold")
 
 
@@ -175,7 +192,7 @@ class JudgeConfig:
             from ..errors import did_you_mean
 
             raise ConfigError(f"unknown judge protocol {self.protocol!r}; choose one of {', '.join(PROTOCOLS)}"
-                              + did_you_mean(self.protocol, PROTOCOLS))
+                              + did_you_mean(self.protocol, PROTOCOLS, prefix="; "))
         if self.max_tokens < 1:
             raise ConfigError(f"max_tokens must be >= 1, got {self.max_tokens}")
         if self.context_tokens < _OVERHEAD_TOKENS + self.max_tokens + 64:
@@ -281,15 +298,9 @@ def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcrip
             idx = int(m[-1]) if m else ordinal
         groups.setdefault(idx, []).append(e)
     if not groups:
-        from .._problems import Problem
-
-        why = ("its text was hashed at import (content_ref only)" if hashed
-               else "no event carries text")
-        raise TraceError(f"trace {trace.trace_id!r}: nothing to judge: {why}",
-                         [Problem(code="judge.no-text", path="$.events", severity="error",
-                                  message=f"no event has `content` ({why})",
-                                  hint="import the transcript with its text: orchestrace import chat FILE "
-                                       "--content keep -o run.json")])
+        why = "its text was hashed at import (content_ref only)" if hashed else "no event carries text"
+        raise TraceError(f"trace {trace.trace_id!r}: $.events[*].content: nothing to judge, {why}; import the "
+                         "transcript with its text: orchestrace import chat FILE --content keep -o run.json")
     steps = []
     for idx in sorted(groups):
         evs = groups[idx]
@@ -544,14 +555,14 @@ class _Run:
 
     async def ask(self, idx: Sequence[int], question: str, max_tokens: int, *, stable: bool = False) -> str:
         """One question about steps ``idx``; a context overflow is retried with a smaller budget."""
-        for attempt in range(3):
+        for attempt in range(_FIT_TRIES):
             msgs = [{"role": "system", "content": _SYSTEM},
                     {"role": "user", "content": self.render(idx, stable=stable) + "\n\n" + question}]
             try:
                 r = await self.chat.chat(msgs, max_tokens=max_tokens, temperature=self.cfg.temperature)
             except LLMError as exc:
-                if attempt < 2 and exc.cause == "http_4xx" and "context" in str(exc).lower():
-                    self.budget = int(self.budget * _SHRINK)
+                if attempt < _FIT_TRIES - 1 and exc.cause == "http_4xx" and "context" in str(exc).lower():
+                    self.budget = int(self.budget * _shrink(str(exc), max_tokens))
                     self._full = None
                     self.shown.clear()
                     self.notes.append(f"the endpoint said the prompt is too long: transcript budget cut to "
@@ -564,7 +575,7 @@ class _Run:
             text = str(getattr(r, "text", "") or "")
             self.raw.append(text)
             return text
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise AssertionError("unreachable")  # pragma: no cover (the last try re-raises)
 
 
 async def _all_at_once(run: _Run) -> tuple[str | None, int | None, str]:

@@ -4,7 +4,7 @@ Every ``import`` in ``src/orchestrace`` counts — module-level, inside function
 under ``TYPE_CHECKING`` — because a lazy import still ties two modules together. Layers, top
 to bottom (a module may import from its own layer and the layers below it, never above)::
 
-    cli  >  learn / report / llm / exporters / frameworks  >  env  >  credit / advantages  >  rewards
+    cli  >  learn / report / llm / exporters / frameworks  >  env  >  credit / advantages / blame  >  rewards
          >  measures  >  graph  >  trace / io (and the formats, importers, corpus)  >  vocab / errors
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("graph", {"graph", "_units"}),
     ("measures", {"measures"}),
     ("rewards", {"rewards"}),
-    ("credit", {"credit", "advantages"}),
+    ("credit", {"credit", "advantages", "blame"}),
     ("env", {"env"}),
     ("learn/report/llm", {"learn", "report", "llm", "exporters", "frameworks", "scale"}),
     ("cli", {"cli", "__main__"}),

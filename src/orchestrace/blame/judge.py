@@ -181,7 +181,7 @@ class JudgeConfig:
 
     protocol: str = "all-at-once"  #: one of :data:`PROTOCOLS`
     context_tokens: int = 4096  #: the model's context per request (a llama.cpp slot: ctx / parallel)
-    max_tokens: int = 48  #: the answer's length limit (yes/no and A/B questions use at most 8)
+    max_tokens: int = 48  #: the answer's length limit (yes/no questions use at most 8, A/B ones 16)
     chars_per_token: float = 3.0  #: characters per token used to budget the prompt (lower = safer)
     with_ground_truth: bool = False  #: show the task's correct answer to the model
     max_calls: int = 400  #: step-by-step: stop (no verdict) after this many calls
@@ -284,8 +284,8 @@ def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcrip
     for k, e in enumerate(trace.events):
         if e.type == EventType.ORCHESTRATOR_DECISION:
             continue
-        if e.content is None:
-            hashed += e.content_ref is not None
+        if e.content is None and e.content_ref is not None:  # hashed at import: no text to show
+            hashed += 1
             continue
         if by_turn:
             idx = int(e.t)
@@ -297,7 +297,7 @@ def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcrip
                 last_key = key
             idx = int(m[-1]) if m else ordinal
         groups.setdefault(idx, []).append(e)
-    if not groups:
+    if not any(e.content for evs in groups.values() for e in evs):
         why = "its text was hashed at import (content_ref only)" if hashed else "no event carries text"
         raise TraceError(f"trace {trace.trace_id!r}: $.events[*].content: nothing to judge, {why}; import the "
                          "transcript with its text: orchestrace import chat FILE --content keep -o run.json")
@@ -502,21 +502,30 @@ def parse_yes_no(reply: str) -> bool | None:
     return None if m is None else m.group(1) in ("yes", "true")
 
 
-def parse_half(reply: str) -> str | None:
+def parse_half(reply: str, ranges: tuple[tuple[int, int], tuple[int, int]] | None = None) -> str | None:
     """``"A"`` (the first half) or ``"B"`` (the second), or None.
+
+    A lone letter A or B counts first; then words (first / upper / earlier, second / lower /
+    later); then, given the two ``ranges`` of step numbers, the only one the reply names.
 
     >>> parse_half("B"), parse_half("The answer is (A)."), parse_half("upper half"), parse_half("?")
     ('B', 'A', 'A', None)
+    >>> parse_half("The error is in steps 4-7", ((0, 3), (4, 7)))
+    'B'
     """
     text = reply.strip()
     m = re.search(r"(?<![A-Za-z])([AB])(?![A-Za-z])", text)
     if m:
         return m.group(1)
-    low = text.lower()
-    first = re.search(r"\b(first|upper|earlier|lower|second|later|last)\b", low)
-    if first is None:
-        return None
-    return "A" if first.group(1) in ("first", "upper", "earlier") else "B"
+    word = re.search(r"\b(first|upper|earlier|lower|second|later|last)\b", text.lower())
+    if word is not None:
+        return "A" if word.group(1) in ("first", "upper", "earlier") else "B"
+    if ranges is not None:
+        named = [h for h, (lo, hi) in zip("AB", ranges, strict=True)
+                 if re.search(rf"(?<!\d){lo}\s*(?:–|-|to|through)\s*{hi}(?!\d)", text)]
+        if len(named) == 1:
+            return named[0]
+    return None
 
 
 # -- the protocols ----------------------------------------------------------------------------------
@@ -597,7 +606,7 @@ async def _step_by_step(run: _Run) -> tuple[str | None, int | None, str]:
         if run.calls >= run.cfg.max_calls:
             return None, None, f"no verdict: stopped after max_calls={run.cfg.max_calls} without a yes"
         q = (f"Consider step {s.index} ({s.agent}) only. Is step {s.index} the decisive error that made "
-             "the task fail? Reply Yes or No.")
+             "the task fail? Reply Yes or No.\nAnswer:")
         said = parse_yes_no(await run.ask(range(i + 1), q, min(run.cfg.max_tokens, 8), stable=True))
         unclear += said is None
         if said:
@@ -617,10 +626,10 @@ async def _binary_search(run: _Run) -> tuple[str | None, int | None, str]:
     while lo < hi:
         mid = (lo + hi) // 2
         a, m, m1, b = tx.steps[lo].index, tx.steps[mid].index, tx.steps[mid + 1].index, tx.steps[hi].index
-        q = (f"The decisive error is somewhere in steps {a}–{b}. Is it in steps {a}–{m} (reply A) or in "
-             f"steps {m1}–{b} (reply B)? Reply A or B.")
-        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 8))
-        half = parse_half(reply)
+        q = (f"Question: is the decisive error in steps {a}–{m} or in steps {m1}–{b}?\n"
+             f"Reply with 'A' for steps {a}–{m} or 'B' for steps {m1}–{b}.\nAnswer:")
+        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 16))
+        half = parse_half(reply, ((a, m), (m1, b)))
         if half is None:
             return None, None, (f"no verdict: the reply to the question on steps {a}–{b} is neither A nor B "
                                 f"(after {run.calls} call(s))")

@@ -154,6 +154,7 @@ def test_parse_verdict_reads_the_asked_format(agent: str, step: int, style: str,
     assert (got_agent, got_step) == (agent, step)
 
 
+@settings(deadline=None)
 @given(step=st.integers(-50, 200))
 def test_parse_verdict_clamps_a_step_outside_the_transcript(step: int) -> None:
     _, got, notes = parse_verdict(f"Agent: Coder\nStep: {step}", TEAM, [3, 4, 5, 9])
@@ -171,6 +172,7 @@ def test_match_agent_fuzzy_and_unknown() -> None:
     assert agent is None and "not in the team" in note
 
 
+@settings(deadline=None)
 @given(reply=replies_text)
 def test_yes_no_and_half_never_raise(reply: str) -> None:
     assert parse_yes_no(reply) in (True, False, None)
@@ -185,7 +187,8 @@ def test_yes_no(reply: str, want: bool | None) -> None:
 
 @pytest.mark.parametrize(("reply", "want"), [("A", "A"), (" B\n", "B"), ("(B) the second", "B"),
                                              ("the first half", "A"), ("steps 5–9", "B"), ("steps 0-4", "A"),
-                                             ("Apple", None), ("", None)])
+                                             ("A decisive error is in step 7", "B"), ("answer: A", "A"),
+                                             ("steps 0–4 or steps 5–9", None), ("Apple", None), ("", None)])
 def test_half(reply: str, want: str | None) -> None:
     assert parse_half(reply, ((0, 4), (5, 9))) == want
 
@@ -355,8 +358,9 @@ def test_cli_prints_verdict_truncation_and_json(replies, tmp_path: Path) -> None
     res = runner.invoke(app, ["blame-judge", str(run), "--base-url", srv.base_url, "--model", "m", "--json",
                               "-p", "binary-search"])
     got = json.loads(res.output)
-    assert res.exit_code == 0 and got["protocol"] == "binary-search" and got["verdict"] is False
-    assert got["raw"] == ["Agent: coder\nStep: 1"]
+    # "… Step: 1" names step 1: in 0–1 (A), then in 1–1 (B)
+    assert res.exit_code == 0 and got["protocol"] == "binary-search" and (got["agent"], got["step"]) == ("Coder", 1)
+    assert got["raw"] == ["Agent: coder\nStep: 1"] * 2 and got["calls"] == 2
 
 
 def test_cli_no_verdict_is_stated_with_the_raw_reply(replies, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -393,3 +397,12 @@ def test_cli_bad_input(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "choose one of" in res.output
     res = runner.invoke(app, ["blame-judge", str(hashed)])
     assert res.exit_code == 2 and "--base-url" in res.output
+
+
+def test_prompts_with_and_without_ground_truth_share_the_transcript(replies) -> None:  # type: ignore[no-untyped-def]
+    srv = replies(lambda req: "Agent: Coder\nStep: 1")
+    trace = _trace(_doc(6, long={2: 9_000}))
+    for gt in (True, False):
+        _ask(srv, trace, JudgeConfig(context_tokens=1024, with_ground_truth=gt))
+    with_gt, without = (r["messages"][-1]["content"].rsplit("\n\n", 1)[0] for r in srv.requests)
+    assert with_gt == without + "\nCorrect answer: 4"  # same cuts, the answer after the steps

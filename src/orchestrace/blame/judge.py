@@ -24,9 +24,11 @@ Fitting the context: the transcript is rendered in ``context_tokens`` (minus the
 are cut visibly, head + tail around ``[… N chars cut …]``, with the room shared fairly (short
 turns whole, long ones at a common cap); when even that does not fit, middle turns are
 omitted (``[steps a–b omitted to fit]``). The :class:`Verdict` lists every cut
-(:attr:`Verdict.truncated`). All-at-once and step-by-step show each turn at the same cut
-(computed once for the whole transcript; binary search re-renders each narrower range with
-more room), so a server that caches prompt prefixes (llama.cpp) reads the transcript once. A server that still says the prompt is too
+(:attr:`Verdict.truncated`). Every prompt shows each turn at the same cut, computed once for
+the whole transcript, and the ground truth comes after the steps, so a server that caches
+prompt prefixes (llama.cpp) reads the transcript about once per run, whatever the protocol
+(``JudgeConfig(reuse_cuts=False)``: binary search re-fits each narrower range into the
+whole budget instead — more text per turn, more tokens read). A server that still says the prompt is too
 long is asked again with a 40 % smaller budget (twice at most; noted).
 
 Replies are parsed leniently: the agent's name is matched to the team (exact, then
@@ -181,10 +183,13 @@ class JudgeConfig:
 
     protocol: str = "all-at-once"  #: one of :data:`PROTOCOLS`
     context_tokens: int = 4096  #: the model's context per request (a llama.cpp slot: ctx / parallel)
-    max_tokens: int = 48  #: the answer's length limit (yes/no questions use at most 8, A/B ones 16)
+    max_tokens: int = 48  #: the answer's length limit (yes/no questions use at most 3, A/B ones 16)
     chars_per_token: float = 3.0  #: characters per token used to budget the prompt (lower = safer)
     with_ground_truth: bool = False  #: show the task's correct answer to the model
     max_calls: int = 400  #: step-by-step: stop (no verdict) after this many calls
+    #: binary search: show each narrower range at the whole transcript's cuts (cheap with a prompt
+    #: cache); False re-fits each range into the whole budget (more text per turn, more tokens read)
+    reuse_cuts: bool = True
     temperature: float = 0.0
 
     def __post_init__(self) -> None:
@@ -355,8 +360,8 @@ def plan_caps(lengths: Sequence[int], budget: int, *, label: int = 16, min_cap: 
     if n == 0:
         return []
     keep = list(range(n))
-    fits = max(budget // (label + min_cap), 1)
-    if fits < n:
+    fits = max(budget // max(label + min_cap, 1), 1)
+    if sum(min(x, min_cap) for x in lengths) + label * n > budget and fits < n:
         first = fits // 3
         keep = list(range(first)) + list(range(n - (fits - first), n))
     room = max(budget - label * len(keep), 0)
@@ -377,10 +382,11 @@ def _render(tx: Transcript, idx: Sequence[int], budget: int, with_gt: bool,
 
     ``caps`` (aligned with ``idx``) overrides the fair share computed for these steps.
     """
-    top = _header(tx, budget, with_gt)
+    top = _header(tx, budget).rstrip(" ")
     steps = [tx.steps[i] for i in idx]
     if caps is None:
-        caps = plan_caps([len(s.text) for s in steps], max(budget - len(top), 0), label=_label(tx))
+        room = budget - len(_header(tx, budget))
+        caps = plan_caps([len(s.text) for s in steps], max(room, 0), label=_label(tx))
     lines: list[str] = []
     cuts: list[Truncation] = []
     gap: list[Step] = []
@@ -398,16 +404,19 @@ def _render(tx: Transcript, idx: Sequence[int], budget: int, with_gt: bool,
         lines.append(f"[{s.index}] {s.agent}: {shown}")
     if gap:
         lines.append(f"[steps {gap[0].index}–{gap[-1].index} omitted to fit]")
-    return top + "\n" + "\n".join(lines), cuts
+    return top + "\n" + "\n".join(lines) + _footer(tx, with_gt), cuts
 
 
-def _header(tx: Transcript, budget: int, with_gt: bool) -> str:
-    head = [f"Task: {truncate(tx.task, max(budget // 5, 200))}" if tx.task else "Task: (not recorded)"]
-    if with_gt and tx.ground_truth is not None:
-        head.append(f"Correct answer: {truncate(tx.ground_truth, 200)}")
-    head.append(f"Agents: {', '.join(tx.team)}")
-    head.append("Steps:")
-    return "\n".join(head)
+def _header(tx: Transcript, budget: int) -> str:
+    """Task, team, and room kept for the ground truth (padding, stripped when shown), which goes *after*
+    the steps: prompts with and without it cut the turns alike and share the transcript as their prefix."""
+    head = [f"Task: {truncate(tx.task, max(budget // 5, 200))}" if tx.task else "Task: (not recorded)",
+            f"Agents: {', '.join(tx.team)}", "Steps:"]
+    return "\n".join(head) + " " * len(_footer(tx, True))
+
+
+def _footer(tx: Transcript, with_gt: bool) -> str:
+    return f"\nCorrect answer: {truncate(tx.ground_truth, 200)}" if with_gt and tx.ground_truth is not None else ""
 
 
 def _label(tx: Transcript) -> int:
@@ -452,6 +461,7 @@ def match_agent(name: str, team: Sequence[str]) -> tuple[str | None, str]:
 
 
 _AGENT_RE = re.compile(r"\bagent(?:\s*name)?\s*[\"']?\s*[:=\-]\s*[\"']?([^\n,;{}\"]+)", re.I)
+_LABEL_RE = re.compile(r"\[(\d+)\]")  # a step as the transcript labels it: ``[6] Agent: …``
 _STEP_RE = re.compile(r"\bstep(?:\s*(?:number|index|no\.?))?\s*[\"']?\s*[:=#\-]?\s*[\"']?\s*(-?\d+)", re.I)
 
 
@@ -459,7 +469,8 @@ def parse_verdict(reply: str, team: Sequence[str], steps: Sequence[int]) -> tupl
     """``(agent, step, notes)`` from an all-at-once reply; each is None when the reply has none.
 
     Reads ``Agent: X`` / ``Step: N`` (any case, JSON-ish too), else a team member named
-    anywhere in the reply; the step is clamped into ``steps`` (noted). Never raises.
+    anywhere in the reply and a step label ``[N]``; the step is clamped into ``steps``
+    (noted). Never raises.
 
     >>> parse_verdict('{"agent": "WebSurfer", "step": 99}', ["Orchestrator", "WebSurfer"], range(12))
     ('WebSurfer', 11, ['step 99 is not in the transcript (steps 0–11): read as 11'])
@@ -481,7 +492,7 @@ def parse_verdict(reply: str, team: Sequence[str], steps: Sequence[int]) -> tupl
             notes.append(f"agent read as {agent!r}, the first team member the reply names")
     step: int | None = None
     valid = sorted(set(steps))
-    s = _STEP_RE.search(reply)
+    s = _STEP_RE.search(reply) or _LABEL_RE.search(reply)
     if s and valid:
         want = int(s.group(1))
         if want in valid:
@@ -503,29 +514,38 @@ def parse_yes_no(reply: str) -> bool | None:
 
 
 def parse_half(reply: str, ranges: tuple[tuple[int, int], tuple[int, int]] | None = None) -> str | None:
-    """``"A"`` (the first half) or ``"B"`` (the second), or None.
+    """``"A"`` (the first half) or ``"B"`` (the second), or None when the reply does not say.
 
-    A lone letter A or B counts first; then words (first / upper / earlier, second / lower /
-    later); then, given the two ``ranges`` of step numbers, the only one the reply names.
+    In order: a reply that *is* a letter (``B``, ``(A).``), a letter given as the answer
+    (``answer: B``, ``(A)``), a word (first / upper / earlier, second / lower / later); then,
+    given the two ``ranges`` of step numbers, the only range the reply names, else the half
+    that holds every other step number it names (small models answer "the error is in step 7").
+    An article ("A decisive error …") is not a letter.
 
     >>> parse_half("B"), parse_half("The answer is (A)."), parse_half("upper half"), parse_half("?")
     ('B', 'A', 'A', None)
-    >>> parse_half("The error is in steps 4-7", ((0, 3), (4, 7)))
-    'B'
+    >>> parse_half("The error is in steps 4-7", ((0, 3), (4, 7))), parse_half("A bad step: 5.", ((0, 3), (4, 7)))
+    ('B', 'B')
     """
     text = reply.strip()
-    m = re.search(r"(?<![A-Za-z])([AB])(?![A-Za-z])", text)
+    m = (re.match(r"^[^\w]*([AB])(?:[^\w\s]|\s*$|\s*\n)", text)
+         or re.search(r"(?i:answer|reply|option|choice)(?:\s+is)?\s*:?\s*\(?[\"']?([AB])(?![A-Za-z])", text)
+         or re.search(r"\(([AB])\)", text))
     if m:
         return m.group(1)
     word = re.search(r"\b(first|upper|earlier|lower|second|later|last)\b", text.lower())
     if word is not None:
         return "A" if word.group(1) in ("first", "upper", "earlier") else "B"
-    if ranges is not None:
-        named = [h for h, (lo, hi) in zip("AB", ranges, strict=True)
-                 if re.search(rf"(?<!\d){lo}\s*(?:–|-|to|through)\s*{hi}(?!\d)", text)]
-        if len(named) == 1:
-            return named[0]
-    return None
+    if ranges is None:
+        return None
+    named = [h for h, (lo, hi) in zip("AB", ranges, strict=True)
+             if re.search(rf"(?<!\d){lo}\s*(?:–|-|to|through)\s*{hi}(?!\d)", text)]
+    if len(named) == 1:
+        return named[0]
+    rest = re.sub(r"\d+\s*(?:–|-|to|through)\s*\d+", " ", text)
+    halves = {h for n in map(int, re.findall(r"(?<![\d.])\d{1,6}(?![\d])", rest))
+              for h, (lo, hi) in zip("AB", ranges, strict=True) if lo <= n <= hi}
+    return halves.pop() if len(halves) == 1 else None
 
 
 # -- the protocols ----------------------------------------------------------------------------------
@@ -550,7 +570,7 @@ class _Run:
         caps = None
         if stable:
             if self._full is None:
-                top = _header(self.tx, self.budget, self.cfg.with_ground_truth)
+                top = _header(self.tx, self.budget)
                 self._full = plan_caps([len(s.text) for s in self.tx.steps], max(self.budget - len(top), 0),
                                        label=_label(self.tx))
             caps = [self._full[i] for i in idx]
@@ -607,7 +627,7 @@ async def _step_by_step(run: _Run) -> tuple[str | None, int | None, str]:
             return None, None, f"no verdict: stopped after max_calls={run.cfg.max_calls} without a yes"
         q = (f"Consider step {s.index} ({s.agent}) only. Is step {s.index} the decisive error that made "
              "the task fail? Reply Yes or No.\nAnswer:")
-        said = parse_yes_no(await run.ask(range(i + 1), q, min(run.cfg.max_tokens, 8), stable=True))
+        said = parse_yes_no(await run.ask(range(i + 1), q, min(run.cfg.max_tokens, 3), stable=True))
         unclear += said is None
         if said:
             if unclear:
@@ -628,7 +648,7 @@ async def _binary_search(run: _Run) -> tuple[str | None, int | None, str]:
         a, m, m1, b = tx.steps[lo].index, tx.steps[mid].index, tx.steps[mid + 1].index, tx.steps[hi].index
         q = (f"Question: is the decisive error in steps {a}–{m} or in steps {m1}–{b}?\n"
              f"Reply with 'A' for steps {a}–{m} or 'B' for steps {m1}–{b}.\nAnswer:")
-        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 16))
+        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 16), stable=run.cfg.reuse_cuts)
         half = parse_half(reply, ((a, m), (m1, b)))
         if half is None:
             return None, None, (f"no verdict: the reply to the question on steps {a}–{b} is neither A nor B "

@@ -38,7 +38,7 @@ def blame_judge(
                                      "(implies --with-ground-truth)."),
     context_tokens: int = typer.Option(4096, "--context-tokens", help="The model's context per request "
                                        "(serve-local's default slot: 1024)."),
-    max_tokens: int = typer.Option(48, "--max-tokens", help="Answer length limit (yes/no questions use ≤ 8, A/B ones ≤ 16)."),
+    max_tokens: int = typer.Option(48, "--max-tokens", help="Answer length limit (yes/no questions use ≤ 3, A/B ones ≤ 16)."),
     chars_per_token: float = typer.Option(3.0, "--chars-per-token", help="Characters per token for the prompt "
                                           "budget (lower is safer)."),
     max_calls: int = typer.Option(400, "--max-calls", help="step-by-step: give up (no verdict) after this many calls."),

@@ -406,3 +406,16 @@ def test_prompts_with_and_without_ground_truth_share_the_transcript(replies) -> 
         _ask(srv, trace, JudgeConfig(context_tokens=1024, with_ground_truth=gt))
     with_gt, without = (r["messages"][-1]["content"].rsplit("\n\n", 1)[0] for r in srv.requests)
     assert with_gt == without + "\nCorrect answer: 4"  # same cuts, the answer after the steps
+
+
+def test_binary_search_shows_every_turn_of_a_range_the_whole_transcript_omits(replies) -> None:  # type: ignore[no-untyped-def]
+    def reply(req: dict) -> str:
+        a, m = map(int, re.search(r"in steps (\d+)–(\d+) or", _question(req)).groups())  # type: ignore[union-attr]
+        return "A" if a <= 100 <= m else "B"
+
+    srv = replies(reply)
+    v = _ask(srv, _trace(_doc(200)), JudgeConfig(protocol="binary-search", context_tokens=1024))
+    assert v.step == 100
+    first, last = (r["messages"][-1]["content"] for r in (srv.requests[0], srv.requests[-1]))
+    assert "omitted to fit" in first and "[100] " not in first  # the middle of 200 turns does not fit at first
+    assert "omitted" not in last and "[100] " in last

@@ -565,15 +565,19 @@ class _Run:
     shown: dict[int, Truncation] = field(default_factory=dict)
     _full: list[int] | None = None
 
+    def full_caps(self) -> list[int]:
+        """The cut of every turn when the whole transcript is shown (computed once per budget)."""
+        if self._full is None:
+            top = _header(self.tx, self.budget)
+            self._full = plan_caps([len(s.text) for s in self.tx.steps], max(self.budget - len(top), 0),
+                                   label=_label(self.tx))
+        return self._full
+
     def render(self, idx: Sequence[int], *, stable: bool = False) -> str:
         """Steps ``idx``; ``stable``: at the caps of the whole transcript (the prompt prefix stays the same)."""
         caps = None
         if stable:
-            if self._full is None:
-                top = _header(self.tx, self.budget)
-                self._full = plan_caps([len(s.text) for s in self.tx.steps], max(self.budget - len(top), 0),
-                                       label=_label(self.tx))
-            caps = [self._full[i] for i in idx]
+            caps = [self.full_caps()[i] for i in idx]
             if caps and caps[-1] == 0:  # the step asked about is always shown
                 caps[-1] = _MIN_CAP
         body, cuts = _render(self.tx, idx, self.budget, self.cfg.with_ground_truth, caps)
@@ -648,7 +652,9 @@ async def _binary_search(run: _Run) -> tuple[str | None, int | None, str]:
         a, m, m1, b = tx.steps[lo].index, tx.steps[mid].index, tx.steps[mid + 1].index, tx.steps[hi].index
         q = (f"Question: is the decisive error in steps {a}–{m} or in steps {m1}–{b}?\n"
              f"Reply with 'A' for steps {a}–{m} or 'B' for steps {m1}–{b}.\nAnswer:")
-        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 16), stable=run.cfg.reuse_cuts)
+        # the whole transcript's cuts, unless they omit turns of this range (then it is fitted on its own)
+        stable = run.cfg.reuse_cuts and all(run.full_caps()[i] > 0 or not tx.steps[i].text for i in range(lo, hi + 1))
+        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 16), stable=stable)
         half = parse_half(reply, ((a, m), (m1, b)))
         if half is None:
             return None, None, (f"no verdict: the reply to the question on steps {a}–{b} is neither A nor B "

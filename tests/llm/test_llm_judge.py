@@ -419,3 +419,11 @@ def test_binary_search_shows_every_turn_of_a_range_the_whole_transcript_omits(re
     first, last = (r["messages"][-1]["content"] for r in (srv.requests[0], srv.requests[-1]))
     assert "omitted to fit" in first and "[100] " not in first  # the middle of 200 turns does not fit at first
     assert "omitted" not in last and "[100] " in last
+
+
+def test_blame_package_exports_exactly_the_judge_api() -> None:
+    import orchestrace.blame as blame
+
+    assert set(blame.__all__) == {"PROTOCOLS", "Agreement", "Attribution", "JudgeConfig", "Verdict", "ajudge",
+                                  "judge", "second_opinion", "transcript_of"}
+    assert all(getattr(blame, n) is not None for n in blame.__all__)

@@ -24,7 +24,7 @@ EXPORTED = {
 }
 #: The public modules and packages (``import orchestrace.X``); the rest start with ``_``.
 PUBLIC_MODULES = {
-    "advantages", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters", "frameworks",
+    "advantages", "blame", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters", "frameworks",
     "graph", "importers", "io", "learn", "llm", "measures", "recorder", "report", "rewards",
     "scale", "schema", "trace", "vocab",
 }

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ConfigError, LLMError, TraceError
+from ..importers._chat_doc import LIST_KEYS
 from ..trace import Trace
 from ..vocab import EventType
 
@@ -263,7 +264,22 @@ class Verdict:
 
 
 # -- the trace → the transcript ---------------------------------------------------------------------
-_INDEX = re.compile(r"\[(\d+)\](?=$|\.)")
+_TURN = re.compile(r"\$(?:\[\d+\])?\.(?:" + "|".join(LIST_KEYS) + r")\[(\d+)\]")  # $.history[3], $[1].messages[3]
+_BARE = re.compile(r"\$\[(\d+)\]")  # a bare list of turns: $[3]
+
+
+def _turn_of(source: str) -> tuple[str, int | None]:
+    """The part of ``Event.source`` that names the turn, and the turn's index in its list (None: JSON lines).
+
+    >>> _turn_of("run.json:$.history[3].tool_calls[0]"), _turn_of("run.json:$[3].tool_calls[1]")
+    (('run.json:$.history[3]', 3), ('run.json:$[3]', 3))
+    >>> _turn_of("runs.json:$[1].messages[4]"), _turn_of("t.jsonl:7:$.tool_calls[0]")
+    (('runs.json:$[1].messages[4]', 4), ('t.jsonl:7', None))
+    """
+    m = _TURN.search(source) or _BARE.search(source)
+    if m:
+        return source[: m.end()], int(m.group(1))
+    return source.split(":$", 1)[0], None
 
 
 def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcript:
@@ -295,12 +311,11 @@ def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcrip
         if by_turn:
             idx = int(e.t)
         else:
-            m = _INDEX.findall(e.source or "")
-            key = m[-1] if m else (e.source, k)
+            key, found = _turn_of(e.source or f"<event {k}>")
             if key != last_key:
                 ordinal += 1
                 last_key = key
-            idx = int(m[-1]) if m else ordinal
+            idx = found if found is not None else ordinal
         groups.setdefault(idx, []).append(e)
     if not any(e.content for evs in groups.values() for e in evs):
         why = "its text was hashed at import (content_ref only)" if hashed else "no event carries text"

@@ -1,7 +1,8 @@
 """The Who&When LLM-judge protocols with the local SmolLM2-135M on the development split.
 
     python benchmarks/whowhen_judge.py [--data ../shared/data/whowhen-dev] [--budget-min 25]
-        [--context-tokens 1024] [--max-calls 60] [--out whowhen_judge.json]
+        [--context-tokens 1024] [--max-calls 40] [--without-gt all-at-once,binary-search]
+        [--out whowhen_judge.json] [--score-only whowhen_judge.partial.jsonl]
 
 1. reads every run of both subsets (Algorithm-Generated: AG2 group chats; Hand-Crafted:
    Magentic-One), removes the annotation fields (``mistake_*``, ``mistake_type``, ``labels``)
@@ -105,6 +106,10 @@ async def judge_all(order: list[tuple[str, str, Any]], base_url: str, model: str
             print(f"[{time.perf_counter() - t0:6.0f} s] {done:2d} {subset[:4]} {name:>4}: " + "  ".join(
                 f"{r['protocol'][:3]}{'+' if r['with_ground_truth'] else '-'} {r['agent'] or '-'}@{r['step']}"
                 for r in rows if (r["subset"], r["run"]) == (subset, name)), flush=True)
+            partial = args.out.with_suffix(".partial.jsonl")  # survives an interrupted run
+            with partial.open("a") as fh:
+                fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows
+                              if (r["subset"], r["run"]) == (subset, name))
     return rows, done
 
 
@@ -164,9 +169,18 @@ def main() -> int:
                     help="protocols also judged without the ground truth (comma-separated; '' for none)")
     ap.add_argument("--limit", type=int, default=0, help="judge at most this many runs (0: all)")
     ap.add_argument("--out", type=Path, default=Path("whowhen_judge.json"))
+    ap.add_argument("--score-only", type=Path, default=None,
+                    help="print the table of verdicts already written (the --out JSON or its .partial.jsonl)")
     args = ap.parse_args()
     args.without_gt = tuple(p for p in args.without_gt.split(",") if p)
     from orchestrace.llm.local import LocalServer
+
+    if args.score_only is not None:
+        text = args.score_only.read_text()
+        rows = (json.loads(text)["verdicts"] if args.score_only.suffix == ".json"
+                else [json.loads(line) for line in text.splitlines() if line.strip()])
+        show(score(rows, load_runs(args.data)[1]))
+        return 0
 
     t_wall = time.perf_counter()
     runs, labels = load_runs(args.data)

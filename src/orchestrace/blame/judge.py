@@ -297,7 +297,7 @@ def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcrip
     >>> [(s.index, s.agent, s.text) for s in transcript_of(tr).steps]
     [(0, 'A', 'hi'), (1, 'B', 'yo')]
     """
-    by_turn = getattr(trace, "meta", {}).get("time_unit") == "step"
+    by_turn = (trace.meta or {}).get("time_unit") == "step"
     groups: dict[int, list[Any]] = {}
     hashed = 0
     ordinal = -1
@@ -327,10 +327,12 @@ def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcrip
         text = "\n".join(e.content for e in evs if e.content)
         steps.append(Step(idx, evs[0].agent, text))
     team = tuple(dict.fromkeys(s.agent for s in steps))
-    meta = getattr(trace, "meta", {}) or {}
-    task = meta.get("task") if isinstance(meta.get("task"), str) else ""
+    meta: dict[str, Any] = trace.meta or {}
+    task_v = meta.get("task")
+    task = task_v if isinstance(task_v, str) else ""
     if ground_truth is None:
-        src = meta.get("source_fields") if isinstance(meta.get("source_fields"), dict) else {}
+        src_v = meta.get("source_fields")
+        src: dict[str, Any] = src_v if isinstance(src_v, dict) else {}
         for key in _GT_KEYS:
             v = src.get(key, meta.get(key))
             if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v).strip():

@@ -4,7 +4,7 @@ Every ``import`` in ``src/orchestrace`` counts — module-level, inside function
 under ``TYPE_CHECKING`` — because a lazy import still ties two modules together. Layers, top
 to bottom (a module may import from its own layer and the layers below it, never above)::
 
-    cli  >  learn / report / llm / offline / exporters / frameworks  >  env  >  credit / advantages  >  rewards
+    cli  >  learn / report / llm / offline / exporters / frameworks  >  env  >  credit / advantages / blame  >  rewards
          >  measures  >  graph  >  trace / io (and the formats, importers, corpus)  >  vocab / errors
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.

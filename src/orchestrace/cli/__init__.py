@@ -25,6 +25,7 @@ from . import _env  # noqa: E402,F401  (env list, env run)
 from . import _interop  # noqa: E402,F401  (import, export)
 from . import _learn  # noqa: E402,F401  (train, eval, demo)
 from . import _collect  # noqa: E402,F401  (collect run, collect fit-sim)
+from . import _judge  # noqa: E402,F401  (blame-judge)
 
 app.add_typer(corpus_app, name="corpus")
 plain_help(app)

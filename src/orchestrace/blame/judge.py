@@ -1,0 +1,760 @@
+"""An LLM judge of failed runs: which agent made the decisive error, and at which step.
+
+The three protocols of the Who&When benchmark (Zhang et al., ICML 2025, "Which Agent Causes
+Task Failures and When?"), asked of any OpenAI-compatible chat endpoint:
+
+=================  =================================================================  ==========
+protocol           what the model is asked                                            calls
+=================  =================================================================  ==========
+``all-at-once``    the whole transcript → ``Agent: <name>`` / ``Step: <number>``       1
+``step-by-step``   steps 0..i → "is step i the decisive error?"; stops at the first    ≤ N
+                   yes (the agent is that step's speaker)
+``binary-search``  steps lo..hi → "is it in lo..mid (A) or mid+1..hi (B)?"; halves     ⌈log₂ N⌉
+                   the range down to one step (the agent is its speaker)
+=================  =================================================================  ==========
+
+Input: a :class:`~orchestrace.Trace` imported from a chat transcript with its text
+(``orchestrace import chat FILE --content keep``). A *step* is a turn of the transcript (its
+index in the source list, as the Who&When ``mistake_step`` counts); the *team* is the set of
+speakers. Nothing the importer keeps as a label (``Event.error``, ``meta.source_fields``
+other than the task's ``ground_truth``) is ever shown to the model.
+
+Fitting the context: the transcript is rendered in ``context_tokens`` (minus the answer's
+``max_tokens`` and the instructions) at ``chars_per_token`` characters per token. Long turns
+are cut visibly, head + tail around ``[… N chars cut …]``, with the room shared fairly (short
+turns whole, long ones at a common cap); when even that does not fit, middle turns are
+omitted (``[steps a–b omitted to fit]``). The :class:`Verdict` lists every cut
+(:attr:`Verdict.truncated`). Every prompt shows each turn at the same cut, computed once for
+the whole transcript, and the ground truth comes after the steps, so a server that caches
+prompt prefixes (llama.cpp) reads the transcript about once per run, whatever the protocol
+(``JudgeConfig(reuse_cuts=False)``: binary search re-fits each narrower range into the
+whole budget instead — more text per turn, more tokens read). A server that still says the prompt is too
+long is asked again with a 40 % smaller budget (twice at most; noted).
+
+Replies are parsed leniently: the agent's name is matched to the team (exact, then
+case/punctuation-insensitive, then by containment, then :mod:`difflib`), a step number
+outside the transcript is clamped (noted). A reply that names neither is a stated "no
+verdict" that carries the raw reply — never an exception.
+
+The endpoint is anything with ``async chat(messages, *, max_tokens, temperature)`` returning
+an object with ``text``, ``prompt_tokens`` and ``completion_tokens`` —
+:class:`orchestrace.llm.client.ChatClient` (retries, timeouts, secret handling) in practice.
+
+>>> import asyncio
+>>> from orchestrace.importers.chat import from_doc
+>>> turns = [{"name": "Planner", "content": "Plan: add 2 and 2."},
+...          {"name": "Coder", "content": "print(2 + 3)"},
+...          {"name": "Checker", "content": "5. TERMINATE"}]
+>>> trace = from_doc({"history": turns, "question": "2 + 2?"}, "run.json", content="keep")[0][0]
+>>> class Canned:  # a stand-in endpoint that always gives the same reply
+...     async def chat(self, messages, *, max_tokens, temperature):
+...         return type("R", (), {"text": "Agent: coder\\nStep: 1", "prompt_tokens": 0, "completion_tokens": 0})()
+>>> v = judge(trace, Canned(), JudgeConfig(protocol="all-at-once"))
+>>> (v.agent, v.step, v.calls)
+('Coder', 1, 1)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..errors import ConfigError, LLMError, TraceError
+from ..importers._chat_doc import LIST_KEYS
+from ..trace import Trace
+from ..vocab import EventType
+
+__all__ = [
+    "PROTOCOLS",
+    "Agreement",
+    "Attribution",
+    "ChatEndpoint",
+    "JudgeConfig",
+    "Step",
+    "Transcript",
+    "Truncation",
+    "Verdict",
+    "ajudge",
+    "judge",
+    "match_agent",
+    "parse_half",
+    "parse_verdict",
+    "parse_yes_no",
+    "plan_caps",
+    "second_opinion",
+    "transcript_of",
+    "truncate",
+]
+
+#: The judge protocols, in the paper's order.
+PROTOCOLS: tuple[str, ...] = ("all-at-once", "step-by-step", "binary-search")
+
+_SYSTEM = ("You judge a failed multi-agent run. The team did not solve the task. Find the decisive "
+           "error: the earliest step whose mistake made the task fail.")
+#: Tokens reserved for the instructions, the question and the chat template around the steps.
+_OVERHEAD_TOKENS = 160
+_MIN_CAP = 48  # a turn shows at least this many characters (when the turns fit at all)
+_SHRINK = 0.6  # the budget factor when the server says the prompt does not fit (and not by how much)
+_FIT_TRIES = 4  # one ask, and up to three asks with a smaller budget
+_SIZES = re.compile(r"(\d+) tokens\).*?\((\d+) tokens\)")
+
+
+def _shrink(message: str, max_tokens: int) -> float:
+    """The budget factor for a context overflow; from the sizes when the server gives them (llama.cpp does).
+
+    >>> round(_shrink("request (1208 tokens) exceeds the available context size (1024 tokens)", 48), 3)
+    0.727
+    >>> _shrink("maximum context length exceeded", 48)
+    0.6
+    """
+    m = _SIZES.search(message)
+    if m and int(m.group(1)) > 0:
+        asked, room = int(m.group(1)), int(m.group(2)) - max_tokens
+        return min(max(0.9 * room / asked, 0.1), 0.95)
+    return _SHRINK
+_GT_KEYS = ("ground_truth", "answer", "expected_answer", "gold")
+
+
+# -- the endpoint and the results -----------------------------------------------------------------
+class ChatEndpoint(Protocol):
+    """What the judge needs of an endpoint (:class:`orchestrace.llm.client.ChatClient` has it)."""
+
+    async def chat(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
+                   temperature: float) -> Any: ...
+
+
+class Attribution(Protocol):
+    """A blame: an agent, a step and a confidence (each may be None). :class:`Verdict` is one."""
+
+    @property
+    def agent(self) -> str | None: ...
+
+    @property
+    def step(self) -> int | None: ...
+
+    @property
+    def confidence(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """One turn of the transcript: its index in the source list, its speaker and its text."""
+
+    index: int
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the judge reads of a trace: the task, the steps (in order), the team, the ground truth."""
+
+    trace_id: str
+    task: str
+    steps: tuple[Step, ...]
+    team: tuple[str, ...]
+    ground_truth: str | None = None
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """A turn shown cut: ``shown`` characters of its ``chars`` (0 = omitted), the least any prompt showed."""
+
+    step: int
+    chars: int
+    shown: int
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How to judge. Cross-field rules are checked here (a :class:`~orchestrace.errors.ConfigError` says how to fix).
+
+    >>> JudgeConfig(protocol="binary-search").context_tokens
+    4096
+    >>> JudgeConfig(protocol="vote")
+    Traceback (most recent call last):
+    ...
+    orchestrace.errors.ConfigError: unknown judge protocol 'vote'; choose one of all-at-once, step-by-step, binary-search
+    """
+
+    protocol: str = "all-at-once"  #: one of :data:`PROTOCOLS`
+    context_tokens: int = 4096  #: the model's context per request (a llama.cpp slot: ctx / parallel)
+    max_tokens: int = 48  #: the answer's length limit (yes/no questions use at most 3, A/B ones 16)
+    chars_per_token: float = 3.0  #: characters per token used to budget the prompt (lower = safer)
+    with_ground_truth: bool = False  #: show the task's correct answer to the model
+    max_calls: int = 400  #: step-by-step: stop (no verdict) after this many calls
+    #: binary search: show each narrower range at the whole transcript's cuts (cheap with a prompt
+    #: cache); False re-fits each range into the whole budget (more text per turn, more tokens read)
+    reuse_cuts: bool = True
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            from ..errors import did_you_mean
+
+            raise ConfigError(f"unknown judge protocol {self.protocol!r}; choose one of {', '.join(PROTOCOLS)}"
+                              + did_you_mean(self.protocol, PROTOCOLS, prefix="; "))
+        if self.max_tokens < 1:
+            raise ConfigError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if self.context_tokens < _OVERHEAD_TOKENS + self.max_tokens + 64:
+            raise ConfigError(f"context_tokens {self.context_tokens} leaves no room for the transcript: it must be "
+                              f">= {_OVERHEAD_TOKENS + self.max_tokens + 64} with max_tokens {self.max_tokens}")
+        if not 0.5 <= self.chars_per_token <= 10:
+            raise ConfigError(f"chars_per_token must be in [0.5, 10], got {self.chars_per_token}")
+        if self.max_calls < 1:
+            raise ConfigError(f"max_calls must be >= 1, got {self.max_calls}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's answer for one run.
+
+    ``agent`` / ``step`` are None when the model gave none (``ok`` is False: "no verdict",
+    ``reason`` says why and ``raw`` holds the replies). ``confidence`` is always None: the
+    protocols yield no calibrated confidence. ``notes`` lists every liberty taken in parsing
+    (a fuzzy agent match, a clamped step) and every retry with a smaller budget.
+    """
+
+    trace_id: str
+    protocol: str
+    agent: str | None
+    step: int | None
+    reason: str
+    raw: tuple[str, ...] = ()
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    truncated: tuple[Truncation, ...] = ()
+    notes: tuple[str, ...] = ()
+    confidence: float | None = None
+    with_ground_truth: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether the judge named an agent or a step."""
+        return self.agent is not None or self.step is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``truncated`` as ``[{step, chars, shown}]``)."""
+        return {"trace_id": self.trace_id, "protocol": self.protocol, "verdict": self.ok, "agent": self.agent,
+                "step": self.step, "confidence": self.confidence, "reason": self.reason, "raw": list(self.raw),
+                "calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 3),
+                "with_ground_truth": self.with_ground_truth,
+                "truncated": [{"step": t.step, "chars": t.chars, "shown": t.shown} for t in self.truncated],
+                "notes": list(self.notes)}
+
+    def truncation_summary(self) -> str:
+        """One line on what the widest prompt did not show ("" when it showed everything)."""
+        if not self.truncated:
+            return ""
+        cut = [t for t in self.truncated if t.shown > 0]
+        gone = [t for t in self.truncated if t.shown == 0]
+        hidden = sum(t.chars - t.shown for t in self.truncated)
+        total = ", ".join(
+            part for part in (f"{len(cut)} turn(s) cut head+tail (steps {_ranges([t.step for t in cut])})" if cut else "",
+                              f"{len(gone)} omitted (steps {_ranges([t.step for t in gone])})" if gone else "") if part)
+        return f"{total}; {hidden:,} characters not shown"
+
+
+# -- the trace → the transcript ---------------------------------------------------------------------
+_TURN = re.compile(r"\$(?:\[\d+\])?\.(?:" + "|".join(LIST_KEYS) + r")\[(\d+)\]")  # $.history[3], $[1].messages[3]
+_BARE = re.compile(r"\$\[(\d+)\]")  # a bare list of turns: $[3]
+
+
+def _turn_of(source: str) -> tuple[str, int | None]:
+    """The part of ``Event.source`` that names the turn, and the turn's index in its list (None: JSON lines).
+
+    >>> _turn_of("run.json:$.history[3].tool_calls[0]"), _turn_of("run.json:$[3].tool_calls[1]")
+    (('run.json:$.history[3]', 3), ('run.json:$[3]', 3))
+    >>> _turn_of("runs.json:$[1].messages[4]"), _turn_of("t.jsonl:7:$.tool_calls[0]")
+    (('runs.json:$[1].messages[4]', 4), ('t.jsonl:7', None))
+    """
+    m = _TURN.search(source) or _BARE.search(source)
+    if m:
+        return source[: m.end()], int(m.group(1))
+    return source.split(":$", 1)[0], None
+
+
+def transcript_of(trace: Trace, *, ground_truth: str | None = None) -> Transcript:
+    """The steps (turns) of an imported chat transcript, with their speakers and text.
+
+    The step index is the turn's index in the source list (time is that index when the
+    transcript had no timestamps; otherwise it is read from ``Event.source``). Speaker
+    selections (``orchestrator_decision``) are structure, not steps. ``ground_truth``
+    overrides the answer found in ``meta.source_fields`` (``ground_truth``, ``answer`` …).
+    Raises :class:`~orchestrace.errors.TraceError` (located) when the trace has no turn text.
+
+    >>> from orchestrace.importers.chat import from_doc
+    >>> tr = from_doc([{"name": "A", "content": "hi"}, {"name": "B", "content": "yo"}], "x.json",
+    ...               content="keep")[0][0]
+    >>> [(s.index, s.agent, s.text) for s in transcript_of(tr).steps]
+    [(0, 'A', 'hi'), (1, 'B', 'yo')]
+    """
+    by_turn = (trace.meta or {}).get("time_unit") == "step"
+    groups: dict[int, list[Any]] = {}
+    hashed = 0
+    ordinal = -1
+    last_key: object = None
+    for k, e in enumerate(trace.events):
+        if e.type == EventType.ORCHESTRATOR_DECISION:
+            continue
+        if e.content is None and e.content_ref is not None:  # hashed at import: no text to show
+            hashed += 1
+            continue
+        if by_turn:
+            idx = int(e.t)
+        else:
+            key, found = _turn_of(e.source or f"<event {k}>")
+            if key != last_key:
+                ordinal += 1
+                last_key = key
+            idx = found if found is not None else ordinal
+        groups.setdefault(idx, []).append(e)
+    if not any(e.content for evs in groups.values() for e in evs):
+        why = "its text was hashed at import (content_ref only)" if hashed else "no event carries text"
+        raise TraceError(f"trace {trace.trace_id!r}: $.events[*].content: nothing to judge, {why}; import the "
+                         "transcript with its text: orchestrace import chat FILE --content keep -o run.json")
+    steps = []
+    for idx in sorted(groups):
+        evs = groups[idx]
+        text = "\n".join(e.content for e in evs if e.content)
+        steps.append(Step(idx, evs[0].agent, text))
+    team = tuple(dict.fromkeys(s.agent for s in steps))
+    meta: dict[str, Any] = trace.meta or {}
+    task_v = meta.get("task")
+    task = task_v if isinstance(task_v, str) else ""
+    if ground_truth is None:
+        src_v = meta.get("source_fields")
+        src: dict[str, Any] = src_v if isinstance(src_v, dict) else {}
+        for key in _GT_KEYS:
+            v = src.get(key, meta.get(key))
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v).strip():
+                ground_truth = str(v)
+                break
+    return Transcript(trace.trace_id, task, tuple(steps), team, ground_truth)
+
+
+# -- fitting the prompt -------------------------------------------------------------------------
+def truncate(text: str, cap: int) -> str:
+    """``text`` if it has at most ``cap`` characters, else its head and tail around a visible marker.
+
+    The marker says how many characters were cut; the result has at most ``cap`` characters
+    (at least the marker and two characters of the text when ``cap`` is smaller than that).
+
+    >>> truncate("abcdefghijklmnopqrstuvwxyz" * 4, 40)
+    'abcdefghijklmnop[… 83 chars cut …]vwxyz'
+    >>> truncate("short", 40)
+    'short'
+    """
+    if len(text) <= cap:
+        return text
+    keep = max(cap - len(f"[… {len(text):,} chars cut …]"), 2)  # the marker's longest form
+    head = (keep * 3 + 3) // 4
+    tail = keep - head
+    return f"{text[:head]}[… {len(text) - keep:,} chars cut …]{text[len(text) - tail:] if tail else ''}"
+
+
+def plan_caps(lengths: Sequence[int], budget: int, *, label: int = 16, min_cap: int = _MIN_CAP) -> list[int]:
+    """Characters to show of each turn so that the turns (plus ``label`` characters each) fit ``budget``.
+
+    Short turns are shown whole and long ones at a common cap (water-filling). When even
+    ``min_cap`` characters per turn do not fit, turns are omitted from the middle (cap 0),
+    keeping the first third and the last two thirds of those that fit.
+
+    >>> plan_caps([10, 500, 1000], 700, label=0)
+    [10, 345, 345]
+    >>> plan_caps([100] * 10, 300, label=0, min_cap=50)
+    [50, 50, 0, 0, 0, 0, 50, 50, 50, 50]
+    """
+    n = len(lengths)
+    if n == 0:
+        return []
+    keep = list(range(n))
+    fits = max(budget // max(label + min_cap, 1), 1)
+    if sum(min(x, min_cap) for x in lengths) + label * n > budget and fits < n:
+        first = fits // 3
+        keep = list(range(first)) + list(range(n - (fits - first), n))
+    room = max(budget - label * len(keep), 0)
+    caps = [0] * n
+    order = sorted(keep, key=lambda i: lengths[i])
+    left = len(order)
+    for i in order:
+        share = room // left
+        caps[i] = min(lengths[i], share)
+        room -= caps[i]
+        left -= 1
+    return caps
+
+
+def _render(tx: Transcript, idx: Sequence[int], budget: int, with_gt: bool,
+            caps: Sequence[int] | None = None) -> tuple[str, list[Truncation]]:
+    """The user message's transcript part for steps ``idx`` (positions in ``tx.steps``).
+
+    ``caps`` (aligned with ``idx``) overrides the fair share computed for these steps.
+    """
+    top = _header(tx, budget).rstrip(" ")
+    steps = [tx.steps[i] for i in idx]
+    if caps is None:
+        room = budget - len(_header(tx, budget))
+        caps = plan_caps([len(s.text) for s in steps], max(room, 0), label=_label(tx))
+    lines: list[str] = []
+    cuts: list[Truncation] = []
+    gap: list[Step] = []
+    for s, cap in zip(steps, caps, strict=True):
+        if cap == 0 and s.text:
+            gap.append(s)
+            cuts.append(Truncation(s.index, len(s.text), 0))
+            continue
+        if gap:
+            lines.append(f"[steps {gap[0].index}–{gap[-1].index} omitted to fit]")
+            gap = []
+        shown = truncate(s.text, cap)
+        if len(shown) < len(s.text):
+            cuts.append(Truncation(s.index, len(s.text), cap))
+        lines.append(f"[{s.index}] {s.agent}: {shown}")
+    if gap:
+        lines.append(f"[steps {gap[0].index}–{gap[-1].index} omitted to fit]")
+    return top + "\n" + "\n".join(lines) + _footer(tx, with_gt), cuts
+
+
+def _header(tx: Transcript, budget: int) -> str:
+    """Task, team, and room kept for the ground truth (padding, stripped when shown), which goes *after*
+    the steps: prompts with and without it cut the turns alike and share the transcript as their prefix."""
+    head = [f"Task: {truncate(tx.task, max(budget // 5, 200))}" if tx.task else "Task: (not recorded)",
+            f"Agents: {', '.join(tx.team)}", "Steps:"]
+    return "\n".join(head) + " " * len(_footer(tx, True))
+
+
+def _footer(tx: Transcript, with_gt: bool) -> str:
+    return f"\nCorrect answer: {truncate(tx.ground_truth, 200)}" if with_gt and tx.ground_truth is not None else ""
+
+
+def _label(tx: Transcript) -> int:
+    """Characters of the longest step label (``[12] Agent: ``), plus the line break and slack."""
+    return max((len(f"[{s.index}] {s.agent}: ") for s in tx.steps), default=12) + 5
+
+
+# -- parsing replies ------------------------------------------------------------------------------
+def _norm(s: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", s.lower())
+
+
+def match_agent(name: str, team: Sequence[str]) -> tuple[str | None, str]:
+    """The team member ``name`` means, and a note when the match was not exact ("" if it was).
+
+    >>> match_agent("excel expert", ["Excel_Expert", "Computer_terminal"])
+    ('Excel_Expert', "'excel expert' read as 'Excel_Expert'")
+    >>> match_agent("Nobody", ["Excel_Expert"])
+    (None, "'Nobody' is not in the team (Excel_Expert)")
+    """
+    name = name.strip().strip("*`'\".,:;()[]<> ")
+    if not name:
+        return None, "no agent name"
+    if name in team:
+        return name, ""
+    n = _norm(name)
+    norm = {_norm(a): a for a in team}
+    hit = norm.get(n)
+    if hit is None and n:
+        contained = [a for a in team if _norm(a) and (_norm(a) in n or n in _norm(a))]
+        if len(contained) == 1:
+            hit = contained[0]
+        elif len(contained) > 1:  # the longest team name the reply contains wins
+            inside = sorted((a for a in contained if _norm(a) in n), key=lambda a: -len(_norm(a)))
+            hit = inside[0] if inside else None
+    if hit is None and n:
+        close = difflib.get_close_matches(n, list(norm), n=1, cutoff=0.6)
+        hit = norm[close[0]] if close else None
+    if hit is None:
+        return None, f"{name[:60]!r} is not in the team ({', '.join(team)})"
+    return hit, f"{name[:60]!r} read as {hit!r}"
+
+
+_AGENT_RE = re.compile(r"\bagent(?:\s*name)?\s*[\"']?\s*[:=\-]\s*[\"']?([^\n,;{}\"]+)", re.I)
+_LABEL_RE = re.compile(r"\[(\d+)\]")  # a step as the transcript labels it: ``[6] Agent: …``
+_STEP_RE = re.compile(r"\bstep(?:\s*(?:number|index|no\.?))?\s*[\"']?\s*[:=#\-]?\s*[\"']?\s*(-?\d+)", re.I)
+
+
+def parse_verdict(reply: str, team: Sequence[str], steps: Sequence[int]) -> tuple[str | None, int | None, list[str]]:
+    """``(agent, step, notes)`` from an all-at-once reply; each is None when the reply has none.
+
+    Reads ``Agent: X`` / ``Step: N`` (any case, JSON-ish too), else a team member named
+    anywhere in the reply and a step label ``[N]``; the step is clamped into ``steps``
+    (noted). Never raises.
+
+    >>> parse_verdict('{"agent": "WebSurfer", "step": 99}', ["Orchestrator", "WebSurfer"], range(12))
+    ('WebSurfer', 11, ['step 99 is not in the transcript (steps 0–11): read as 11'])
+    >>> parse_verdict("I cannot tell.", ["A1"], [0, 1])
+    (None, None, [])
+    """
+    notes: list[str] = []
+    agent: str | None = None
+    m = _AGENT_RE.search(reply)
+    if m:
+        agent, note = match_agent(m.group(1), team)
+        if note:
+            notes.append(note)
+    if agent is None:  # a team member named anywhere, the first one mentioned
+        low = reply.lower()
+        found = sorted((low.find(a.lower()), a) for a in team if a and a.lower() in low)
+        if found:
+            agent = found[0][1]
+            notes.append(f"agent read as {agent!r}, the first team member the reply names")
+    step: int | None = None
+    valid = sorted(set(steps))
+    s = _STEP_RE.search(reply) or _LABEL_RE.search(reply)
+    if s and valid:
+        want = int(s.group(1))
+        if want in valid:
+            step = want
+        else:
+            step = min(valid, key=lambda v: (abs(v - want), v))
+            notes.append(f"step {want} is not in the transcript (steps {valid[0]}–{valid[-1]}): read as {step}")
+    return agent, step, notes
+
+
+def parse_yes_no(reply: str) -> bool | None:
+    """True for a yes, False for a no, None when the reply says neither first.
+
+    >>> parse_yes_no("Yes, step 3 is wrong"), parse_yes_no("no."), parse_yes_no("Maybe")
+    (True, False, None)
+    """
+    m = re.search(r"\b(yes|no|true|false)\b", reply.lower())
+    return None if m is None else m.group(1) in ("yes", "true")
+
+
+def parse_half(reply: str, ranges: tuple[tuple[int, int], tuple[int, int]] | None = None) -> str | None:
+    """``"A"`` (the first half) or ``"B"`` (the second), or None when the reply does not say.
+
+    In order: a reply that *is* a letter (``B``, ``(A).``), a letter given as the answer
+    (``answer: B``, ``(A)``), a word (first / upper / earlier, second / lower / later); then,
+    given the two ``ranges`` of step numbers, the only range the reply names, else the half
+    that holds every other step number it names (small models answer "the error is in step 7").
+    An article ("A decisive error …") is not a letter.
+
+    >>> parse_half("B"), parse_half("The answer is (A)."), parse_half("upper half"), parse_half("?")
+    ('B', 'A', 'A', None)
+    >>> parse_half("The error is in steps 4-7", ((0, 3), (4, 7))), parse_half("A bad step: 5.", ((0, 3), (4, 7)))
+    ('B', 'B')
+    """
+    text = reply.strip()
+    m = (re.match(r"^[^\w]*([AB])(?:[^\w\s]|\s*$|\s*\n)", text)
+         or re.search(r"(?i:answer|reply|option|choice)(?:\s+is)?\s*:?\s*\(?[\"']?([AB])(?![A-Za-z])", text)
+         or re.search(r"\(([AB])\)", text))
+    if m:
+        return m.group(1)
+    word = re.search(r"\b(first|upper|earlier|lower|second|later|last)\b", text.lower())
+    if word is not None:
+        return "A" if word.group(1) in ("first", "upper", "earlier") else "B"
+    if ranges is None:
+        return None
+    named = [h for h, (lo, hi) in zip("AB", ranges, strict=True)
+             if re.search(rf"(?<!\d){lo}\s*(?:–|-|to|through)\s*{hi}(?!\d)", text)]
+    if len(named) == 1:
+        return named[0]
+    rest = re.sub(r"\d+\s*(?:–|-|to|through)\s*\d+", " ", text)
+    halves = {h for n in map(int, re.findall(r"(?<![\d.])\d{1,6}(?![\d])", rest))
+              for h, (lo, hi) in zip("AB", ranges, strict=True) if lo <= n <= hi}
+    return halves.pop() if len(halves) == 1 else None
+
+
+# -- the protocols ----------------------------------------------------------------------------------
+@dataclass
+class _Run:
+    """One judging run: the transcript, the budget, the endpoint and what was spent."""
+
+    tx: Transcript
+    chat: ChatEndpoint
+    cfg: JudgeConfig
+    budget: int
+    raw: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    calls: int = 0
+    p_tok: int = 0
+    c_tok: int = 0
+    shown: dict[int, Truncation] = field(default_factory=dict)
+    _full: list[int] | None = None
+
+    def full_caps(self) -> list[int]:
+        """The cut of every turn when the whole transcript is shown (computed once per budget)."""
+        if self._full is None:
+            top = _header(self.tx, self.budget)
+            self._full = plan_caps([len(s.text) for s in self.tx.steps], max(self.budget - len(top), 0),
+                                   label=_label(self.tx))
+        return self._full
+
+    def render(self, idx: Sequence[int], *, stable: bool = False) -> str:
+        """Steps ``idx``; ``stable``: at the caps of the whole transcript (the prompt prefix stays the same)."""
+        caps = None
+        if stable:
+            caps = [self.full_caps()[i] for i in idx]
+            if caps and caps[-1] == 0:  # the step asked about is always shown
+                caps[-1] = _MIN_CAP
+        body, cuts = _render(self.tx, idx, self.budget, self.cfg.with_ground_truth, caps)
+        for c in cuts:
+            if c.step not in self.shown or c.shown < self.shown[c.step].shown:
+                self.shown[c.step] = c
+        return body
+
+    async def ask(self, idx: Sequence[int], question: str, max_tokens: int, *, stable: bool = False) -> str:
+        """One question about steps ``idx``; a context overflow is retried with a smaller budget."""
+        for attempt in range(_FIT_TRIES):
+            msgs = [{"role": "system", "content": _SYSTEM},
+                    {"role": "user", "content": self.render(idx, stable=stable) + "\n\n" + question}]
+            try:
+                r = await self.chat.chat(msgs, max_tokens=max_tokens, temperature=self.cfg.temperature)
+            except LLMError as exc:
+                if attempt < _FIT_TRIES - 1 and exc.cause == "http_4xx" and "context" in str(exc).lower():
+                    self.budget = int(self.budget * _shrink(str(exc), max_tokens))
+                    self._full = None
+                    self.shown.clear()
+                    self.notes.append(f"the endpoint said the prompt is too long: transcript budget cut to "
+                                      f"{self.budget:,} characters and asked again")
+                    continue
+                raise
+            self.calls += 1
+            self.p_tok += int(getattr(r, "prompt_tokens", 0) or 0)
+            self.c_tok += int(getattr(r, "completion_tokens", 0) or 0)
+            text = str(getattr(r, "text", "") or "")
+            self.raw.append(text)
+            return text
+        raise AssertionError("unreachable")  # pragma: no cover (the last try re-raises)
+
+
+async def _all_at_once(run: _Run) -> tuple[str | None, int | None, str]:
+    tx = run.tx
+    q = ("Which agent made the decisive error, and at which step? Reply in exactly this format:\n"
+         "Agent: <agent name>\nStep: <step number>")
+    reply = await run.ask(range(len(tx.steps)), q, run.cfg.max_tokens, stable=True)
+    agent, step, notes = parse_verdict(reply, tx.team, [s.index for s in tx.steps])
+    run.notes.extend(notes)
+    if agent is None and step is None:
+        return None, None, "no verdict: the reply names no agent of the team and no step"
+    return agent, step, "named by the model (all at once)"
+
+
+async def _step_by_step(run: _Run) -> tuple[str | None, int | None, str]:
+    tx = run.tx
+    unclear = 0
+    for i, s in enumerate(tx.steps):
+        if run.calls >= run.cfg.max_calls:
+            return None, None, f"no verdict: stopped after max_calls={run.cfg.max_calls} without a yes"
+        q = (f"Consider step {s.index} ({s.agent}) only. Is step {s.index} the decisive error that made "
+             "the task fail? Reply Yes or No.\nAnswer:")
+        said = parse_yes_no(await run.ask(range(i + 1), q, min(run.cfg.max_tokens, 3), stable=True))
+        unclear += said is None
+        if said:
+            if unclear:
+                run.notes.append(f"{unclear} reply(ies) were neither yes nor no: read as no")
+            return s.agent, s.index, f"the first step the model called the decisive error ({i + 1} call(s))"
+    if unclear == len(tx.steps):
+        return None, None, "no verdict: no reply was a yes or a no"
+    if unclear:
+        run.notes.append(f"{unclear} reply(ies) were neither yes nor no: read as no")
+    return None, None, f"no verdict: the model said no at every one of the {len(tx.steps)} steps"
+
+
+async def _binary_search(run: _Run) -> tuple[str | None, int | None, str]:
+    tx = run.tx
+    lo, hi = 0, len(tx.steps) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        a, m, m1, b = tx.steps[lo].index, tx.steps[mid].index, tx.steps[mid + 1].index, tx.steps[hi].index
+        q = (f"Question: is the decisive error in steps {a}–{m} or in steps {m1}–{b}?\n"
+             f"Reply with 'A' for steps {a}–{m} or 'B' for steps {m1}–{b}.\nAnswer:")
+        # the whole transcript's cuts, unless they omit turns of this range (then it is fitted on its own)
+        stable = run.cfg.reuse_cuts and all(run.full_caps()[i] > 0 or not tx.steps[i].text for i in range(lo, hi + 1))
+        reply = await run.ask(range(lo, hi + 1), q, min(run.cfg.max_tokens, 16), stable=stable)
+        half = parse_half(reply, ((a, m), (m1, b)))
+        if half is None:
+            return None, None, (f"no verdict: the reply to the question on steps {a}–{b} is neither A nor B "
+                                f"(after {run.calls} call(s))")
+        lo, hi = (lo, mid) if half == "A" else (mid + 1, hi)
+    s = tx.steps[lo]
+    return s.agent, s.index, f"the step binary search narrowed down to ({run.calls} call(s))"
+
+
+_PROTOCOL_FN = {"all-at-once": _all_at_once, "step-by-step": _step_by_step, "binary-search": _binary_search}
+
+
+async def ajudge(run: Trace | Transcript, chat: ChatEndpoint, config: JudgeConfig | None = None) -> Verdict:
+    """The judge's :class:`Verdict` on one failed run (``run`` a trace or a :func:`transcript_of`).
+
+    Raises :class:`~orchestrace.errors.LLMError` when the endpoint fails for good,
+    :class:`~orchestrace.errors.ConfigError` when ``with_ground_truth`` is asked and the run
+    has none, :class:`~orchestrace.errors.TraceError` when the trace has no text.
+    """
+    cfg = config or JudgeConfig()
+    tx = run if isinstance(run, Transcript) else transcript_of(run)
+    if cfg.with_ground_truth and tx.ground_truth is None:
+        raise ConfigError(f"run {tx.trace_id!r} records no ground truth (meta.source_fields.ground_truth); "
+                          "give it with --ground-truth TEXT, or judge without --with-ground-truth")
+    budget = int((cfg.context_tokens - cfg.max_tokens - _OVERHEAD_TOKENS) * cfg.chars_per_token)
+    state = _Run(tx, chat, cfg, budget)
+    t0 = time.perf_counter()
+    agent, step, reason = await _PROTOCOL_FN[cfg.protocol](state)
+    return Verdict(tx.trace_id, cfg.protocol, agent, step, reason, tuple(state.raw), state.calls, state.p_tok,
+                   state.c_tok, time.perf_counter() - t0, tuple(sorted(state.shown.values(), key=lambda t: t.step)),
+                   tuple(state.notes),
+                   with_ground_truth=cfg.with_ground_truth)
+
+
+def judge(run: Trace | Transcript, chat: ChatEndpoint, config: JudgeConfig | None = None) -> Verdict:
+    """:func:`ajudge`, run to completion in a new event loop (see the module docstring's example)."""
+    return asyncio.run(ajudge(run, chat, config))
+
+
+# -- a second opinion -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Agreement:
+    """How two blames compare: ``agent`` / ``step`` are None when either side gives none."""
+
+    agent: bool | None
+    step: bool | None
+    step_gap: int | None
+    summary: str
+
+
+def second_opinion(blame: Attribution, verdict: Attribution) -> Agreement:
+    """Compare a blame method's result with the judge's (any two :class:`Attribution` objects).
+
+    >>> from types import SimpleNamespace as NS
+    >>> a = second_opinion(NS(agent="Coder", step=4, confidence=0.8), NS(agent="Coder", step=6, confidence=None))
+    >>> a.agent, a.step, a.step_gap
+    (True, False, 2)
+    >>> a.summary
+    'agent agrees (Coder); step differs (blame 4, judge 6, 2 apart); blame confidence 0.80'
+    """
+    ag = None if blame.agent is None or verdict.agent is None else blame.agent == verdict.agent
+    st = None if blame.step is None or verdict.step is None else blame.step == verdict.step
+    gap = None if st is None else abs(int(blame.step) - int(verdict.step))  # type: ignore[arg-type]
+    parts = [
+        "agent: one side has none" if ag is None else
+        (f"agent agrees ({blame.agent})" if ag else f"agent differs (blame {blame.agent}, judge {verdict.agent})"),
+        "step: one side has none" if st is None else
+        (f"step agrees ({blame.step})" if st else f"step differs (blame {blame.step}, judge {verdict.step}, {gap} apart)"),
+    ]
+    if blame.confidence is not None:
+        parts.append(f"blame confidence {blame.confidence:.2f}")
+    return Agreement(ag, st, gap, "; ".join(parts))
+
+
+def _ranges(xs: Sequence[int]) -> str:
+    """``[1, 2, 3, 7]`` → ``"1–3, 7"``."""
+    out: list[str] = []
+    xs = sorted(xs)
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}–{xs[j]}")
+        i = j + 1
+    return ", ".join(out)

@@ -25,8 +25,8 @@ import numpy as np
 from ..errors import IllegalActionError
 from ._trace import action_labels
 from .config import EnvConfig
-from .layout import STOP
-from .world import DONE, O5, World
+from .layout import DONE, O5
+from .world import World
 
 __all__ = ["BatchEnv"]
 
@@ -101,5 +101,5 @@ class BatchEnv:
         out = np.full(w.B, np.nan)
         rows = np.flatnonzero(w.phase == O5)
         if rows.size:
-            out[rows] = w.take(rows).step(np.full(rows.size, w.offsets[4] + STOP, dtype=np.int64))
+            out[rows] = w.take(rows).step(np.full(rows.size, w.heads.stop, dtype=np.int64))
         return out

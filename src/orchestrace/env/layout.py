@@ -329,9 +329,10 @@ class Heads:
         """``[start, stop)`` of a head in the flat action space."""
         return self.starts[phase], self.starts[phase] + self.sizes[phase]
 
-    def action(self, phase: int, k: int = 0) -> int:
-        """The flat index of action ``k`` of a head (``action(Phase.O5, STOP)``)."""
-        return self.starts[phase] + int(k)
+    def action(self, phase: int, k: Any = 0) -> Any:
+        """The flat index of action ``k`` of a head (``action(Phase.O5, STOP)``); ``k`` may be an
+        integer array (then so is the result)."""
+        return self.starts[phase] + k
 
     @property
     def stop(self) -> int:

@@ -30,7 +30,7 @@ from ..errors import require
 require("gymnasium", extra="env")
 
 from .baselines import BASELINES, Policy, evaluate, make_baseline  # noqa: E402
-from .batch import BatchEnv  # noqa: E402
+from .batch import BatchedEnv, BatchEnv, EnvMaker, local_batch_env  # noqa: E402
 from .config import EnvConfig, WorkerProfile  # noqa: E402
 from .env import OrchestrationEnv  # noqa: E402
 from .oracle import OraclePolicy  # noqa: E402
@@ -53,9 +53,11 @@ __all__ = [
     "BASELINES",
     "ENV_IDS",
     "BatchEnv",
+    "BatchedEnv",
     "ChangeDelegation",
     "DropMessage",
     "EnvConfig",
+    "EnvMaker",
     "EpisodeResult",
     "OraclePolicy",
     "OrchestrationEnv",
@@ -70,6 +72,7 @@ __all__ = [
     "agent_value_function",
     "config_for",
     "evaluate",
+    "local_batch_env",
     "make_baseline",
     "message_value_function",
     "replay",

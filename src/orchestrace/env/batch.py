@@ -1,5 +1,14 @@
 """Vectorised lock-step episodes (no per-episode Python loop): the fast path for training.
 
+:class:`BatchedEnv` is the env ↔ learner seam: the three verbs every batched environment offers
+a learner — ``reset(seeds)``, ``step(actions)`` and ``stop_values()`` — with the arrays laid out
+by the configuration's :class:`~orchestrace.env.layout.Layout` (``config.layout``). This
+module's :class:`BatchEnv` is the local one; :class:`orchestrace.scale.RayBatchEnv` shards the
+rows over Ray actors; a training run takes a :data:`EnvMaker` (``train(..., envs=…)``) and
+steps whatever it makes — its rollouts, the fitted stop's path collection, all of it. A learner
+reads the due decision from the observation (:func:`~orchestrace.env.layout.due_phase`), never
+from the simulation's state.
+
 ``BatchEnv(config, B, seed=s)`` runs ``B`` episodes of the same world as
 :class:`~orchestrace.env.OrchestrationEnv`; row ``b`` plays the episode seeds
 ``s + b, s + b + B, s + b + 2B, …`` (the seed stream), auto-resetting a finished row with its
@@ -20,6 +29,9 @@ decision. Traces are not built in the batched path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 
 from ..errors import IllegalActionError
@@ -28,7 +40,46 @@ from .config import EnvConfig
 from .layout import DONE, O5
 from .world import World
 
-__all__ = ["BatchEnv"]
+__all__ = ["BatchEnv", "BatchedEnv", "EnvMaker", "local_batch_env"]
+
+
+@runtime_checkable
+class BatchedEnv(Protocol):
+    """``B`` episodes stepped together (see the module docstring): the learner's whole view of an env.
+
+    >>> from orchestrace.env.config import EnvConfig
+    >>> isinstance(BatchEnv(EnvConfig.small(), 2), BatchedEnv)
+    True
+    """
+
+    config: EnvConfig
+
+    def reset(self, seeds: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Start one episode per seed (the batch takes ``len(seeds)`` rows): ``(obs (B, D), mask (B, A))``."""
+        ...
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """One decision per row: ``(obs, mask, reward (B,), done (B,), info)``."""
+        ...
+
+    def stop_values(self) -> np.ndarray:
+        """(B,) the return-to-go of STOP now in each row (NaN where O5 is not due)."""
+        ...
+
+
+#: Makes the batched env of a configuration and a batch size (the run's ``envs``).
+EnvMaker = Callable[[EnvConfig, int], BatchedEnv]
+
+
+def local_batch_env(config: EnvConfig, batch_size: int) -> BatchEnv:
+    """The default :data:`EnvMaker`: this process's :class:`BatchEnv`, one whole episode per row
+    (no auto-reset), as a learner collects.
+
+    >>> from orchestrace.env.config import EnvConfig
+    >>> local_batch_env(EnvConfig.small(), 4).auto_reset
+    False
+    """
+    return BatchEnv(config, batch_size, auto_reset=False)
 
 
 class BatchEnv:
@@ -36,6 +87,8 @@ class BatchEnv:
 
     def __init__(self, config: EnvConfig | None = None, batch_size: int = 64, *, seed: int = 0, check_actions: bool = True,
                  auto_reset: bool = True) -> None:
+        #: decisions stepped so far (calls of :meth:`step`)
+        self.steps = 0
         self.config = cfg = config if config is not None else EnvConfig.default()
         if batch_size < 1:
             from ..errors import ConfigError
@@ -83,6 +136,7 @@ class BatchEnv:
                 legal = ", ".join(f"{i}={self.labels[i]}" for i in np.flatnonzero(self._mask[b]))
                 raise IllegalActionError(f"row {b}: action {int(a[b])} is not legal; legal actions: {legal}")
         r = w.step(a)
+        self.steps += 1
         done = live & (w.phase == DONE)
         info = {**w.episode_summary(), "seed": self.episode_seed.astype(np.int64)}
         if done.any() and self.auto_reset:

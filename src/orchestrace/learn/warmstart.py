@@ -48,8 +48,9 @@ def teacher_dataset(env_config: Any, teacher: str, seeds: np.ndarray) -> tuple[n
 
 
 def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int, steps: int, seed: int,
-                    lr: float, device: Any) -> dict[str, float]:
-    """Clone O1–O4 from ``teacher`` into ``policy`` (in place); returns the final loss/accuracy."""
+                    lr: float, device: Any, advance: Any = None) -> dict[str, float]:
+    """Clone O1–O4 from ``teacher`` into ``policy`` (in place); returns the final loss/accuracy.
+    ``advance(1)`` (optional) is called after each gradient step (a progress bar)."""
     rng = np.random.default_rng([seed, 99])
     seeds = rng.integers(0, VALIDATION_BASE, episodes, dtype=np.int64)
     obs, mask, act = teacher_dataset(env_config, teacher, seeds)
@@ -70,6 +71,8 @@ def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if advance is not None:
+            advance(1)
     with torch.no_grad():
         acc = float((policy(o, m).logits.argmax(-1) == a).float().mean())
     return {"warmstart/loss": float(loss.detach()), "warmstart/accuracy": acc, "warmstart/decisions": float(n)}

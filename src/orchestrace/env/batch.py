@@ -30,7 +30,7 @@ decision. Traces are not built in the batched path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from .config import EnvConfig
 from .layout import DONE, O5
 from .world import World
 
-__all__ = ["BatchEnv", "BatchedEnv", "EnvMaker", "local_batch_env"]
+__all__ = ["BatchEnv", "BatchedEnv", "EnvMaker", "local_batch_env", "rule_decisions"]
 
 
 @runtime_checkable
@@ -80,6 +80,36 @@ def local_batch_env(config: EnvConfig, batch_size: int) -> BatchEnv:
     False
     """
     return BatchEnv(config, batch_size, auto_reset=False)
+
+
+def rule_decisions(config: EnvConfig, policy: Any, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                                  np.ndarray]:
+    """Every decision a hand-written rule (``policy.act_batch(obs, mask, world)``, which may read
+    the simulation, e.g. the summary features in any mode) takes on ``seeds``, one episode per
+    seed in lock-step: ``(obs (M, D), mask (M, A), action (M,), phase (M,))`` in step order —
+    what a learner clones from a teacher without stepping the world itself.
+
+    >>> from orchestrace.env.baselines import make_baseline
+    >>> from orchestrace.env.config import EnvConfig
+    >>> cfg = EnvConfig.small()
+    >>> obs, mask, act, ph = rule_decisions(cfg, make_baseline("fixed-budget", cfg), np.arange(3))
+    >>> obs.shape[1] == cfg.obs_dim, bool(mask[np.arange(len(act)), act].all()), int(ph.max()) == O5
+    (True, True, True)
+    """
+    w = World(config, len(seeds))
+    w.reset_rows(np.arange(len(seeds)), np.asarray(seeds, dtype=np.uint64))
+    parts: list[tuple[np.ndarray, ...]] = []
+    while (w.phase < DONE).any():
+        live = w.phase < DONE
+        obs, mask = w.obs(), w.mask()
+        a = np.asarray(policy.act_batch(obs, mask, w), dtype=np.int64)
+        parts.append((obs[live], mask[live], a[live], w.phase[live].copy()))
+        w.step(np.where(live, a, 0))
+    if not parts:
+        return (np.zeros((0, config.obs_dim), np.float32), np.zeros((0, config.n_actions), bool),
+                np.zeros(0, np.int64), np.zeros(0, np.int64))
+    obs_a, mask_a, act_a, ph_a = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return obs_a, mask_a, act_a, ph_a
 
 
 class BatchEnv:

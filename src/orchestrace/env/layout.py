@@ -52,10 +52,13 @@ from typing import Any
 
 import numpy as np
 
+from ..vocab import Decision
+
 __all__ = [
     "ATTEMPT_FEATURES",
     "CONTINUE",
     "DECISION",
+    "DECISIONS",
     "DONE",
     "GLOBAL_FEATURES",
     "O1",
@@ -94,6 +97,8 @@ class Phase(IntEnum):
 
 #: The phases as plain ints (what the vectorised world compares its ``phase`` array with).
 O1, O2, O3, O4, O5, DONE = (int(p) for p in Phase)
+#: The head order: the trace's decision kind of each phase O1..O5 (``DECISIONS[Phase.O5]`` is STOP).
+DECISIONS: tuple[Decision, ...] = (Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5)
 
 
 class Comm(IntEnum):
@@ -346,10 +351,7 @@ class Heads:
 
     def by_decision(self) -> dict[Any, tuple[int, int]]:
         """``{Decision.O1: (start, stop), …}`` — the policy's and the gymnasium env's ``heads``."""
-        from ..vocab import Decision
-
-        order = (Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5)
-        return {d: self.range(h) for h, d in enumerate(order)}
+        return {d: self.range(h) for h, d in enumerate(DECISIONS)}
 
     @classmethod
     def from_ranges(cls, ranges: Any) -> Heads:

@@ -36,14 +36,14 @@ statistics); a finished row is all zeros.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from .layout import DECISION, DONE, O3, Att, G, ObsLayout, S, Sub
 
-if TYPE_CHECKING:
-    from .world import World
+#: a :class:`~orchestrace.env.world.World` (not imported: the world imports this writer)
+World = Any
 
 __all__ = ["evidence_obs", "observe", "subtask_stats", "summary_obs"]
 

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..env.layout import Att, Layout, ObsLayout, Sub
+from ..env.layout import DECISIONS, Att, Layout, ObsLayout, Sub
 from ..vocab import Decision
 
 __all__ = [
@@ -72,8 +72,8 @@ __all__ = [
     "halting_distribution",
 ]
 
-#: Head order: O1 spawn, O2 delegate, O3 communicate, O4 aggregate, O5 stop.
-DECISION_ORDER = (Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5)
+#: Head order: O1 spawn, O2 delegate, O3 communicate, O4 aggregate, O5 stop (the layout's).
+DECISION_ORDER = DECISIONS
 
 _MASKED = -1e8  # finite "minus infinity": keeps entropy and log-probs free of NaN
 

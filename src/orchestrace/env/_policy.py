@@ -31,8 +31,8 @@ class Policy:
 
     def __init__(self, config: EnvConfig) -> None:
         self.cfg = config
-        self.heads = h = config.layout.heads
-        self.off = np.array(h.starts)  # (5,) the first action of each head (kept for subclasses)
+        #: the layout's action heads (``action_heads.action(O2, k)``, ``.stop``, ``.cont``)
+        self.action_heads = config.layout.heads
         names = [p.name for p in config.profiles]
         strong = names.index("strong") if "strong" in names else 0
         self.spec = np.array([names.index(f"spec_{t}") if f"spec_{t}" in names else strong
@@ -84,7 +84,7 @@ class Policy:
 
     def base(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The base heuristic for O1–O4 (O5 → continue when legal); (B,) actions."""
-        h, ph = self.heads, self._phase(obs)
+        h, ph = self.action_heads, self._phase(obs)
         rnd0 = obs[:, _RND] == 0
         margin = np.rint((obs[:, _TOP] - obs[:, _SEC]) * 3)
         f = np.where(rnd0, 1, np.where(margin < 1, 2, np.where(margin < 2, 1, 0)))
@@ -102,8 +102,8 @@ class Policy:
 
     def _with_stop(self, obs: np.ndarray, mask: np.ndarray, a: np.ndarray) -> np.ndarray:
         ph = self._phase(obs)
-        stop = (ph == O5) & (self.stop_now(obs) | ~mask[:, self.heads.cont])
-        return np.where(stop, self.heads.stop, a)
+        stop = (ph == O5) & (self.stop_now(obs) | ~mask[:, self.action_heads.cont])
+        return np.where(stop, self.action_heads.stop, a)
 
 
 class BudgetPolicy(Policy):

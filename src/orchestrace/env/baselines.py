@@ -103,7 +103,7 @@ class AdaptivePolicy(BudgetPolicy):
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
         obs = self.features(obs, world)
-        h, ph = self.heads, self._phase(obs)
+        h, ph = self.action_heads, self._phase(obs)
         a = self.base(obs, mask)
         if self.verifier is None:
             return self._with_stop(obs, mask, a)
@@ -136,8 +136,8 @@ class FanoutPolicy(Policy):
         obs = self.features(obs, world)
         a = self.base(obs, mask)
         ph = self._phase(obs)
-        a = np.where(ph == O1, self._legal_or(mask, np.full(len(a), self.heads.action(O1, self.fanout)), a), a)
-        return np.where(ph == O5, self.heads.stop, a)
+        a = np.where(ph == O1, self._legal_or(mask, np.full(len(a), self.action_heads.action(O1, self.fanout)), a), a)
+        return np.where(ph == O5, self.action_heads.stop, a)
 
 
 class GreedyPolicy(Policy):
@@ -165,9 +165,9 @@ class GreedyPolicy(Policy):
         ok = (p >= self.capable) & self.solver[None, :]
         cost = np.where(ok, self.cost[None, :], np.inf)
         pick = np.where(ok.any(1), cost.argmin(1), np.where(self.solver[None, :], p, -1).argmax(1))
-        a = np.where(ph == O2, self.heads.action(O2) + pick, a)
-        a = np.where(ph == O3, self.heads.action(O3, Comm.NONE), a)
-        return np.where(ph == O5, self.heads.stop, a)
+        a = np.where(ph == O2, self.action_heads.action(O2) + pick, a)
+        a = np.where(ph == O3, self.action_heads.action(O3, Comm.NONE), a)
+        return np.where(ph == O5, self.action_heads.stop, a)
 
 
 class AlwaysContinue(BudgetPolicy):

@@ -12,8 +12,10 @@ Importing this package registers the versioned ids (see :data:`ENV_IDS`)::
 
 v0 ids stay reproducible byte for byte; v1 changes are listed in ``docs/env-v1.md``.
 
-The world model is documented in :mod:`orchestrace.env.world`; the learner contract in
-``env-contract.md``.
+The world model is documented in :mod:`orchestrace.env.world` (the simulation) and
+:mod:`orchestrace.env.observe` (what a policy sees); the learner contract is
+:mod:`orchestrace.env.layout` (names, heads, the typed :class:`~orchestrace.env.layout.Layout`)
+and :class:`BatchedEnv` (the three verbs every batched env offers a learner); see ``docs/seam.md``.
 
 >>> import gymnasium as gym
 >>> import orchestrace.env

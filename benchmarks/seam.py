@@ -6,7 +6,9 @@ Without ``--src`` it measures the importable ``orchestrace``. With several ``--s
 trees, e.g. the main branch's ``src`` and this branch's), each repeat runs one fresh process
 per tree, alternating, so that both see the same machine load; it prints each tree's medians
 and, for every tree after the first, the paired ratio to the first with a 95 % interval
-(t interval over the per-repeat log-ratios).
+(t interval over the per-repeat log-ratios). Times are the process's CPU time
+(``time.process_time``), which a machine shared with other jobs disturbs far less than the
+wall clock.
 
 Measured per process:
 
@@ -44,19 +46,19 @@ def measure() -> dict[str, float]:
     w.reset_rows(np.arange(1), np.array([7], dtype=np.uint64))
     for key, fn in (("summary_obs v1 B=1 (us)", w.summary_obs), ("obs v1 B=1 (us)", w.obs)):
         fn()
-        n, t0 = 2000, time.perf_counter()
+        n, t0 = 2000, time.process_time()
         for _ in range(n):
             fn()
-        out[key] = (time.perf_counter() - t0) / n * 1e6
+        out[key] = (time.process_time() - t0) / n * 1e6
     for key, cfg in (("BatchEnv default (dec/s)", EnvConfig.default()), ("BatchEnv v1 (dec/s)", v1)):
         be = BatchEnv(cfg, 1024, seed=0)
         obs, mask = be.reset()
         rng = np.random.default_rng(0)
-        steps, t0 = 40, time.perf_counter()
+        steps, t0 = 40, time.process_time()
         for _ in range(steps):
             a = (rng.random(mask.shape) * mask).argmax(1)
             obs, mask, r, done, info = be.step(a)
-        out[key] = 1024 * steps / (time.perf_counter() - t0)
+        out[key] = 1024 * steps / (time.process_time() - t0)
     return out
 
 

@@ -41,7 +41,7 @@ indices written twice.
 ('evidence', (4, 8, 12), 446)
 >>> full = layout_of(EnvConfig.default_v1())
 >>> full.heads.action(Phase.O5, CONTINUE), full.heads.n_actions, full.obs.global_col(G.TOKENS)
-(18, 18, 6)
+(18, 19, 6)
 """
 
 from __future__ import annotations

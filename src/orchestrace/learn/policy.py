@@ -145,9 +145,11 @@ class EvidenceEncoder(nn.Module):
     ``layout`` is the ``evidence`` :class:`~orchestrace.env.layout.ObsLayout` (``Layout.obs``).
 
     >>> from orchestrace.env.config import EnvConfig
-    >>> lay = EnvConfig.small_v1().layout.obs                  # header 30, N=3 subtasks, Fs=9, A=6, Fa=12
+    >>> lay = EnvConfig.small_v1().layout.obs            # header 26; N = 3 rows of Fs + A·Fa = 9 + 8·12 = 105
+    >>> lay.header.stop, lay.subtask_shape, lay.attempt_shape
+    (26, (3, 9), (3, 8, 12))
     >>> enc = EvidenceEncoder(lay, hidden=8, embed=4)
-    >>> enc(torch.zeros(5, 30), torch.zeros(5, lay.dim)).shape, enc(torch.zeros(5, 30), torch.zeros(5, 30 + 5 * 81)).shape
+    >>> enc(torch.zeros(5, 26), torch.zeros(5, lay.dim)).shape, enc(torch.zeros(5, 26), torch.zeros(5, 26 + 5 * 105)).shape
     (torch.Size([5, 8]), torch.Size([5, 8]))
     """
 

@@ -32,8 +32,8 @@ def single_env(episodes: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def batch_env(batch: int, steps: int) -> float:
-    cfg = EnvConfig.default()
+def batch_env(batch: int, steps: int, cfg: EnvConfig | None = None) -> float:
+    cfg = cfg if cfg is not None else EnvConfig.default()
     be = BatchEnv(cfg, batch, seed=0, check_actions=True)
     obs, mask = be.reset()
     rng = np.random.default_rng(0)
@@ -65,10 +65,12 @@ def main() -> None:
     reps = 3 if args.quick else 5
     single = statistics.median(single_env(30 if args.quick else 100) for _ in range(reps))
     batch = statistics.median(batch_env(1024, 50 if args.quick else 200) for _ in range(reps))
+    batch_v1 = statistics.median(batch_env(1024, 50 if args.quick else 200, EnvConfig.default_v1()) for _ in range(reps))
     ind = [industrial(s) for s in range(reps)]
     ind_t = statistics.median(x[0] for x in ind)
     print(f"single env (default, random policy):      {single:12,.0f} decisions/s (median of {reps})")
     print(f"BatchEnv B=1024 (default, random legal):  {batch:12,.0f} decisions/s (median of {reps})")
+    print(f"BatchEnv B=1024 (default-v1, evidence):   {batch_v1:12,.0f} decisions/s (median of {reps})")
     print(f"industrial episode incl. trace:           {ind_t:12.3f} s  (median of {reps}; "
           f"{statistics.median(x[1] for x in ind):,.0f} events, {statistics.median(x[2] for x in ind):,.0f} sub-agents, "
           f"{statistics.median(x[3] for x in ind):,.0f} decisions)")

@@ -164,14 +164,7 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
     import os
     import time
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
+    from ..learn.progress import progress_bar
     from ..scale._cluster import break_even_s, connect, ray_running, should_distribute
     from ..scale._rollout import ShardResult, _run_item, run_shard, shards
 
@@ -190,12 +183,10 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
 
     ok = False
     try:
-        with open(tmp, "wb") as fh, Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                                             TimeRemainingColumn(), console=err_console, transient=True) as prog:
-            task = prog.add_task("run", total=episodes)
+        with open(tmp, "wb") as fh, progress_bar(episodes, label, transient=True) as advance:
             t0 = time.perf_counter()
             add(run_shard(job, [seed]), fh)
-            prog.advance(task)
+            advance(1)
             rest = list(range(seed + 1, seed + episodes))
             work = (time.perf_counter() - t0) * len(rest)
             distribute = False
@@ -215,9 +206,9 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
                     parts = [(job, [rest[i] for i in r]) for r in shards(len(rest), 4 * cluster.workers)]
                     for part in cluster.imap(_run_item, parts):
                         add(part, fh)
-                        prog.advance(task, len(part.blobs))
+                        advance(len(part.blobs))
             elif rest:
-                add(run_shard(job, rest, progress=lambda: prog.advance(task)), fh)
+                add(run_shard(job, rest, progress=lambda: advance(1)), fh)
         os.replace(tmp, out)
         ok = True
     finally:

@@ -94,8 +94,8 @@ def _train(**kw: Any) -> None:
             cfg = TrainConfig.from_dict({**saved, **given})
         else:
             cfg = TrainConfig.from_dict(given)
-        with _on_ray(ray_n, ray_address, envs=True):
-            result = train(cfg, out, resume=resume, progress=not quiet)
+        with _on_ray(ray_n, ray_address, envs=True) as envs:
+            result = train(cfg, out, resume=resume, progress=not quiet, envs=envs)
     except _errors() as exc:
         raise _fail_from(exc) from None
     except OSError as exc:
@@ -122,31 +122,22 @@ def _ray_options() -> list[inspect.Parameter]:
 
 
 @contextlib.contextmanager
-def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator[None]:
-    """Nothing without --ray / --ray-address; else connect, and route the batched envs (train) or
+def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator[Any]:
+    """Nothing without --ray / --ray-address (yields None); else connect, and yield the run's
+    env maker (train: :class:`~orchestrace.scale.RayEnvs`, handed to ``train(envs=…)``) or route
     the evaluation episodes (eval) to the cluster for the duration of the block."""
     if workers is None and address is None:
-        yield
+        yield None
         return
-    from ..scale._cluster import connect
+    from ..scale import RayEnvs, connect
 
     with connect(workers, address) as cluster:
         if envs:
-            from ..learn.envs import batch_envs_from
-            from ..scale._batchenv import RayBatchEnv
-
-            made: list[Any] = []
-
-            def factory(cfg: Any, batch: int) -> Any:
-                made.append(RayBatchEnv(cfg, batch, cluster))
-                return made[-1]
-
+            maker = RayEnvs(cluster)
             try:
-                with batch_envs_from(factory):
-                    yield
+                yield maker
             finally:
-                for env in made:
-                    env.close()
+                maker.close()
         else:
             from ..learn.evaluate import players
             from ..scale._batchenv import ray_player

@@ -12,8 +12,10 @@ Importing this package registers the versioned ids (see :data:`ENV_IDS`)::
 
 v0 ids stay reproducible byte for byte; v1 changes are listed in ``docs/env-v1.md``.
 
-The world model is documented in :mod:`orchestrace.env.world`; the learner contract in
-``env-contract.md``.
+The world model is documented in :mod:`orchestrace.env.world` (the simulation) and
+:mod:`orchestrace.env.observe` (what a policy sees); the learner contract is
+:mod:`orchestrace.env.layout` (names, heads, the typed :class:`~orchestrace.env.layout.Layout`)
+and :class:`BatchedEnv` (the three verbs every batched env offers a learner); see ``docs/seam.md``.
 
 >>> import gymnasium as gym
 >>> import orchestrace.env
@@ -30,7 +32,7 @@ from ..errors import require
 require("gymnasium", extra="env")
 
 from .baselines import BASELINES, Policy, evaluate, make_baseline  # noqa: E402
-from .batch import BatchEnv  # noqa: E402
+from .batch import BatchedEnv, BatchEnv, EnvMaker, local_batch_env  # noqa: E402
 from .config import EnvConfig, WorkerProfile  # noqa: E402
 from .env import OrchestrationEnv  # noqa: E402
 from .oracle import OraclePolicy  # noqa: E402
@@ -53,9 +55,11 @@ __all__ = [
     "BASELINES",
     "ENV_IDS",
     "BatchEnv",
+    "BatchedEnv",
     "ChangeDelegation",
     "DropMessage",
     "EnvConfig",
+    "EnvMaker",
     "EpisodeResult",
     "OraclePolicy",
     "OrchestrationEnv",
@@ -70,6 +74,7 @@ __all__ = [
     "agent_value_function",
     "config_for",
     "evaluate",
+    "local_batch_env",
     "make_baseline",
     "message_value_function",
     "replay",

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from .config import EnvConfig
-from .layout import DECISION, STOP, Agg, Comm, S, obs_layout
-from .world import O1, O5, World
+from .layout import O1, O2, O3, O4, O5, Agg, Comm, S, due_phase
+from .world import World
 
 __all__ = ["BudgetPolicy", "Policy"]
 
@@ -31,15 +31,15 @@ class Policy:
 
     def __init__(self, config: EnvConfig) -> None:
         self.cfg = config
-        o = np.cumsum((0,) + config.head_sizes)
-        self.off = o
+        #: the layout's action heads (``action_heads.action(O2, k)``, ``.stop``, ``.cont``)
+        self.action_heads = config.layout.heads
         names = [p.name for p in config.profiles]
         strong = names.index("strong") if "strong" in names else 0
         self.spec = np.array([names.index(f"spec_{t}") if f"spec_{t}" in names else strong
                               for t in ("retrieve", "reason", "code")])
         self._env: Any = None
         self.rng = np.random.default_rng(0)
-        self._summary_dim = obs_layout(config.replace(obs_mode="summary")).dim
+        self._summary_dim = config.layout.summary.dim
 
     def bind(self, env: Any) -> Policy:
         """Attach a single env (policies that look at the world, like the oracle, need it)."""
@@ -73,7 +73,7 @@ class Policy:
         return obs
 
     def _phase(self, obs: np.ndarray) -> np.ndarray:
-        return obs[:, DECISION].argmax(1)
+        return due_phase(obs)
 
     def _legal_or(self, mask: np.ndarray, want: np.ndarray, fallback: np.ndarray) -> np.ndarray:
         ar = np.arange(mask.shape[0])
@@ -84,16 +84,16 @@ class Policy:
 
     def base(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The base heuristic for O1–O4 (O5 → continue when legal); (B,) actions."""
-        o, ph = self.off, self._phase(obs)
+        h, ph = self.action_heads, self._phase(obs)
         rnd0 = obs[:, _RND] == 0
         margin = np.rint((obs[:, _TOP] - obs[:, _SEC]) * 3)
         f = np.where(rnd0, 1, np.where(margin < 1, 2, np.where(margin < 2, 1, 0)))
         typ = obs[:, _TYPE:_TYPE + 3].argmax(1)
         B = len(ph)
         ar = np.arange(B)
-        want = np.stack([o[0] + f, o[1] + self.spec[typ], np.full(B, o[2] + Comm.SUMMARY), np.full(B, o[3] + Agg.MAJORITY),
-                         np.full(B, o[4] + 1)])[ph, ar]
-        fallback = np.where(ph == O1, o[0], np.where(ph == O5, o[4], want))
+        want = np.stack([h.action(O1) + f, h.action(O2) + self.spec[typ], np.full(B, h.action(O3, Comm.SUMMARY)),
+                         np.full(B, h.action(O4, Agg.MAJORITY)), np.full(B, h.cont)])[np.minimum(ph, O5), ar]
+        fallback = np.where(ph == O1, h.action(O1), np.where(ph == O5, h.stop, want))
         return self._legal_or(mask, want, fallback)
 
     def stop_now(self, obs: np.ndarray) -> np.ndarray:
@@ -102,8 +102,8 @@ class Policy:
 
     def _with_stop(self, obs: np.ndarray, mask: np.ndarray, a: np.ndarray) -> np.ndarray:
         ph = self._phase(obs)
-        stop = (ph == O5) & (self.stop_now(obs) | ~mask[:, self.off[4] + 1])
-        return np.where(stop, self.off[4] + STOP, a)
+        stop = (ph == O5) & (self.stop_now(obs) | ~mask[:, self.action_heads.cont])
+        return np.where(stop, self.action_heads.stop, a)
 
 
 class BudgetPolicy(Policy):

@@ -45,13 +45,13 @@ from typing import Any
 import numpy as np
 
 from ..trace import DecisionPayload, Edge, Event, Outcome, Trace
-from ..vocab import Decision, EdgeType, EventType, Topology
+from ..vocab import EdgeType, EventType, Topology
 from .config import AGG_METHODS, COMM_MODES, SUBTASK_TYPES, EnvConfig
-from .layout import Agg, Comm, Phase
+from .layout import DECISIONS, Agg, Comm, Phase
 
 __all__ = ["DECISION_KINDS", "action_labels", "build_trace"]
 
-DECISION_KINDS = (Decision.SPAWN, Decision.DELEGATE, Decision.COMMUNICATE, Decision.AGGREGATE, Decision.STOP)
+DECISION_KINDS = DECISIONS  # the layout's head order (kept under this name for its importers)
 #: An O5 decision that chose to go on is written ``kind="stop", action="continue"``
 #: (:data:`orchestrace.trace.CONTINUE`): an O5 decision, not the trace's stop.
 _TOOLS = ("web.search", "reasoner.solve", "code.exec")

@@ -50,8 +50,8 @@ from ._policy import (
     Policy,
 )
 from .config import EnvConfig
-from .layout import Agg
-from .world import DONE, O1, O2, O3, O4, O5, World
+from .layout import DONE, O1, O2, O3, O4, O5, Agg, Comm
+from .world import World
 
 __all__ = ["BASELINES", "Policy", "evaluate", "make_baseline"]
 
@@ -103,7 +103,7 @@ class AdaptivePolicy(BudgetPolicy):
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray, world: World | None = None) -> np.ndarray:
         obs = self.features(obs, world)
-        o, ph = self.off, self._phase(obs)
+        h, ph = self.action_heads, self._phase(obs)
         a = self.base(obs, mask)
         if self.verifier is None:
             return self._with_stop(obs, mask, a)
@@ -113,11 +113,11 @@ class AdaptivePolicy(BudgetPolicy):
         settled = (margin >= 2) | (acc > rej)
         verify = (margin == 1) & (acc == 0) & (rej == 0)
         f = np.where(rnd0, 1, np.where(settled, 0, np.where(verify, 1, 2)))
-        a = np.where(ph == O1, self._legal_or(mask, o[0] + f, o[0]), a)
+        a = np.where(ph == O1, self._legal_or(mask, h.action(O1, f), h.action(O1)), a)
         # O2: the verifier when the subtask only needs a check (same rule, seen from O2)
         want_v = (ph == O2) & ~rnd0 & verify & (obs[:, _PF] * self.cfg.max_fanout <= 1.5)
-        a = np.where(want_v, self._legal_or(mask, np.full(len(a), o[1] + self.verifier), a), a)
-        a = np.where(ph == O4, o[3] + Agg.VERIFIER, a)
+        a = np.where(want_v, self._legal_or(mask, np.full(len(a), h.action(O2, self.verifier)), a), a)
+        a = np.where(ph == O4, h.action(O4, Agg.VERIFIER), a)
         return self._with_stop(obs, mask, a)
 
 
@@ -136,8 +136,8 @@ class FanoutPolicy(Policy):
         obs = self.features(obs, world)
         a = self.base(obs, mask)
         ph = self._phase(obs)
-        a = np.where(ph == O1, self._legal_or(mask, np.full(len(a), self.off[0] + self.fanout), a), a)
-        return np.where(ph == O5, self.off[4], a)
+        a = np.where(ph == O1, self._legal_or(mask, np.full(len(a), self.action_heads.action(O1, self.fanout)), a), a)
+        return np.where(ph == O5, self.action_heads.stop, a)
 
 
 class GreedyPolicy(Policy):
@@ -165,9 +165,9 @@ class GreedyPolicy(Policy):
         ok = (p >= self.capable) & self.solver[None, :]
         cost = np.where(ok, self.cost[None, :], np.inf)
         pick = np.where(ok.any(1), cost.argmin(1), np.where(self.solver[None, :], p, -1).argmax(1))
-        a = np.where(ph == O2, self.off[1] + pick, a)
-        a = np.where(ph == O3, self.off[2], a)
-        return np.where(ph == O5, self.off[4], a)
+        a = np.where(ph == O2, self.action_heads.action(O2) + pick, a)
+        a = np.where(ph == O3, self.action_heads.action(O3, Comm.NONE), a)
+        return np.where(ph == O5, self.action_heads.stop, a)
 
 
 class AlwaysContinue(BudgetPolicy):

@@ -18,10 +18,14 @@ orchestrace.errors.ConfigError: EnvConfig.max_rounds=0 is invalid: must be ≥ 1
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from .layout import Layout
 
 __all__ = ["AGG_METHODS", "COMM_MODES", "OBS_MODES", "SUBTASK_TYPES", "EnvConfig", "WorkerProfile", "default_profiles"]
 
@@ -215,12 +219,22 @@ class EnvConfig:
         """Total number of discrete actions (all heads)."""
         return sum(self.head_sizes)
 
+    @functools.cached_property
+    def layout(self) -> Layout:
+        """The env ↔ learner contract of this configuration (:class:`orchestrace.env.layout.Layout`:
+        observation, summary features, heads), derived once and kept with the config.
+
+        >>> EnvConfig.small().layout.heads.stop
+        17
+        """
+        from .layout import layout_of
+
+        return layout_of(self)
+
     @property
     def obs_dim(self) -> int:
-        """Observation length (the layout is :func:`orchestrace.env.layout.obs_layout`)."""
-        from .layout import obs_layout
-
-        return obs_layout(self).dim
+        """Observation length (the layout is :attr:`layout`)."""
+        return self.layout.obs.dim
 
     def replace(self, **changes: Any) -> EnvConfig:
         """A copy with some fields changed (validated again).

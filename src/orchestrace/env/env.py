@@ -33,7 +33,8 @@ from ..trace import Trace
 from ..vocab import Decision
 from ._trace import DECISION_KINDS, action_labels, build_trace
 from .config import EnvConfig
-from .world import DONE, World
+from .layout import DONE
+from .world import World
 
 __all__ = ["OrchestrationEnv"]
 
@@ -97,10 +98,7 @@ class OrchestrationEnv(gym.Env):
         })
         self.action_space = spaces.Discrete(cfg.n_actions)
         self._warned = False
-        o = np.cumsum((0,) + cfg.head_sizes)
-        self.heads: dict[Decision, tuple[int, int]] = {
-            k: (int(o[h]), int(o[h + 1])) for h, k in enumerate(DECISION_KINDS)
-        }
+        self.heads: dict[Decision, tuple[int, int]] = cfg.layout.heads.by_decision()
         self._seed = 0
         self._pending_logprob: float | None = None
         self._logprobs: list[float | None] = []

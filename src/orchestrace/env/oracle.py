@@ -30,8 +30,8 @@ import numpy as np
 from ..errors import ConfigError
 from ._policy import BudgetPolicy, Policy
 from .config import EnvConfig
-from .layout import CONTINUE, STOP
-from .world import DONE, O5, World
+from .layout import DONE, O5
+from .world import World
 
 __all__ = ["OraclePolicy", "stop_values"]
 
@@ -55,10 +55,10 @@ def continuing_actions(policy: Any, w: World) -> np.ndarray:
     if isinstance(policy, Policy):
         return policy.base(w.summary_obs(), mask)
     a = np.asarray(policy.act_batch(w.obs(), mask, w), dtype=np.int64)
-    o5 = w.offsets[4]
-    cont = mask[:, o5 + CONTINUE]
+    h = w.heads
+    cont = mask[:, h.cont]
     at5 = w.phase == O5
-    return np.where(at5, np.where(cont, o5 + CONTINUE, o5 + STOP), a)
+    return np.where(at5, np.where(cont, h.cont, h.stop), a)
 
 
 def stop_values(w: World, policy: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -38,7 +38,8 @@ from ..trace import Trace
 from ._trace import action_labels, build_trace
 from .baselines import BudgetPolicy
 from .config import AGG_METHODS, EnvConfig
-from .world import DONE, O2, O4, O5, World
+from .layout import DONE, O2, O4, O5
+from .world import World
 
 __all__ = [
     "ChangeDelegation",
@@ -183,7 +184,7 @@ def _run(cfg: EnvConfig, seed: int, actions: Sequence[int], ivs: Sequence[Sequen
     if record:
         w.log = []
     base = BudgetPolicy(cfg, name="replay-base")
-    o = w.offsets
+    h = w.heads
     acts = np.asarray(list(actions), np.int64)
     taken: list[list[int]] = [[] for _ in range(B)]
     replaced: list[list[int]] = [[] for _ in range(B)]
@@ -200,11 +201,11 @@ def _run(cfg: EnvConfig, seed: int, actions: Sequence[int], ivs: Sequence[Sequen
                 continue
             ph = w.phase[b]
             if ph == O2 and t in r["deleg"]:
-                a[b] = o[1] + r["deleg"][t]
+                a[b] = h.action(O2, r["deleg"][t])
             if ph == O4 and (t in r["agg"] or r["agg_all"] is not None):
-                a[b] = o[3] + r["agg"].get(t, r["agg_all"])
+                a[b] = h.action(O4, r["agg"].get(t, r["agg_all"]))
             if ph == O5 and r["stop"] is not None:
-                a[b] = o[4] if t >= r["stop"] else (o[4] + 1 if mask[b, o[4] + 1] else o[4])
+                a[b] = h.stop if t >= r["stop"] else (h.cont if mask[b, h.cont] else h.stop)
             if a[b] < 0 or a[b] >= w.A or not mask[b, a[b]]:
                 if t < len(acts):
                     replaced[b].append(t)

@@ -73,18 +73,10 @@ Reward: per step ``r_t = −token_cost·Δtokens − time_cost·Δclock − safe
 ``success_reward·success`` at the stop, so the episode return is
 ``success_reward·success − token_cost·tokens − time_cost·wall_clock − safety_cost·safety_events``.
 
-Observation (``obs_dim = 46`` with 6 profiles; all O(1))
---------------------------------------------------------
-``[0:5]`` one-hot of the due decision (O1..O5); ``[5:20]`` globals: hint, round/R,
-tokens/token_scale, clock/time_scale, n/N, progress cur/n, share of *settled* subtasks
-(aggregate leads by ≥ 2 votes, or has more verifier accepts than rejects), min margin (top − second votes)/3, mean and min aggregate confidence,
-rejects/n, share with an accept, safety events/3, decisions/(12·R), share untrusted;
-``[20:23]`` the focus subtask's type one-hot and ``[23:33]`` its features (has parents,
-parents' min margin/3, parents untrusted, attempts/A, top/3, second/3, aggregate confidence,
-accepts/2, rejects/2, attempted this round) — the focus is the current subtask during
-O1–O3 and the *weakest* subtask (lowest margin) during O4–O5; ``[33]`` pending fan-out/F;
-``[33+1 : +P]`` pending profile one-hot; next 4: the current aggregation method one-hot;
-last 2: last-round flag, share of subtasks that can take more attempts.
+Observation
+-----------
+Written by :mod:`orchestrace.env.observe` from this state, feature by feature under the names
+of :mod:`orchestrace.env.layout` (``World.obs()`` calls it); this module only simulates.
 
 >>> from orchestrace.env.config import EnvConfig
 >>> import numpy as np
@@ -102,11 +94,10 @@ import numpy as np
 
 from ._rng import normal, uniform
 from .config import SUBTASK_TYPES, EnvConfig
-from .layout import ATTEMPT_FEATURES, Agg, Comm
+from .layout import DONE, O1, O2, O3, O4, O5, STOP, Agg, Comm
 
+# the phases are the layout's (re-exported here for the modules that import them from the world)
 __all__ = ["DONE", "O1", "O2", "O3", "O4", "O5", "World"]
-
-O1, O2, O3, O4, O5, DONE = 0, 1, 2, 3, 4, 5
 
 # random-field ids (never reuse: changing a field id changes every episode)
 _F_N, _F_CLS, _F_DIFF, _F_SUBD, _F_TYPE, _F_P1, _F_P1U, _F_P2, _F_P2U, _F_HINT = range(10)
@@ -161,8 +152,8 @@ class World:
         N, W1 = c.n_subtasks_max, c.n_wrong + 1
         self.N, self.W1 = N, W1
         P = c.n_profiles
-        hs = c.head_sizes
-        self.offsets = np.cumsum((0,) + hs)[:-1]
+        self.heads = c.layout.heads
+        self.offsets = np.array(self.heads.starts)  # (5,) first flat action of each head
         self.A = c.n_actions
         prof = c.profiles
         self.SK = np.array([p.skill for p in prof], dtype=np.float64)  # (P, 3)
@@ -217,9 +208,7 @@ class World:
         self.att_ver = np.zeros((B, N, A), bool)
         self.att_acc = np.zeros((B, N, A), bool)
         self.att_rnd = np.zeros((B, N, A), np.int64)
-        from .layout import obs_layout
-
-        self.layout = obs_layout(c)
+        self.layout = c.layout.obs
         #: when not None (B = 1 only): a list that receives one record per step (trace building)
         self.log: list[dict[str, Any]] | None = None
         #: an optional per-attempt override (LLM workers); see :mod:`orchestrace.env.workers`
@@ -305,169 +294,46 @@ class World:
         m = np.zeros((B, self.A), bool)
         ar = np.arange(B)
         ph = self.phase
-        o = self.offsets
+        h = self.heads
         cur = np.minimum(self.cur, self.N - 1)
         r = ph == O1
         if r.any():
             room = c.max_attempts - self.natt[ar, cur]
             f = np.arange(c.max_fanout + 1)[None, :]
             ok = (f <= room[:, None]) & ((f > 0) | (self.rnd[:, None] > 0))
-            m[:, o[0]:o[0] + c.max_fanout + 1] = ok & r[:, None]
+            m[:, slice(*h.range(O1))] = ok & r[:, None]
         r = ph == O2
         if r.any():
             has_sol = self.nsol[ar, cur] > 0
             ok = (~self.VER[None, :]) | has_sol[:, None]
-            m[:, o[1]:o[1] + self.P] = ok & r[:, None]
-        m[:, o[2]:o[2] + 3] = (ph == O3)[:, None]
-        m[:, o[3]:o[3] + 4] = (ph == O4)[:, None]
+            m[:, slice(*h.range(O2))] = ok & r[:, None]
+        m[:, slice(*h.range(O3))] = (ph == O3)[:, None]
+        m[:, slice(*h.range(O4))] = (ph == O4)[:, None]
         r = ph == O5
-        m[:, o[4]] = r
+        m[:, h.stop] = r
         can = self.rnd < c.max_rounds - 1
         if c.token_budget > 0:
             can &= self.tokens < c.token_budget
-        m[:, o[4] + 1] = r & can
+        m[:, h.cont] = r & can
         return m
 
-    def _stats(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per-subtask margins, the subtask-level global features and the weakest subtask.
-
-        Cached: recomputed only after something changed a subtask (reset, attempts, O4).
-        """
-        if self._cache is not None and self._cache[0] == self._ver:
-            return self._cache[1]
-        c, N = self.cfg, self.N
-        valid = np.arange(N)[None, :] < self.n[:, None]
-        nv = np.maximum(self.n, 1)
-        attempted = (self.nsol > 0) & valid
-        margin = np.where(attempted, self.top - self.sec, -1)
-        G = np.empty((self.B, 8))
-        settled = (margin >= 2) | ((self.nsol > 0) & (self.aacc > self.arej))
-        G[:, 0] = (settled & valid).sum(1) / nv
-        G[:, 1] = np.minimum(np.maximum(np.where(valid, margin, 99).min(1), -3), 3) / 3.0
-        G[:, 2] = np.where(valid, self.aggc, 0).sum(1) / nv
-        G[:, 3] = np.where(valid, self.aggc, 1.0).min(1)
-        G[:, 4] = np.where(valid, self.arej, 0).sum(1) / nv
-        G[:, 5] = ((self.aacc > 0) & valid).sum(1) / nv
-        G[:, 6] = (self.untr & valid).sum(1) / nv
-        G[:, 7] = ((self.natt < c.max_attempts) & valid).sum(1) / nv
-        weakest = np.where(valid, margin * 10.0 + self.aggc, 1e9).argmin(1)
-        res = (margin, G, weakest)
-        self._cache = (self._ver, res)
-        return res
-
     def obs(self) -> np.ndarray:
-        """(B, obs_dim) float32 observation in the configuration's mode (:mod:`orchestrace.env.layout`)."""
-        return self.summary_obs() if self.layout.mode == "summary" else self.evidence_obs()
+        """(B, obs_dim) float32 observation in the configuration's mode (:mod:`orchestrace.env.observe`)."""
+        from .observe import observe
 
-    def _price_feats(self) -> tuple[np.ndarray, np.ndarray]:
-        c = self.cfg
-        logp = np.log2(self.price) / 2.0
-        left = np.clip(1.0 - self.tokens / c.token_budget, 0.0, 1.0) if c.token_budget > 0 else np.ones(self.B)
-        return logp, left
+        return observe(self)
 
     def summary_obs(self) -> np.ndarray:
-        """(B, D_summary) float32: the hand-summarised observation (``summary`` mode, named by
-        :class:`~orchestrace.env.layout.S`). Hand-written rules read it whatever the mode."""
-        from .layout import obs_layout
+        """(B, D_summary) float32: the summary features (:func:`orchestrace.env.observe.summary_obs`)."""
+        from .observe import summary_obs
 
-        c, B, N = self.cfg, self.B, self.N
-        ar = np.arange(B)
-        lay = self.layout if self.layout.mode == "summary" else obs_layout(c.replace(obs_mode="summary"))
-        out = np.zeros((B, lay.dim), np.float32)
-        ph = self.phase
-        live = ph < DONE
-        out[ar[live], ph[live]] = 1.0
-        nv = np.maximum(self.n, 1)
-        margin, G, weakest = self._stats()
-        big = 99
-        out[:, 5] = self.hint if c.show_hint else 0.0
-        out[:, 6] = self.rnd / c.max_rounds
-        out[:, 7] = self.tokens / c.token_scale
-        out[:, 8] = self.clock / c.time_scale
-        out[:, 9] = self.n / N
-        out[:, 10] = np.minimum(self.cur, self.n) / nv
-        out[:, 11:17] = G[:, 0:6]
-        out[:, 17] = np.minimum(self.safety, 3) / 3.0
-        out[:, 18] = self.ndec / (12.0 * c.max_rounds)
-        out[:, 19] = G[:, 6]
-        # focus subtask: current during O1–O3, weakest during O4–O5
-        foc = np.where(ph <= O3, np.minimum(self.cur, N - 1), weakest)
-        out[ar, 20 + self.typ[ar, foc]] = 1.0
-        p = self.par[ar, foc]  # (B, 2)
-        hp = p >= 0
-        pc = np.maximum(p, 0)
-        out[:, 23] = hp.any(1)
-        pm = np.where(hp, margin[ar[:, None], pc], big).min(1)
-        out[:, 24] = np.where(hp.any(1), np.minimum(np.maximum(pm, -3), 3) / 3.0, 0.0)
-        out[:, 25] = (hp & self.untr[ar[:, None], pc]).any(1)
-        out[:, 26] = self.natt[ar, foc] / c.max_attempts
-        out[:, 27] = self.top[ar, foc] / 3.0
-        out[:, 28] = self.sec[ar, foc] / 3.0
-        out[:, 29] = self.aggc[ar, foc]
-        out[:, 30] = self.aacc[ar, foc] / 2.0
-        out[:, 31] = self.arej[ar, foc] / 2.0
-        out[:, 32] = self.rnd_att[ar, foc] == self.rnd
-        out[:, 33] = self.pf / c.max_fanout
-        p3 = ph == O3
-        out[ar[p3], 34 + self.pk[p3]] = 1.0
-        o = 34 + self.P
-        out[ar, o + self.method] = 1.0
-        out[:, o + 4] = self.rnd == c.max_rounds - 1
-        out[:, o + 5] = G[:, 7]
-        if lay.price:
-            logp, left = self._price_feats()
-            out[:, o + 6] = logp
-            out[:, o + 7] = left
-            out[:, o + 8] = (c.max_rounds - 1 - self.rnd) / c.max_rounds
-        out[~live] = 0.0
-        return out
+        return summary_obs(self)
 
     def evidence_obs(self) -> np.ndarray:
-        """(B, D) float32: the ``evidence`` observation — header, subtask rows, attempt rows."""
-        c, B, N, lay = self.cfg, self.B, self.N, self.layout
-        A, P = c.max_attempts, self.P
-        ar = np.arange(B)
-        out = np.zeros((B, lay.dim), np.float32)
-        ph = self.phase
-        live = ph < DONE
-        out[ar[live], ph[live]] = 1.0
-        nv = np.maximum(self.n, 1)
-        logp, left = self._price_feats()
-        g = np.stack([self.rnd / c.max_rounds, self.tokens / c.token_scale, self.clock / c.time_scale, self.n / N,
-                      np.minimum(self.cur, self.n) / nv, self.ndec / (12.0 * c.max_rounds), np.minimum(self.safety, 3) / 3.0,
-                      (self.rnd == c.max_rounds - 1).astype(np.float64), logp, left], 1)
-        out[:, lay.globals] = g
-        k = lay.pending
-        out[:, k] = self.pf / c.max_fanout
-        p3 = ph == O3
-        out[ar[p3], k + 1 + self.pk[p3]] = 1.0
-        out[ar, k + 1 + P + self.method] = 1.0
-        # subtask rows (N, Fs)
-        valid = np.arange(N)[None, :] < self.n[:, None]
-        sub = np.zeros((B, N, lay.subtask_shape[1]), np.float32)
-        sub[..., 0] = valid
-        staffing = ph <= O3  # the subtask being staffed (O1–O3); none at O4/O5
-        sub[ar[staffing], np.minimum(self.cur, N - 1)[staffing], 1] = 1.0
-        sub[..., 2:5] = (self.typ[..., None] == np.arange(3)) & valid[..., None]
-        sub[..., 5] = (self.par >= 0).any(2) & valid
-        sub[..., 6] = self.untr & valid
-        sub[..., 7] = self.natt / A
-        sub[..., 8] = (self.rnd_att == self.rnd[:, None]) & valid
-        out[:, lay.subtask] = sub.reshape(B, -1)
-        # attempt rows (N, A, Fa): relative to the current aggregate, never the answer's label
-        present = self.att_ans >= 0
-        att = np.zeros((B, N, A, lay.attempt_shape[2]), np.float32)
-        att[..., 0] = present
-        att[..., 1] = present & ~self.att_ver
-        att[..., 2] = present & (self.att_ans == self.agg[..., None])
-        att[..., 3] = np.where(present & ~self.att_ver, self.att_conf, 0.0)
-        att[..., 4] = np.where(present & self.att_ver, np.where(self.att_acc, 1.0, -1.0), 0.0)
-        att[..., 5] = present & (self.att_rnd == self.rnd[:, None, None])
-        nf = len(ATTEMPT_FEATURES)
-        att[..., nf:] = (self.att_prof[..., None] == np.arange(P)) & present[..., None]
-        out[:, lay.attempt] = att.reshape(B, -1)
-        out[~live] = 0.0
-        return out
+        """(B, D) float32: the evidence observation (:func:`orchestrace.env.observe.evidence_obs`)."""
+        from .observe import evidence_obs
+
+        return evidence_obs(self)
 
     def episode_summary(self) -> dict[str, np.ndarray]:
         """The end-of-episode numbers of every row, (B,) arrays (copies) — the one summary that
@@ -490,7 +356,7 @@ class World:
             if now is not None:  # a real-time backend: the step's wall-clock window
                 self._rec["rt"] = float(now())
         ph = self.phase.copy()
-        o = self.offsets
+        o = self.heads.starts
         # decision bookkeeping
         self.tokens[live] += c.decision_tokens
         self.clock[live] += c.decision_time_s
@@ -498,14 +364,14 @@ class World:
         self.rdec[live] += 1
         r = np.flatnonzero(ph == O1)
         if r.size:
-            f = a[r] - o[0]
+            f = a[r] - o[O1]
             self.pf[r] = f
             go = f > 0
             self.phase[r[go]] = O2
             self._advance(r[~go])
         r = np.flatnonzero(ph == O2)
         if r.size:
-            k = a[r] - o[1]
+            k = a[r] - o[O2]
             self.pk[r] = k
             ver = self.VER[k]
             cur = self.cur[r]
@@ -517,14 +383,14 @@ class World:
                 self._advance(now)
         r = np.flatnonzero(ph == O3)
         if r.size:
-            self._launch(r, a[r] - o[2])
+            self._launch(r, a[r] - o[O3])
             self._advance(r)
         r = np.flatnonzero(ph == O4)
         if r.size:
-            self._aggregate(r, a[r] - o[3])
+            self._aggregate(r, a[r] - o[O4])
         r = np.flatnonzero(ph == O5)
         if r.size:
-            stop = (a[r] - o[4]) == 0
+            stop = (a[r] - o[O5]) == STOP
             self.crit[r] += self.rdec[r]  # S_main of the closing round (its chains were added at O4)
             self.rdec[r] = 0
             rs = r[stop]

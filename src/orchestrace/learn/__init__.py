@@ -42,11 +42,14 @@ def load_policy(path: str | Path, *, device: str = "cpu", greedy: bool = True) -
     return _load(path, device=device, greedy=greedy)
 
 
-def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True) -> Any:
+def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True, envs: Any = None) -> Any:
     """Train ``cfg.algo`` on ``cfg.env`` and write the run into ``out``; returns a RunResult.
 
-    The algorithms live in :mod:`.reinforce`, :mod:`.grpo` and :mod:`.ppo`; ``resume``
-    continues the run in ``out`` bit-exactly (``cfg.steps`` is the new total).
+    The algorithms live in :mod:`.reinforce`, :mod:`.grpo` and :mod:`.ppo` (and the fitted stop
+    in :mod:`.fitted_stop`); ``resume`` continues the run in ``out`` bit-exactly (``cfg.steps``
+    is the new total). ``envs`` (an :data:`orchestrace.env.batch.EnvMaker`, e.g.
+    :class:`orchestrace.scale.RayEnvs`) makes the run's batched env — every algorithm and the
+    fitted stop step what it makes; the default is the local ``BatchEnv``.
 
     >>> import tempfile, torch; torch.set_num_threads(1)
     >>> cfg = TrainConfig(env="small", steps=2, episodes_per_step=8, group_size=4,
@@ -65,9 +68,9 @@ def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: 
     if cfg.stop_update == "fitted":  # the stop gate by regression, the heads fixed (any algo)
         from . import fitted_stop
 
-        return fitted_stop.train(cfg, out, resume=resume, progress=progress)
+        return fitted_stop.train(cfg, out, resume=resume, progress=progress, envs=envs)
     module = {"reinforce": reinforce, "grpo": grpo, "ppo": ppo}[cfg.algo]
-    return module.train(cfg, out, resume=resume, progress=progress)
+    return module.train(cfg, out, resume=resume, progress=progress, envs=envs)
 
 
 def evaluate(*args: Any, **kwargs: Any) -> Any:

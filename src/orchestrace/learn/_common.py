@@ -15,14 +15,15 @@ import csv
 import json
 import math
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import require
+from .progress import (
+    progress_bar,  # the one progress display (a rich bar, or plain lines when piped)
+)
 
 __all__ = [
     "MetricLogger",
@@ -149,33 +150,3 @@ class MetricLogger:
             w.writerows(self.rows)
         if self._tb is not None:
             self._tb.close()
-
-
-@contextmanager
-def progress_bar(total: int, description: str, *, enabled: bool = True, completed: int = 0) -> Iterator[Any]:
-    """A rich progress bar (on stderr); yields ``advance(n=1, **fields)``."""
-    if not enabled:
-        yield lambda n=1, **kw: None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
-        console=Console(stderr=True), transient=False,
-    ) as prog:
-        task = prog.add_task(description, total=total, completed=completed, info="")
-
-        def advance(n: int = 1, **fields: Any) -> None:
-            info = " ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in fields.items())
-            prog.update(task, advance=n, info=info)
-
-        yield advance

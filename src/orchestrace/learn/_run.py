@@ -2,13 +2,16 @@
 
 The trainers own the algorithm; this module owns what every trainer does the same way:
 
-- ``Run.start(cfg, out, resume)``: seed everything, build the batched env, the policy and
-  Adam; with ``resume`` load ``checkpoint.pt`` (weights_only), check that the saved config
+- ``Run.start(cfg, out, resume, envs=…)``: seed everything, build the batched env (``envs``,
+  an :data:`~orchestrace.env.batch.EnvMaker`, or the local ``BatchEnv``), the policy (given the
+  environment's typed :class:`~orchestrace.env.layout.Layout`) and Adam; with ``resume`` load ``checkpoint.pt`` (weights_only), check that the saved config
   equals ``cfg`` except for ``steps`` (the total may grow), restore python / numpy / torch
   RNG states, and truncate ``metrics.jsonl`` to the checkpointed rows;
 - ``run.step(loss)``: backward, clip, Adam step — unless the loss is not finite, which raises
   :class:`~orchestrace.errors.TrainingError` (the last good checkpoint is kept);
-- ``run.end_update(update, scalars)``: log and checkpoint every ``checkpoint_every`` updates.
+- ``run.end_update(update, scalars)``: validate every ``eval_every`` updates (once: not when
+  the scalars already hold this update's validation), log, and checkpoint every
+  ``checkpoint_every`` updates.
 """
 
 from __future__ import annotations
@@ -38,14 +41,6 @@ from .envs import env_heads, make_batch_env
 from .policy import OrchestrationPolicy, expected_decisions
 from .rollout import Rollout
 
-
-def obs_layout_of(env_config: Any) -> dict[str, Any] | None:
-    """The observation layout a policy needs to know (None for the flat summary observation)."""
-    from ..env.layout import obs_layout
-
-    lay = obs_layout(env_config)
-    return lay.to_dict() if lay.mode == "evidence" else None
-
 __all__ = ["Run", "RunResult", "episode_scalars"]
 
 _RESUMABLE_CHANGES = {"steps", "checkpoint_every"}
@@ -64,13 +59,14 @@ class RunResult:
 class Run:
     """Everything one training run holds (see the module docstring)."""
 
-    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool) -> None:
+    def __init__(self, cfg: TrainConfig, out: Path, *, progress: bool, envs: Any = None) -> None:
         self.cfg, self.out, self.show_progress = cfg, out, progress
         self.device = select_device(cfg.device, cfg.num_threads)
-        self.benv, self.env_config = make_batch_env(cfg.env_config(), cfg.episodes_per_step)
+        #: the run's batched env (a BatchedEnv: local, or Ray-sharded when ``envs`` makes one)
+        self.benv, self.env_config = make_batch_env(cfg.env_config(), cfg.episodes_per_step, envs)
         obs_dim, heads = env_heads(self.env_config)
         seed_everything(cfg.seed)
-        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers, layout=obs_layout_of(self.env_config),
+        self.policy = OrchestrationPolicy(obs_dim, heads, cfg.hidden, cfg.layers, layout=self.env_config.layout,
                                           stop_critic={"hidden": cfg.hidden} if cfg.stop_update == "fitted" else None,
                                           ).to(self.device)
         self.optim = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=1e-5)
@@ -80,14 +76,16 @@ class Run:
         self.logger: MetricLogger | None = None
 
     @classmethod
-    def start(cls, cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True) -> Run:
+    def start(cls, cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True,
+              envs: Any = None) -> Run:
+        """Start (or, with ``resume``, continue) the run in ``out``; ``envs`` makes its batched env."""
         out = Path(out)
         if resume:
             cfg = _check_resume_config(cfg, out)
         elif (out / "checkpoint.pt").exists():
             raise ConfigError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
         out.mkdir(parents=True, exist_ok=True)
-        run = cls(cfg, out, progress=progress)
+        run = cls(cfg, out, progress=progress, envs=envs)
         keep = 0
         if resume:
             data = load_checkpoint(out)
@@ -106,9 +104,10 @@ class Run:
         if not resume and cfg.warm_start != "none":
             from .warmstart import behaviour_clone
 
-            stats = behaviour_clone(run.policy, run.env_config, teacher=cfg.warm_start,
-                                    episodes=cfg.warm_start_episodes, steps=cfg.warm_start_steps,
-                                    seed=cfg.seed, lr=cfg.lr, device=run.device)
+            with run.progress(f"warm start: clone {cfg.warm_start}'s O1–O4", cfg.warm_start_steps) as advance:
+                stats = behaviour_clone(run.policy, run.env_config, teacher=cfg.warm_start,
+                                        episodes=cfg.warm_start_episodes, steps=cfg.warm_start_steps,
+                                        seed=cfg.seed, lr=cfg.lr, device=run.device, advance=advance)
             run.logger.log(0, stats)
         return run
 
@@ -184,7 +183,8 @@ class Run:
             raise TrainingError(f"update {update}: {', '.join(bad)} not finite; training stopped "
                                 f"(last good checkpoint: {self.out / 'checkpoint.pt'})")
         done = update + 1
-        if self.cfg.eval_every and done % self.cfg.eval_every == 0:  # multiples only: resume stays exact
+        due = self.cfg.eval_every and done % self.cfg.eval_every == 0  # multiples only: resume stays exact
+        if due and "val/return" not in scalars:  # the caller may have validated this update already
             scalars.update(self.validate(update))
         scalars["charts/learning_rate"] = self.optim.param_groups[0]["lr"]
         scalars["time/seconds"] = time.perf_counter() - self.t0
@@ -193,9 +193,13 @@ class Run:
             self.checkpoint(done)
         return row
 
-    def progress(self) -> Any:
-        return progress_bar(self.cfg.steps, f"train {self.cfg.algo}", enabled=self.show_progress,
-                            completed=self.start_update)
+    def progress(self, label: str | None = None, total: int | None = None) -> Any:
+        """A progress bar for one phase of the run: by default the updates of ``train ALGO``;
+        ``label``/``total`` name another phase (the fitted stop's warm start, paths, fit…)."""
+        if label is None:
+            return progress_bar(self.cfg.steps, f"train {self.cfg.algo}", enabled=self.show_progress,
+                                completed=self.start_update)
+        return progress_bar(int(total or 0), label, enabled=self.show_progress)
 
     def finish(self) -> RunResult:
         assert self.logger is not None

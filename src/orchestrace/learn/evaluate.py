@@ -196,7 +196,7 @@ class SameHeads:
             self.rule: Any = OraclePolicy(cfg, heads="stop", head_policy=heads)
         else:
             self.rule = rule
-        self.o5 = int(np.cumsum((0,) + tuple(cfg.head_sizes))[4])
+        self.o5 = cfg.layout.heads.stop  # the O5 head's first action (STOP; CONTINUE is o5 + 1)
         self._env: Any = None
 
     def bind(self, env: Any) -> SameHeads:

@@ -49,6 +49,7 @@ import torch
 from .rollout import VALIDATION_BASE, train_seeds
 
 __all__ = [
+    "FIT_EPOCHS",
     "FIT_ITERATIONS",
     "MARGINS",
     "StopPaths",
@@ -64,6 +65,8 @@ __all__ = [
 
 #: Collect → fit rounds of policy iteration.
 FIT_ITERATIONS = 3
+#: Most epochs of one fit (early stopping on the held-out episodes usually ends it sooner).
+FIT_EPOCHS = 60
 #: Candidate margins (return units) of "continue iff Â(s) > m", chosen on validation seeds.
 MARGINS = (-0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02)
 #: Validation block of the margin choice (disjoint from checkpoint selection, VALIDATION_BASE + i,
@@ -127,21 +130,29 @@ def continuation_targets(paths: StopPaths, cont: np.ndarray) -> np.ndarray:
 
 
 @torch.no_grad()
-def collect_paths(env_config: Any, policy: Any, seeds: np.ndarray, *, device: Any = "cpu",
-                  batch: int = 512) -> StopPaths:
+def collect_paths(env: Any, policy: Any, seeds: np.ndarray, *, device: Any = "cpu", batch: int = 512,
+                  advance: Any = None) -> StopPaths:
     """Play each task seed with the policy's greedy O1–O4 heads, continuing at every O5 check where
-    CONTINUE is legal, and record each check's observation and stop payoff (see the module docstring)."""
-    from ..env import BatchEnv
-    from ..env.layout import CONTINUE, Phase
+    CONTINUE is legal, and record each check's observation and stop payoff (see the module docstring).
 
-    stop_at = int(policy.stop_index)
+    ``env`` is the run's batched env (a :class:`~orchestrace.env.batch.BatchedEnv`, local or on
+    Ray: it is reset with ``batch`` seeds at a time) or an EnvConfig (a local one is made).
+    ``advance(n)`` (optional) is called with the number of paths finished after each batch."""
+    from ..env.batch import local_batch_env
+    from ..env.config import EnvConfig
+    from ..env.layout import O5, due_phase
+
+    benv = local_batch_env(env, batch) if isinstance(env, EnvConfig) else env
+    lay = benv.config.layout
+    stop_at, cont_at = lay.heads.stop, lay.heads.cont
+    if int(policy.stop_index) != stop_at:
+        raise ValueError(f"the policy's STOP action {policy.stop_index} is not the env's ({stop_at})")
     obs_l: list[np.ndarray] = []
     cols: dict[str, list[np.ndarray]] = {"legal": [], "ep": [], "k": [], "payoff": []}
     final = np.zeros(len(seeds))
     seeds = np.asarray(seeds, np.int64)
     for lo in range(0, len(seeds), batch):
         chunk = seeds[lo:lo + batch]
-        benv = BatchEnv(env_config, len(chunk), auto_reset=False)
         obs, mask = benv.reset(seeds=chunk)
         cum = np.zeros(len(chunk))
         nk = np.zeros(len(chunk), np.int64)
@@ -149,27 +160,29 @@ def collect_paths(env_config: Any, policy: Any, seeds: np.ndarray, *, device: An
         while alive.any():
             a, _, _ = policy.act(torch.as_tensor(obs, device=device), torch.as_tensor(mask, device=device), greedy=True)
             a = a.cpu().numpy().astype(np.int64)
-            at5 = alive & (benv.world.phase == Phase.O5)
+            at5 = alive & (due_phase(obs) == O5)
             if at5.any():
                 rows = np.flatnonzero(at5)
                 sv = benv.stop_values()
-                legal = mask[rows, stop_at + CONTINUE]
+                legal = mask[rows, cont_at]
                 obs_l.append(np.asarray(obs[rows], np.float32))
                 cols["legal"].append(legal)
                 cols["ep"].append(lo + rows)
                 cols["k"].append(nk[rows].copy())
                 cols["payoff"].append(cum[rows] + sv[rows])
                 nk[rows] += 1
-                a[rows] = np.where(legal, stop_at + CONTINUE, stop_at)
+                a[rows] = np.where(legal, cont_at, stop_at)
             obs, mask, r, done, _ = benv.step(a)
             cum += np.where(alive, r, 0.0)
             fin = alive & done
             final[lo + np.flatnonzero(fin)] = cum[fin]
             alive &= ~done
+        if advance is not None:
+            advance(len(chunk))
     ep = np.concatenate(cols["ep"]) if cols["ep"] else np.zeros(0, np.int64)
     k = np.concatenate(cols["k"]) if cols["k"] else np.zeros(0, np.int64)
     order = np.lexsort((k, ep))
-    d = int(env_config.obs_dim)
+    d = int(lay.obs.dim)
     return StopPaths(obs=(np.concatenate(obs_l) if obs_l else np.zeros((0, d), np.float32))[order],
                      legal=(np.concatenate(cols["legal"]) if obs_l else np.zeros(0, bool))[order],
                      ep=ep[order], k=k[order],
@@ -179,10 +192,11 @@ def collect_paths(env_config: Any, policy: Any, seeds: np.ndarray, *, device: An
 
 def fit_advantage(critic: Any, obs: np.ndarray, y: np.ndarray, groups: np.ndarray, *, seed: int, lr: float = 1e-3,
                   batch: int = 256, max_epochs: int = 60, patience: int = 6, holdout: float = 0.2,
-                  device: Any = "cpu") -> dict[str, float]:
+                  device: Any = "cpu", advance: Any = None) -> dict[str, float]:
     """Least-squares fit of ``critic(obs) ≈ y`` with early stopping on a held-out share of the
     ``groups`` (episodes: checks of one episode never straddle the split). The critic keeps the
-    weights of its best held-out epoch. Returns the fit's statistics.
+    weights of its best held-out epoch. Returns the fit's statistics. ``advance(1)`` (optional)
+    is called after each epoch.
 
     >>> import torch; from orchestrace.learn.policy import StopCritic
     >>> _ = torch.manual_seed(0); x = np.random.default_rng(0).normal(size=(600, 3)).astype(np.float32)
@@ -222,6 +236,8 @@ def fit_advantage(critic: Any, obs: np.ndarray, y: np.ndarray, groups: np.ndarra
             loss.backward()
             opt.step()
         epochs = epoch + 1
+        if advance is not None:
+            advance(1)
         mse = heldout_mse()
         if mse < best - 1e-5:
             best, best_state, bad = mse, {k: v.clone() for k, v in critic.state_dict().items()}, 0
@@ -260,10 +276,13 @@ def choose_margin(per_episode: dict[float, np.ndarray]) -> float:
 
 
 def fit_stop(critic: Any, train_paths: StopPaths, val_paths: StopPaths, *, seed: int, iterations: int = FIT_ITERATIONS,
-             lr: float = 1e-3, batch: int = 256, device: Any = "cpu", log: Any = None) -> dict[str, float]:
+             lr: float = 1e-3, batch: int = 256, device: Any = "cpu", log: Any = None,
+             advance: Any = None) -> dict[str, float]:
     """Policy iteration of the stop critic on ``train_paths``; the margin chosen on ``val_paths``.
 
     Sets ``critic.margin``; returns the statistics of the last fit and the validation values.
+    ``advance(n, **fields)`` (optional) counts the epochs, :data:`FIT_EPOCHS` per iteration (an
+    iteration that stops early advances by the epochs it skipped).
     """
     legal = train_paths.legal
     cont = np.zeros(len(legal), bool)  # round 0: stop at the next check (one-step look-ahead)
@@ -273,7 +292,10 @@ def fit_stop(critic: Any, train_paths: StopPaths, val_paths: StopPaths, *, seed:
         y = u - train_paths.payoff
         rows = np.flatnonzero(legal)
         stats = fit_advantage(critic, train_paths.obs[rows], y[rows], train_paths.ep[rows], seed=seed + it,
-                              lr=lr, batch=batch, device=device)
+                              lr=lr, batch=batch, device=device, max_epochs=FIT_EPOCHS,
+                              advance=None if advance is None else (lambda n=1: advance(n)))
+        if advance is not None:
+            advance(FIT_EPOCHS - int(stats["epochs"]), iteration=it + 1, r2=stats["heldout_r2"])
         cont = _predict(critic, train_paths.obs, device) > 0.0
         if log is not None:
             log(it + 1, {f"fitted/{k}": v for k, v in stats.items()}
@@ -293,34 +315,41 @@ def fit_stop(critic: Any, train_paths: StopPaths, val_paths: StopPaths, *, seed:
     return out
 
 
-def train(cfg: Any, out: str | Path, *, resume: bool = False, progress: bool = True) -> Any:
+def train(cfg: Any, out: str | Path, *, resume: bool = False, progress: bool = True, envs: Any = None) -> Any:
     """Train the stop gate by regression (``cfg.stop_update == "fitted"``) into the run directory ``out``.
 
     ``steps × episodes_per_step`` training task seeds are collected (one always-continue path
-    each), then the stop critic is fitted; ``--resume`` re-collects (the heads are fixed and
-    the seeds stateless, so it reproduces the same data) and refits.
+    each) in the run's batched env (``envs`` makes it: ``train --ray N`` steps them on Ray),
+    then the stop critic is fitted; ``--resume`` re-collects (the heads are fixed and the seeds
+    stateless, so it reproduces the same data) and refits. Each phase has its own progress bar,
+    named after what runs: the warm start, path collection, the regression fit, margin selection.
     """
     from ._run import Run
 
-    run = Run.start(cfg, out, resume=resume, progress=progress)
+    run = Run.start(cfg, out, resume=resume, progress=progress, envs=envs)
     policy, device = run.policy, run.device
     policy.eval()
     assert policy.stop_critic is not None
     parts: list[StopPaths] = []
-    with run.progress() as advance:
+    n_train = cfg.steps * cfg.episodes_per_step
+    with run.progress("fitted stop: collect always-continue paths", n_train) as advance:
         for update in range(cfg.steps):
             seeds = train_seeds(cfg.seed, update, cfg.episodes_per_step)
-            p = collect_paths(run.env_config, policy, seeds, device=device)
+            p = collect_paths(run.benv, policy, seeds, device=device)
             parts.append(p)
-            advance(1, ret=float(p.final.mean()))
+            advance(len(seeds), always_continue=float(p.final.mean()))
     paths = _concat(parts)
     n_val = MARGIN_EPISODES_PER_EVAL * cfg.eval_episodes
-    val = collect_paths(run.env_config, policy, np.arange(MARGIN_BASE, MARGIN_BASE + n_val, dtype=np.int64), device=device)
+    with run.progress("fitted stop: margin selection — validation paths", n_val) as advance:
+        val = collect_paths(run.benv, policy, np.arange(MARGIN_BASE, MARGIN_BASE + n_val, dtype=np.int64),
+                            device=device, advance=advance)
     assert run.logger is not None
     logger = run.logger
     torch.manual_seed(cfg.seed)
-    stats = fit_stop(policy.stop_critic, paths, val, seed=cfg.seed, lr=cfg.lr, device=device,
-                     log=lambda i, s: logger.log(i, s))
+    with run.progress(f"fitted stop: regression fit ({FIT_ITERATIONS} iterations, epochs)",
+                      FIT_ITERATIONS * FIT_EPOCHS) as advance:
+        stats = fit_stop(policy.stop_critic, paths, val, seed=cfg.seed, lr=cfg.lr, device=device,
+                         log=lambda i, s: logger.log(i, s), advance=advance)
     stats.update({"fitted/paths": float(paths.n_episodes), "fitted/checks": float(len(paths.ep)),
                   "charts/always_continue_return": float(paths.final.mean()),
                   "charts/stop_first_return": float(gate_value(paths, np.zeros(len(paths.ep), bool)).mean()),
@@ -329,7 +358,7 @@ def train(cfg: Any, out: str | Path, *, resume: bool = False, progress: bool = T
     v = run.validate(cfg.steps - 1)  # the greedy policy in the environment (also best.pt)
     stats.update({"charts/success": v["val/success"], "charts/tokens": v["val/tokens"], **v})
     run.start_update = cfg.steps - 1
-    run.end_update(cfg.steps - 1, stats)  # logs, validates (best.pt) and writes the checkpoint
+    run.end_update(cfg.steps - 1, stats)  # logs (the validation above counts) and writes the checkpoint
     return run.finish()
 
 

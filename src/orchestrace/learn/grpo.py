@@ -21,6 +21,7 @@ Each update, read top to bottom:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,9 +33,10 @@ from .rollout import train_seeds
 __all__ = ["train"]
 
 
-def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True) -> RunResult:
-    """Train with GRPO (``cfg.algo == "grpo"``) into the run directory ``out``."""
-    run = Run.start(cfg, out, resume=resume, progress=progress)
+def train(cfg: TrainConfig, out: str | Path, *, resume: bool = False, progress: bool = True,
+          envs: Any = None) -> RunResult:
+    """Train with GRPO (``cfg.algo == "grpo"``) into the run directory ``out``. ``envs`` makes the batched env (default: a local BatchEnv)."""
+    run = Run.start(cfg, out, resume=resume, progress=progress, envs=envs)
     policy, device = run.policy, run.device
     with run.progress() as advance:
         for update in range(run.start_update, cfg.steps):

@@ -23,8 +23,9 @@ The stop head's baseline is the gate's own value V_gate = λ·Q_stop + (1−λ)�
 stopping at decision k versus continuing (trained from replay counterfactuals where the
 environment offers them, else from returns; see :mod:`orchestrace.learn.rollout`).
 
-With the ``evidence`` observation (:mod:`orchestrace.env.layout`) the encoder is a set
-encoder that respects its structure (DeepSets; shapes per decision)::
+The policy receives the environment's typed :class:`~orchestrace.env.layout.Layout` (its heads
+and observation; ``EnvConfig.layout``) and reads every observation column through it. With
+the ``evidence`` observation the encoder is a set encoder that respects its structure (DeepSets; shapes per decision)::
 
     attempts (N, A, Fa) ──► φ MLP ──► masked sum/A and max over A ──┐
     subtasks (N, Fs)    ────────────────────────────────────────────┴► ψ MLP (N, E) ──► masked mean, min, max over N
@@ -39,10 +40,11 @@ subtasks runs on a world of 4–7.
 torch is imported by this module: import it lazily (``orchestrace.learn`` does).
 
 >>> import torch
+>>> from orchestrace.env.layout import DECISION, Phase
 >>> from orchestrace.vocab import Decision
 >>> heads = {Decision.O1: (0, 2), Decision.O2: (2, 5), Decision.O3: (5, 6), Decision.O4: (6, 8), Decision.O5: (8, 10)}
 >>> pol = OrchestrationPolicy(obs_dim=7, heads=heads, hidden=16, layers=1)
->>> obs = torch.zeros(3, 7); obs[:, 4] = 1.0                  # the O5 decision is due
+>>> obs = torch.zeros(3, 7); obs[:, DECISION.start + Phase.O5] = 1.0   # the O5 decision is due
 >>> mask = torch.zeros(3, 10, dtype=torch.bool); mask[:, 8:10] = True
 >>> out = pol(obs, mask)
 >>> out.logits.shape, bool(torch.allclose(out.logits.softmax(-1)[:, 8], out.stop_prob))
@@ -56,6 +58,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ..env.layout import DECISIONS, Att, Layout, ObsLayout, Sub
 from ..vocab import Decision
 
 __all__ = [
@@ -69,8 +72,8 @@ __all__ = [
     "halting_distribution",
 ]
 
-#: Head order: O1 spawn, O2 delegate, O3 communicate, O4 aggregate, O5 stop.
-DECISION_ORDER = (Decision.O1, Decision.O2, Decision.O3, Decision.O4, Decision.O5)
+#: Head order: O1 spawn, O2 delegate, O3 communicate, O4 aggregate, O5 stop (the layout's).
+DECISION_ORDER = DECISIONS
 
 _MASKED = -1e8  # finite "minus infinity": keeps entropy and log-probs free of NaN
 
@@ -139,19 +142,22 @@ class RunningNorm(nn.Module):
 class EvidenceEncoder(nn.Module):
     """The set encoder of the ``evidence`` observation (see the module docstring).
 
-    ``layout`` is :meth:`orchestrace.env.layout.ObsLayout.to_dict`.
+    ``layout`` is the ``evidence`` :class:`~orchestrace.env.layout.ObsLayout` (``Layout.obs``).
 
-    >>> enc = EvidenceEncoder({"dim": 2 + 2 * 3 + 2 * 2 * 4, "header": [0, 2], "subtask_shape": [2, 3],
-    ...                        "attempt_shape": [2, 2, 4]}, hidden=8, embed=4)
-    >>> enc(torch.zeros(5, 2), torch.zeros(5, 24)).shape, enc(torch.zeros(5, 2), torch.zeros(5, 2 + 3 * 11)).shape
+    >>> from orchestrace.env.config import EnvConfig
+    >>> lay = EnvConfig.small_v1().layout.obs            # header 26; N = 3 rows of Fs + A·Fa = 9 + 8·12 = 105
+    >>> lay.header.stop, lay.subtask_shape, lay.attempt_shape
+    (26, (3, 9), (3, 8, 12))
+    >>> enc = EvidenceEncoder(lay, hidden=8, embed=4)
+    >>> enc(torch.zeros(5, 26), torch.zeros(5, lay.dim)).shape, enc(torch.zeros(5, 26), torch.zeros(5, 26 + 5 * 105)).shape
     (torch.Size([5, 8]), torch.Size([5, 8]))
     """
 
-    def __init__(self, layout: dict, hidden: int, embed: int = 32) -> None:
+    def __init__(self, layout: ObsLayout, hidden: int, embed: int = 32) -> None:
         super().__init__()
-        self.h0 = int(layout["header"][1])
-        _, self.Fs = (int(x) for x in layout["subtask_shape"])
-        _, self.A, self.Fa = (int(x) for x in layout["attempt_shape"])
+        self.h0 = layout.header.stop
+        _, self.Fs = layout.subtask_shape
+        _, self.A, self.Fa = layout.attempt_shape
         self.per_subtask = self.Fs + self.A * self.Fa
         self.phi = nn.Sequential(nn.Linear(self.Fa, embed), nn.Tanh(), nn.Linear(embed, embed), nn.Tanh())
         self.psi = nn.Sequential(nn.Linear(self.Fs + 2 * embed, embed), nn.Tanh())
@@ -172,12 +178,12 @@ class EvidenceEncoder(nn.Module):
         att_start = self.h0 + n * self.Fs
         sub = x[:, self.h0:att_start].reshape(b, n, self.Fs)  # (B, N, Fs)
         att = x[:, att_start:].reshape(b, n, self.A, self.Fa)  # (B, N, A, Fa)
-        present = att[..., :1] > 0.5  # (B, N, A, 1)
+        present = att[..., Att.PRESENT, None] > 0.5  # (B, N, A, 1)
         e = self.phi(att) * present  # (B, N, A, E)
         e_sum = e.sum(2) / self.A  # (B, N, E)
         e_max = e.masked_fill(~present, -2.0).amax(2)
         e_max = torch.where(present.any(2), e_max, torch.zeros_like(e_max))
-        valid = sub[..., :1] > 0.5  # (B, N, 1)
+        valid = sub[..., Sub.VALID, None] > 0.5  # (B, N, 1)
         z = self.psi(torch.cat([sub, e_sum, e_max], -1))  # (B, N, E)
         nv = valid.sum(1).clamp_min(1)
         z_mean = (z * valid).sum(1) / nv
@@ -186,7 +192,7 @@ class EvidenceEncoder(nn.Module):
         anyv = valid.any(1)
         z_min = torch.where(anyv, z_min, torch.zeros_like(z_min))
         z_max = torch.where(anyv, z_max, torch.zeros_like(z_max))
-        focus = sub[..., 1:2]  # (B, N, 1): the subtask being staffed (SUBTASK_FEATURES[1])
+        focus = sub[..., Sub.FOCUS, None]  # (B, N, 1): the subtask being staffed
         z_focus = (z * focus).sum(1)  # (B, E)
         s_focus = (sub * focus).sum(1)  # (B, Fs)
         return self.out(torch.cat([header_norm, z_mean, z_min, z_max, z_focus, s_focus], -1))  # (B, H)
@@ -200,6 +206,8 @@ class StopCritic(nn.Module):
     O1–O4 heads). As the policy's halting gate it stops when the predicted gain of continuing
     is at most ``margin``: z = (margin − Â(s)) / temperature, λ = σ(z).
 
+    ``layout`` is the policy's :class:`~orchestrace.env.layout.Layout` (None: a flat observation).
+
     >>> c = StopCritic(7, None, hidden=8)
     >>> c(torch.zeros(3, 7)).shape, c.gate_logit(torch.zeros(3, 7)).shape
     (torch.Size([3]), torch.Size([3]))
@@ -209,13 +217,14 @@ class StopCritic(nn.Module):
     temperature: torch.Tensor
     y_scale: torch.Tensor
 
-    def __init__(self, obs_dim: int, layout: dict | None, hidden: int = 64) -> None:
+    def __init__(self, obs_dim: int, layout: Layout | None, hidden: int = 64) -> None:
         super().__init__()
-        self.layout = dict(layout) if layout is not None else None
-        if self.layout is not None:
-            self.n_header = int(self.layout["header"][1])
+        self.layout = layout
+        self.evidence = layout is not None and layout.evidence
+        if layout is not None and self.evidence:
+            self.n_header = layout.obs.header.stop
             self.norm = RunningNorm(self.n_header)
-            self.encoder: nn.Module = EvidenceEncoder(self.layout, hidden)
+            self.encoder: nn.Module = EvidenceEncoder(layout.obs, hidden)
         else:
             self.n_header = int(obs_dim)
             self.norm = RunningNorm(obs_dim)
@@ -231,7 +240,7 @@ class StopCritic(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Predicted advantage of continuing, in return units, (B,)."""
-        if self.layout is not None:
+        if self.evidence:
             h = self.encoder(self.norm(obs[:, :self.n_header]), obs)  # (B, H)
         else:
             h = self.encoder(self.norm(obs))
@@ -247,11 +256,14 @@ class OrchestrationPolicy(nn.Module):
 
     ``heads`` maps each :class:`~orchestrace.vocab.Decision` to its ``[start, stop)`` range in
     the flat action space (``env.unwrapped.heads``); the O5 range must hold exactly two
-    actions, STOP then CONTINUE.
+    actions, STOP then CONTINUE. ``layout`` is the environment's
+    :class:`~orchestrace.env.layout.Layout` (``EnvConfig.layout``; its heads must be ``heads``):
+    with an ``evidence`` observation the encoder is the set encoder; without a layout (or with
+    a ``summary`` one) the observation is one flat vector.
     """
 
     def __init__(self, obs_dim: int, heads: dict[Decision, tuple[int, int]], hidden: int = 64, layers: int = 2,
-                 layout: dict | None = None, stop_critic: dict | None = None) -> None:
+                 layout: Layout | None = None, stop_critic: dict | None = None) -> None:
         super().__init__()
         ranges = {Decision(k): (int(a), int(b)) for k, (a, b) in heads.items()}
         if set(ranges) != set(DECISION_ORDER):
@@ -263,14 +275,20 @@ class OrchestrationPolicy(nn.Module):
         self.ranges = [ranges[d] for d in DECISION_ORDER]
         self.n_actions = max(b for _, b in self.ranges)
         self.hidden, self.layers = int(hidden), int(layers)
-        self.layout = dict(layout) if layout is not None else None
+        if layout is not None and not isinstance(layout, Layout):
+            raise TypeError(f"layout must be an orchestrace.env.layout.Layout (EnvConfig.layout), got "
+                            f"{type(layout).__name__}; a saved spec is read by OrchestrationPolicy.from_spec")
+        if layout is not None and layout.obs.dim != self.obs_dim:
+            raise ValueError(f"layout dim {layout.obs.dim} != obs_dim {self.obs_dim}")
+        if layout is not None and [layout.heads.range(h) for h in range(5)] != self.ranges:
+            raise ValueError(f"the layout's heads {layout.heads.starts} do not match the head ranges {self.ranges}")
+        self.layout = layout
+        self.evidence = layout is not None and layout.evidence
         width = self.obs_dim
-        if self.layout is not None:
-            if int(self.layout["dim"]) != self.obs_dim:
-                raise ValueError(f"layout dim {self.layout['dim']} != obs_dim {self.obs_dim}")
-            self.n_header = int(self.layout["header"][1])
+        if layout is not None and self.evidence:
+            self.n_header = layout.obs.header.stop
             self.norm = RunningNorm(self.n_header)  # the set blocks are already in [−1, 1]
-            self.encoder: nn.Module = EvidenceEncoder(self.layout, self.hidden)
+            self.encoder: nn.Module = EvidenceEncoder(layout.obs, self.hidden)
             width = self.hidden
         else:
             self.norm = RunningNorm(self.obs_dim)
@@ -308,12 +326,12 @@ class OrchestrationPolicy(nn.Module):
     def update_norm(self, obs: torch.Tensor) -> None:
         """Merge a batch of observations (B, D) into the running normaliser (the header only
         with the evidence observation)."""
-        self.norm.update(obs[:, :self.n_header] if self.layout is not None else obs)
+        self.norm.update(obs[:, :self.n_header] if self.evidence else obs)
 
     # ------------------------------------------------------------------ forward
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> PolicyOutput:
         """Masked logits (B, A) and the value outputs for observations (B, D) and masks (B, A)."""
-        if self.layout is not None:
+        if self.evidence:
             h = self.encoder(self.norm(obs[:, :self.n_header]), obs)  # (B, H)
         else:
             h = self.encoder(self.norm(obs))  # (B, H)
@@ -356,8 +374,8 @@ class OrchestrationPolicy(nn.Module):
         """The architecture (saved beside the weights; a mismatch is a CheckpointError on load)."""
         spec: dict[str, object] = {"obs_dim": self.obs_dim, "hidden": self.hidden, "layers": self.layers,
                                    "heads": {d.code: list(r) for d, r in zip(DECISION_ORDER, self.ranges, strict=True)}}
-        if self.layout is not None:
-            spec["layout"] = self.layout
+        if self.layout is not None and self.evidence:
+            spec["layout"] = self.layout.obs.to_dict()
         if self.stop_critic_spec is not None:
             spec["stop_critic"] = self.stop_critic_spec
         return spec
@@ -367,7 +385,9 @@ class OrchestrationPolicy(nn.Module):
         """Rebuild an (untrained) policy from :meth:`spec`."""
         codes = {d.code: d for d in DECISION_ORDER}
         heads = {codes[k]: (int(v[0]), int(v[1])) for k, v in dict(spec["heads"]).items()}
-        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]), layout=spec.get("layout"),
+        layout = Layout.from_spec(int(spec["obs_dim"]), [heads[d] for d in DECISION_ORDER if d in heads],
+                                  spec.get("layout")) if set(heads) == set(DECISION_ORDER) else None
+        return cls(int(spec["obs_dim"]), heads, int(spec["hidden"]), int(spec["layers"]), layout=layout,
                    stop_critic=spec.get("stop_critic"))
 
 

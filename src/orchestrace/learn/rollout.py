@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..env.layout import DECISION
+from ..env.layout import due_phase
 
 __all__ = [
     "HELD_OUT_BASE",
@@ -119,7 +119,9 @@ class Rollout:
 
 def collect(benv: Any, policy: Any, seeds: np.ndarray, *, device: Any, reward_scale: float = 1.0,
             greedy: bool = False, stop_counterfactual: bool = False, max_steps: int = 1_000_000) -> Rollout:
-    """Play one episode per slot of ``benv`` (task ``seeds[i]`` in slot i) with ``policy``.
+    """Play one episode per slot of the batched env ``benv`` (a
+    :class:`~orchestrace.env.batch.BatchedEnv`; task ``seeds[i]`` in slot i) with ``policy``.
+    The decision head of each row is read from its observation (``layout.due_phase``).
 
     With ``stop_counterfactual`` (and an env that offers ``stop_values()``), each O5 row also
     records the counterfactual return-to-go of stopping at that decision (``cf_stop``).
@@ -152,7 +154,7 @@ def collect(benv: Any, policy: Any, seeds: np.ndarray, *, device: Any, reward_sc
         rows["q_stop"].append(out.q_stop[sel].cpu())
         rows["q_cont"].append(out.q_cont[sel].cpu())
         rows["lam"].append(out.stop_prob[sel].cpu())
-        rows["head"].append(np.argmax(obs_np[idx, DECISION], axis=1))
+        rows["head"].append(due_phase(obs_np[idx]))
         rows["reward"].append(rew[idx])
         rows["ep"].append(idx)
         rows["t"].append(steps_t[idx].copy())

@@ -28,28 +28,19 @@ __all__ = ["behaviour_clone", "teacher_dataset"]
 def teacher_dataset(env_config: Any, teacher: str, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """States, masks and teacher actions of the O1–O4 decisions on ``seeds``."""
     from ..env.baselines import make_baseline
-    from ..env.layout import Phase
-    from ..env.world import DONE, World
+    from ..env.batch import rule_decisions
+    from ..env.layout import O5
 
     pol = make_baseline("fixed-budget" if teacher == "base" else teacher, env_config)  # base: O1–O4 of every stop rule
-    w = World(env_config, len(seeds))
-    w.reset_rows(np.arange(len(seeds)), np.asarray(seeds, dtype=np.uint64))
-    obs_l, mask_l, act_l = [], [], []
-    while (w.phase < DONE).any():
-        live = w.phase < DONE
-        obs, mask = w.obs(), w.mask()
-        a = np.asarray(pol.act_batch(obs, mask, w), dtype=np.int64)
-        keep = live & (w.phase < Phase.O5)  # O1..O4 rows only
-        obs_l.append(obs[keep])
-        mask_l.append(mask[keep])
-        act_l.append(a[keep])
-        w.step(np.where(live, a, 0))
-    return np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l)
+    obs, mask, act, phase = rule_decisions(env_config, pol, seeds)
+    keep = phase < O5  # O1..O4 decisions only
+    return obs[keep], mask[keep], act[keep]
 
 
 def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int, steps: int, seed: int,
-                    lr: float, device: Any) -> dict[str, float]:
-    """Clone O1–O4 from ``teacher`` into ``policy`` (in place); returns the final loss/accuracy."""
+                    lr: float, device: Any, advance: Any = None) -> dict[str, float]:
+    """Clone O1–O4 from ``teacher`` into ``policy`` (in place); returns the final loss/accuracy.
+    ``advance(1)`` (optional) is called after each gradient step (a progress bar)."""
     rng = np.random.default_rng([seed, 99])
     seeds = rng.integers(0, VALIDATION_BASE, episodes, dtype=np.int64)
     obs, mask, act = teacher_dataset(env_config, teacher, seeds)
@@ -70,6 +61,8 @@ def behaviour_clone(policy: Any, env_config: Any, *, teacher: str, episodes: int
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if advance is not None:
+            advance(1)
     with torch.no_grad():
         acc = float((policy(o, m).logits.argmax(-1) == a).float().mean())
     return {"warmstart/loss": float(loss.detach()), "warmstart/accuracy": acc, "warmstart/decisions": float(n)}

@@ -7,7 +7,8 @@ whose worker died), and the driver puts the outputs back in item order.
 
 - :func:`connect` / :class:`Cluster` — join or start a cluster; ``Cluster.map`` runs shards;
 - :class:`EpisodeJob`, :func:`run_shard`, :func:`shards` — the episodes of ``env run``;
-- :class:`RayBatchEnv` — a ``BatchEnv`` whose rows live on Ray actors (``train --ray``);
+- :class:`RayBatchEnv` — a ``BatchEnv`` whose rows live on Ray actors; :class:`RayEnvs` makes
+  them for a training run (``train --ray``: ``learn.train(cfg, out, envs=RayEnvs(cluster))``);
 - :class:`MeasureJob`, :func:`measure_partition`, :func:`partitions` — dataset measures by
   trace-aligned partitions (``metrics`` / ``validate`` / ``reward`` / ``credit --ray``);
 - :func:`break_even_s`, :func:`should_distribute` — below the break-even work, one process.
@@ -17,7 +18,7 @@ See ``docs/scale.md``.
 
 from __future__ import annotations
 
-from ._batchenv import RayBatchEnv
+from ._batchenv import RayBatchEnv, RayEnvs
 from ._cluster import (
     RAY_START_S,
     RAY_TASK_S,
@@ -37,6 +38,7 @@ __all__ = [
     "EpisodeJob",
     "MeasureJob",
     "RayBatchEnv",
+    "RayEnvs",
     "ShardResult",
     "break_even_s",
     "check_request",

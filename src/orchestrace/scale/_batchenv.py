@@ -1,9 +1,12 @@
 """A batched environment whose rows live on Ray actors; the policy stays on the learner.
 
-:class:`RayBatchEnv` has the interface of :class:`orchestrace.env.BatchEnv` that the learner's
-rollout uses (``reset(seeds)``, ``step(actions)``, ``stop_values()``): its ``B`` rows are split
-into contiguous shards, one :class:`~orchestrace.env.BatchEnv` per Ray actor, stepped in
-parallel; observations, masks, rewards and infos are concatenated back in row order.
+:class:`RayBatchEnv` implements :class:`orchestrace.env.batch.BatchedEnv`, the learner's seam
+(``reset(seeds)``, ``step(actions)``, ``stop_values()``): its ``B`` rows are split into
+contiguous shards, one :class:`~orchestrace.env.BatchEnv` per Ray actor, stepped in parallel;
+observations, masks, rewards and infos are concatenated back in row order. :class:`RayEnvs` is
+the :data:`~orchestrace.env.batch.EnvMaker` a training run takes (``train(cfg, out,
+envs=RayEnvs(cluster))``; ``orchestrace train --ray N``): every batched env of the run — the
+rollouts of every algorithm and the fitted stop's path collection — is then a RayBatchEnv.
 
 Why the policy runs on the driver: one forward pass over all rows with one random stream is
 what the one-process learner does, so the sampled actions — and therefore the rollout, the
@@ -24,7 +27,7 @@ import numpy as np
 
 from ._rollout import shards
 
-__all__ = ["RayBatchEnv", "ray_player"]
+__all__ = ["RayBatchEnv", "RayEnvs", "ray_player"]
 
 
 class _EnvShard:
@@ -67,6 +70,9 @@ class RayBatchEnv:
         self._rows: list[range] = []
         self._seeds: list[np.ndarray] = []
         self._log: list[list[np.ndarray]] = []
+        #: calls of :meth:`reset` and :meth:`step` so far (what a run stepped here, not locally)
+        self.resets = 0
+        self.steps = 0
 
     # -- plumbing ------------------------------------------------------------------------
     def _replace(self, i: int) -> None:
@@ -109,6 +115,7 @@ class RayBatchEnv:
         self._rows = shards(self.B, len(self.actors))
         self._seeds = [seeds[r.start:r.stop] for r in self._rows]
         self._log = [[] for _ in self._rows]
+        self.resets += 1
         parts = self._call("reset", [(s,) for s in self._seeds])
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
@@ -118,6 +125,7 @@ class RayBatchEnv:
         parts = self._call("step", [(p,) for p in pieces])
         for log, p in zip(self._log, pieces, strict=True):
             log.append(p)
+        self.steps += 1
         info = {k: np.concatenate([p[4][k] for p in parts]) for k in parts[0][4]}
         return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
                 np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]), info)
@@ -130,6 +138,26 @@ class RayBatchEnv:
         for actor in self.actors:
             self.ray.kill(actor)
         self.actors = []
+
+
+class RayEnvs:
+    """The :data:`~orchestrace.env.batch.EnvMaker` of a run on Ray: ``envs(config, B)`` is a
+    :class:`RayBatchEnv` over the cluster's workers; :meth:`close` releases every env it made.
+    ``made`` lists them (their ``steps`` say how much was stepped on the cluster)."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.made: list[RayBatchEnv] = []
+
+    def __call__(self, config: Any, batch_size: int) -> RayBatchEnv:
+        env = RayBatchEnv(config, batch_size, self.cluster)
+        self.made.append(env)
+        return env
+
+    def close(self) -> None:
+        """Release the actors of every env made."""
+        for env in self.made:
+            env.close()
 
 
 def _play_item(item: tuple[Any, Any, np.ndarray]) -> dict[str, np.ndarray]:

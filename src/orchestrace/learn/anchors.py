@@ -293,10 +293,13 @@ FITTED_FEATURES: tuple[str, ...] = (
 
 
 def _columns(cfg: Any) -> np.ndarray:
+    """Summary-observation columns of :data:`FITTED_FEATURES` (without the last three in a world
+    that shows no price)."""
     from ..env.layout import S, obs_layout
 
-    lay = obs_layout(cfg.replace(obs_mode="summary", show_price=True))
-    return np.array([lay.index(S[n]) for n in FITTED_FEATURES])
+    lay = obs_layout(cfg.replace(obs_mode="summary"))
+    names = FITTED_FEATURES if lay.price else FITTED_FEATURES[:-3]
+    return np.array([lay.index(S[n]) for n in names])
 
 
 def _design(x: np.ndarray, quadratic: bool) -> np.ndarray:
@@ -330,9 +333,10 @@ class FittedRule:
         return self.score(state.summary) <= 0.0
 
 
-def _weighted_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float, iters: int = 25) -> np.ndarray:
-    """Minimise Σ wᵢ·logloss(yᵢ, σ(Xᵢ·β)) / Σ wᵢ + l2·|β[1:]|² by Newton's method (IRLS)."""
-    beta = np.zeros(X.shape[1])
+def _weighted_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float, beta: np.ndarray | None = None,
+                       iters: int = 20) -> np.ndarray:
+    """Minimise Σ wᵢ·logloss(yᵢ, σ(Xᵢ·β)) / Σ wᵢ + l2·|β[1:]|² by Newton's method (IRLS), from ``beta``."""
+    beta = np.zeros(X.shape[1]) if beta is None else beta.copy()
     w = w / max(float(w.sum()), 1e-12)
     reg = np.full(X.shape[1], 2.0 * l2)
     reg[0] = 1e-9
@@ -342,7 +346,7 @@ def _weighted_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float, i
         H = (X * (w * p * (1 - p))[:, None]).T @ X + np.diag(reg)
         step = np.linalg.solve(H, g)
         beta -= step
-        if float(np.abs(step).max()) < 1e-8:
+        if float(np.abs(step).max()) < 1e-6:
             break
     return beta
 
@@ -361,7 +365,7 @@ def fit_rule(cfg: Any, summary: np.ndarray, payoff: np.ndarray, legal: np.ndarra
     >>> from orchestrace.env import EnvConfig; cfg = EnvConfig.small_v1()
     >>> summ = rng.random((E, R, 60)).astype(np.float32)
     >>> pay = np.cumsum(rng.normal(0, 0.1, (E, R)), 1); legal = np.ones((E, R), bool); legal[:, -1] = False
-    >>> r = fit_rule(cfg, summ, pay, legal); r.name, r.weights.shape
+    >>> r = fit_rule(cfg, summ, pay, legal); r.name, r.weights.shape   # bias + 16 statistics + 3 price features
     ('fitted-logistic', (20,))
     """
     E, R = payoff.shape
@@ -377,7 +381,7 @@ def fit_rule(cfg: Any, summary: np.ndarray, payoff: np.ndarray, legal: np.ndarra
     for _ in range(iterations):
         y = continuation_values(payoff, legal, cont) - payoff  # (E, R) advantage of continuing
         yy, ww = (y.reshape(-1) > 0).astype(np.float64)[keep], np.abs(y.reshape(-1))[keep]
-        beta = _weighted_logistic(X[keep], yy, ww, l2)
+        beta = _weighted_logistic(X[keep], yy, ww, l2, beta)  # warm: the previous round's weights
         cont = ((X @ beta) > 0).reshape(E, R) & legal
     rule_name = name or ("fitted-quadratic" if quadratic else "fitted-logistic")
     return FittedRule(columns=cols, mean=mean, scale=scale, weights=beta, quadratic=quadratic, name=rule_name)

@@ -396,7 +396,8 @@ def _world(policy: Any, env: str | None, env_set: tuple[str, ...] | list[str]) -
     return base_id, sets, env_config_for(base_id, sets)
 
 
-#: Fitting episodes of the price-aware fitted rules, per heads (the FIT_BASE validation block).
+#: Most fitting episodes of the price-aware fitted rules, per heads (the FIT_BASE validation block);
+#: by default 8 × the validation episodes up to this.
 FIT_EPISODES = 4096
 #: Test seeds of the all-heads oracle (look-ahead at every decision: ~40 ms per episode).
 ORACLE_EPISODES = 500
@@ -427,7 +428,7 @@ def _choose(rules: list[str], val: dict[str, dict[str, np.ndarray]]) -> tuple[di
 
 
 def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (), episodes: int = 500,
-             validation: int = 256, fit_episodes: int = FIT_EPISODES, seed_offset: int = 0,
+             validation: int = 256, fit_episodes: int | None = None, seed_offset: int = 0,
              out: str | Path | None = None, sample_traces: int = 20, oracle_all: bool = True,
              oracle_episodes: int = ORACLE_EPISODES, progress: bool = True, cache: dict[str, Any] | None = None,
              log: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -436,7 +437,8 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
     The world is the policy's training world (its id and ``--set`` overrides) unless ``env``
     is given; ``env_set`` adds overrides (a shifted world). Every stop rule is valued exactly on
     always-continue paths (:mod:`orchestrace.learn.exact`) of ``episodes`` test seeds,
-    ``validation`` tuning seeds and ``fit_episodes`` fitting seeds (the fitted rules), for the
+    ``validation`` tuning seeds and ``fit_episodes`` fitting seeds (the fitted rules; default
+    ``min(8 × validation, FIT_EPISODES)``), for the
     learned and the base heads. ``cache`` (a dict) shares the base-heads results between runs
     evaluated in the same world (:func:`evaluate_runs`). Returns the report (also
     ``out/results.json`` when ``out`` is given).
@@ -454,6 +456,7 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
         raise ConfigError("the protocol evaluates greedy policies (each head's most likely action): load the policy "
                           "with greedy=True")
     env_id, sets, cfg = _world(learned, env, env_set)
+    fit_episodes = int(fit_episodes) if fit_episodes else min(8 * validation, FIT_EPISODES)
     blocks = {"test": held_out_seeds(episodes, seed_offset),
               "val": np.arange(TUNING_BASE, TUNING_BASE + validation, dtype=np.int64),
               "fit": np.arange(FIT_BASE, FIT_BASE + fit_episodes, dtype=np.int64)}
@@ -605,7 +608,7 @@ def _check_same_world(policies: list[Any]) -> None:
 
 
 def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (),
-                  episodes: int = 500, validation: int = 256, fit_episodes: int = FIT_EPISODES,
+                  episodes: int = 500, validation: int = 256, fit_episodes: int | None = None,
                   out: str | Path | None = None, oracle_all: bool = True, progress: bool = True,
                   cache: dict[str, Any] | None = None) -> dict[str, Any]:
     """Evaluate ≥ 2 training runs of one world and aggregate their claims (see :func:`aggregate`)."""
@@ -635,7 +638,7 @@ def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tu
 
 
 def evaluate_suite(runs: list[str | Path], suite: str = "shift", *, env: str | None = None, episodes: int = 500,
-                   validation: int = 256, fit_episodes: int = FIT_EPISODES, out: str | Path | None = None,
+                   validation: int = 256, fit_episodes: int | None = None, out: str | Path | None = None,
                    progress: bool = True, shifts: list[str] | None = None) -> dict[str, Any]:
     """:func:`evaluate_runs` in every world of a named suite (:data:`SUITES`); the all-heads
     oracle is left out of the shifted worlds (it is the costliest reference)."""

@@ -36,7 +36,8 @@ def test_train_resume_eval(tmp_path: Path) -> None:
     # validation seeds are disjoint from the test seeds, and what they chose is recorded
     lo, hi = rep["seeds"]["validation"]
     assert hi < rep["seeds"]["test"][0] or lo > rep["seeds"]["test"][1]
-    assert set(rep["same_heads"]["learned"]["chosen"]) == {"best_rule", "budget", "threshold", "budget_by_success"}
+    assert set(rep["same_heads"]["learned"]["chosen"]) == {"best_rule", "budget", "threshold", "budget_by_success",
+                                                           "published", "fitted"}
     assert {"beats_best_rule_same_heads", "near_clairvoyant_same_heads", "beats_adaptive", "fewer_tokens_at_equal_success",
             "adapts_to_difficulty"} <= set(rep["claims"])
     assert all(c["rule"] for c in rep["claims"].values())
@@ -59,6 +60,7 @@ def test_train_resume_eval(tmp_path: Path) -> None:
         (["train", "--out", "NOPE", "--resume"], 2, "no config.json"),
         (["eval", "NOPE", "--episodes", "4"], 1, "no such checkpoint"),
         (["eval", "NOPE", "--seeds", "train"], 2, "--seeds held-out"),
+        (["eval", "NOPE", "--fit-episodes", "1"], 2, "--fit-episodes 1 is too small"),
         (["eval", "NOPE", "--set", "max_round=2"], 2, "did you mean 'max_rounds'"),
         (["eval", "NOPE", "--set", "token_cost=-1"], 2, "token_cost=-1.0 is invalid"),
         (["eval", "NOPE", "--set", "max_rounds=two"], 2, "expected a int"),

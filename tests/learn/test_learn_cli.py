@@ -60,7 +60,6 @@ def test_train_resume_eval(tmp_path: Path) -> None:
         (["train", "--out", "NOPE", "--resume"], 2, "no config.json"),
         (["eval", "NOPE", "--episodes", "4"], 1, "no such checkpoint"),
         (["eval", "NOPE", "--seeds", "train"], 2, "--seeds held-out"),
-        (["eval", "NOPE", "--fit-episodes", "1"], 2, "--fit-episodes 1 is too small"),
         (["eval", "NOPE", "--set", "max_round=2"], 2, "did you mean 'max_rounds'"),
         (["eval", "NOPE", "--set", "token_cost=-1"], 2, "token_cost=-1.0 is invalid"),
         (["eval", "NOPE", "--set", "max_rounds=two"], 2, "expected a int"),

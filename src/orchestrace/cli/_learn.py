@@ -170,9 +170,7 @@ def eval_cmd(
     set_: list[str] = _set_option(),
     suite: str = typer.Option(None, "--suite", help="Evaluate in every world of a named suite: shift."),
     episodes: int = typer.Option(500, "--episodes", "-n", help="Test episodes per policy (held-out seeds)."),
-    validation: int = typer.Option(256, "--validation", help="Validation episodes for choosing every rule's parameter."),
-    fit_episodes: int = typer.Option(None, "--fit-episodes", help="Validation episodes the price-aware fitted rules are "
-                                     "fitted on (default 8 × --validation, at most 4,096)."),
+    validation: int = typer.Option(256, "--validation", help="Validation episodes for choosing budgets and thresholds."),
     seeds: str = typer.Option("held-out", "--seeds", help="Test seed set: held-out (never used in training or validation)."),
     seed_offset: int = typer.Option(0, "--seed-offset", help="Start this far into the held-out seed range."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write results.json (aggregate.json, suite.json), summary.md, traces/."),  # noqa: UP045
@@ -191,8 +189,6 @@ def eval_cmd(
         raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
     if seed_offset < 0:
         raise fail(f"--seed-offset {seed_offset} must be ≥ 0")
-    if fit_episodes is not None and fit_episodes < 2:
-        raise fail(f"--fit-episodes {fit_episodes} is too small to fit a rule; use 2 or more")
     try:
         from ..env.config import parse_overrides
         from ..learn.demo import render_aggregate, render_suite, render_summary
@@ -209,15 +205,15 @@ def eval_cmd(
                 if len(runs) < 2:
                     raise fail(f"--suite needs at least 2 runs for its across-seed claims, got {len(runs)}")
                 res = evaluate_suite([str(r) for r in runs], suite, env=env, episodes=episodes, validation=validation,
-                                     fit_episodes=fit_episodes, out=out, progress=not quiet)
+                                     out=out, progress=not quiet)
                 text = render_suite(res)
             elif len(runs) > 1:
                 res = evaluate_runs([str(r) for r in runs], env=env, env_set=set_, episodes=episodes, validation=validation,
-                                    fit_episodes=fit_episodes, out=out, oracle_all=oracle_all, progress=not quiet)
+                                    out=out, oracle_all=oracle_all, progress=not quiet)
                 text = render_aggregate(res["aggregate"])
             else:
                 report = evaluate(runs[0], env=env, env_set=set_, episodes=episodes, validation=validation,
-                                  fit_episodes=fit_episodes, seed_offset=seed_offset, out=out, sample_traces=max(0, traces), oracle_all=oracle_all,
+                                  seed_offset=seed_offset, out=out, sample_traces=max(0, traces), oracle_all=oracle_all,
                                   progress=not quiet)
                 report.pop("_raw", None)
                 text = render_summary(report)

@@ -16,8 +16,10 @@
      always-continue paths of ``steps × episodes_per_step`` training tasks;
 
 2. evaluates each variant's runs with :func:`orchestrace.learn.evaluate.evaluate_runs` on the
-   nominal world (500 test seeds, 256 validation seeds per run), and the main variant in every
-   world of the ``shift`` suite;
+   nominal world (5,000 test seeds, 2,000 validation seeds and 4,096 fitting seeds per run; every
+   stop rule of the family — budgets, thresholds, Adaptive-Consistency, ESC, vote share, the
+   price-aware fitted rules — valued exactly on always-continue paths), and the main variant in
+   every world of the ``shift`` suite;
 3. prints the tables (claims as k/n runs, numbers as mean ± 95 % t-interval across runs) and
    writes ``OUT/evidence.json`` and ``OUT/evidence.md``; last, the wall-clock times.
 
@@ -64,8 +66,8 @@ def _train(args: tuple[str, dict[str, Any], int, int, str]) -> tuple[str, float]
     return str(run), time.perf_counter() - t
 
 
-def _eval(args: tuple[str, list[str], tuple[str, ...], bool, int, int, str]) -> tuple[str, dict[str, Any], float]:
-    key, runs, overrides, oracle_all, episodes, validation, out = args
+def _eval(args: tuple[str, list[str], tuple[str, ...], bool, int, int, int, str]) -> tuple[str, dict[str, Any], float]:
+    key, runs, overrides, oracle_all, episodes, validation, fit_episodes, out = args
     import torch
 
     torch.set_num_threads(1)
@@ -75,7 +77,7 @@ def _eval(args: tuple[str, list[str], tuple[str, ...], bool, int, int, str]) -> 
     if done.exists():  # evaluated in an earlier (interrupted) run of the benchmark
         return key, json.loads(done.read_text())["aggregate"], 0.0
     t = time.perf_counter()
-    res = evaluate_runs(runs, env_set=overrides, episodes=episodes, validation=validation,
+    res = evaluate_runs(runs, env_set=overrides, episodes=episodes, validation=validation, fit_episodes=fit_episodes,
                         out=Path(out) / "eval" / key, oracle_all=oracle_all, progress=False)
     return key, res["aggregate"], time.perf_counter() - t
 
@@ -84,10 +86,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=None, help="training updates (default: the demo recipe's)")
-    ap.add_argument("--episodes", type=int, default=500)
-    ap.add_argument("--validation", type=int, default=256)
-    ap.add_argument("--shift-episodes", type=int, default=200, help="test episodes per run in each shifted world")
-    ap.add_argument("--shift-validation", type=int, default=128)
+    ap.add_argument("--episodes", type=int, default=5000)
+    ap.add_argument("--validation", type=int, default=2000)
+    ap.add_argument("--fit-episodes", type=int, default=4096, help="fitting seeds of the price-aware fitted rules")
+    ap.add_argument("--shift-episodes", type=int, default=2000, help="test episodes per run in each shifted world")
+    ap.add_argument("--shift-validation", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--no-shifts", action="store_true")
@@ -98,7 +101,7 @@ def main() -> None:
     from orchestrace.learn.evaluate import SUITES
 
     if a.quick:
-        a.seeds, a.steps, a.episodes, a.validation = 2, 3, 40, 24
+        a.seeds, a.steps, a.episodes, a.validation, a.fit_episodes = 2, 3, 40, 24, 64
     steps = a.steps or int(DEMO_CONFIG["steps"])
     variants = [v.strip() for v in a.variants.split(",") if v.strip()]
     t0 = time.perf_counter()
@@ -115,11 +118,12 @@ def main() -> None:
     t_train = time.perf_counter() - t0
     shifts = {} if a.no_shifts else {n: o for n, o in SUITES["shift"].items() if n != "nominal"}
     # the all-heads oracle (the costliest reference) on the main variant only
-    eval_jobs = [(f"{v}/nominal", runs[v], (), v == variants[0], a.episodes, a.validation, a.out) for v in variants]
+    eval_jobs = [(f"{v}/nominal", runs[v], (), v == variants[0], a.episodes, a.validation, a.fit_episodes, a.out)
+                 for v in variants]
     main_v = variants[0]
     if a.quick:
         a.shift_episodes, a.shift_validation = a.episodes, a.validation
-    eval_jobs += [(f"{main_v}/{n}", runs[main_v], o, False, a.shift_episodes, a.shift_validation, a.out)
+    eval_jobs += [(f"{main_v}/{n}", runs[main_v], o, False, a.shift_episodes, a.shift_validation, a.fit_episodes, a.out)
                   for n, o in shifts.items()]
     print(f"evaluating {len(eval_jobs)} (variant, world) pairs", flush=True)
     aggs: dict[str, dict[str, Any]] = {}

@@ -36,7 +36,8 @@ def test_train_resume_eval(tmp_path: Path) -> None:
     # validation seeds are disjoint from the test seeds, and what they chose is recorded
     lo, hi = rep["seeds"]["validation"]
     assert hi < rep["seeds"]["test"][0] or lo > rep["seeds"]["test"][1]
-    assert set(rep["same_heads"]["learned"]["chosen"]) == {"best_rule", "budget", "threshold", "budget_by_success"}
+    assert set(rep["same_heads"]["learned"]["chosen"]) == {"best_rule", "budget", "threshold", "budget_by_success",
+                                                           "published", "fitted"}
     assert {"beats_best_rule_same_heads", "near_clairvoyant_same_heads", "beats_adaptive", "fewer_tokens_at_equal_success",
             "adapts_to_difficulty"} <= set(rep["claims"])
     assert all(c["rule"] for c in rep["claims"].values())
@@ -84,10 +85,22 @@ def test_corrupted_checkpoint_exit_code(tmp_path: Path) -> None:
 
 
 def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) -> None:
+    import sys
+    import types
+
     from orchestrace.learn import demo
 
+    fake = types.ModuleType("orchestrace.offline")  # the offline package's hook: a section from the real corpus
+
+    def demo_section(out_dir):
+        (Path(out_dir) / "offline.txt").write_text("x")
+        return "## Learned from real LLM traces\n\nthe gate vs the best rule: +0.1 [0.0, 0.2]\n"
+
+    fake.demo_section = demo_section
+    monkeypatch.setitem(sys.modules, "orchestrace.offline", fake)
+
     def tiny_demo(out, **kw):
-        kw.update(env="small-v1", episodes=16, validation=8, sample_traces=2,
+        kw.update(env="small-v1", episodes=16, validation=8, fit_episodes=24, sample_traces=2,
                   overrides={"episodes_per_step": 16, "group_size": 4, "warm_start_episodes": 32, "warm_start_steps": 10,
                              "hidden": 16})
         return real(out, **kw)
@@ -99,3 +112,18 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     for f in ("summary.md", "results.json", "episodes.npz", "traces/learned.jsonl", "run/checkpoint.pt"):
         assert (tmp_path / "d" / f).exists(), f
     assert "summary" in r.output and ("picture" in r.output)
+    assert "the same recipe: orchestrace train" in r.output and "--stop-update fitted" in r.output
+    assert "real traces: ## Learned from real LLM traces" in r.output and (tmp_path / "d" / "offline.txt").exists()
+    assert "+0.1 [0.0, 0.2]" in (tmp_path / "d" / "summary.md").read_text()
+
+
+def test_demo_says_when_the_real_trace_result_is_not_available(tmp_path: Path, monkeypatch) -> None:
+    import sys
+    import types
+
+    from orchestrace.learn.demo import _offline_section
+
+    monkeypatch.setitem(sys.modules, "orchestrace.offline", types.ModuleType("orchestrace.offline"))
+    lines: list[str] = []
+    md = _offline_section(tmp_path, lines.append)
+    assert "not available" in lines[0] and "not available" in md

@@ -253,8 +253,8 @@ def demo_cmd(
     env: str = typer.Option("default-v1", "--env", help="World to train and evaluate on."),
     set_: list[str] = _set_option(),
     steps: int | None = typer.Option(None, "--steps", help="Training updates (default: the demo recipe's)."),  # noqa: UP045
-    episodes: int = typer.Option(500, "--episodes", "-n", help="Test episodes per policy (≥ 500 for the claims)."),
-    validation: int = typer.Option(256, "--validation", help="Validation episodes for choosing budgets and thresholds."),
+    episodes: int = typer.Option(5000, "--episodes", "-n", help="Test episodes per policy (every stop rule valued exactly)."),
+    validation: int = typer.Option(2000, "--validation", help="Validation episodes for choosing every rule's parameter."),
     algo: str = typer.Option("grpo", "--algo", help="reinforce | grpo | ppo."),
     seed: int = typer.Option(0, "--seed", help="Training seed."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),

@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEMO_CONFIG", "GRPO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo"]
+__all__ = ["DEMO_CONFIG", "GRPO_CONFIG", "render_aggregate", "render_suite", "render_summary", "run_demo",
+           "train_command"]
 
 #: The GRPO recipe (stop gate by the regret-weighted update on replay credit): every run's gate
 #: converged to "stop after round 1" on v1 (docs/evidence.md).
@@ -80,9 +81,13 @@ def render_summary(report: dict[str, Any], *, train_info: dict[str, Any] | None 
                   f"{train_info.get('episodes_per_step')} episodes · warm start `{train_info.get('warm_start')}` · "
                   f"stop credit `{train_info.get('stop_credit')}` · {train_info.get('seconds', 0):.0f} s.", ""]
     sd = report["seeds"]
-    lines += [f"Protocol `{report.get('protocol', '?')}`: {report['episodes']} test seeds ({sd['test'][0]}…{sd['test'][1]}), "
-              f"the same for every policy; budgets and thresholds chosen on validation seeds "
-              f"({sd['validation'][0]}…{sd['validation'][1]}), disjoint from training and test. 95 % CIs in brackets.", "",
+    fit = f"; the price-aware fitted rules fitted on seeds {sd['fit'][0]}…{sd['fit'][1]}" if "fit" in sd else ""
+    exact = (" Every stop rule on the same heads is valued exactly on one always-continue path per seed."
+             if "valuation" in report else "")
+    lines += [f"Protocol `{report.get('protocol', '?')}`: {report['episodes']:,} test seeds ({sd['test'][0]}…{sd['test'][1]}), "
+              f"the same for every policy; every rule's parameter and the best rule of the whole family chosen on "
+              f"validation seeds ({sd['validation'][0]}…{sd['validation'][1]}){fit}, disjoint from training and test."
+              f"{exact} 95 % CIs in brackets.", "",
               "## Claims", "", "| verdict | claim | measured (95 % CI) | rule |", "|---|---|---|---|"]
     for k, c in report["claims"].items():
         lines.append(_claim_line(k, c))
@@ -235,17 +240,71 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def train_command(cfg: Any, out: str = "runs/s0") -> str:
+    """The ``orchestrace train`` line that runs ``cfg``'s recipe (every field that differs from the CLI defaults).
+
+    >>> from orchestrace.learn.config import TrainConfig
+    >>> train_command(TrainConfig(env="default-v1", steps=3, stop_update="fitted"))
+    'orchestrace train --env default-v1 --steps 3 --stop-update fitted --out runs/s0'
+    """
+    from dataclasses import fields
+
+    from .config import TrainConfig
+
+    default = TrainConfig()
+    parts = ["orchestrace train"]
+    for f in fields(TrainConfig):
+        v = getattr(cfg, f.name)
+        if v != getattr(default, f.name) and f.name not in ("env_set",):
+            parts.append(f"--{f.name.replace('_', '-')} {v:g}" if isinstance(v, float) else f"--{f.name.replace('_', '-')} {v}")
+    parts += [f"--set {s}" for s in cfg.env_set] + [f"--out {out}"]
+    return " ".join(parts)
+
+
+def _peak_rss_mb() -> float:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return float("nan")
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _offline_section(out: Path, log: Callable[[str], None]) -> str:
+    """The learned-from-traces result on the committed real corpus, from ``orchestrace.offline.demo_section``
+    (Markdown; the package writes its own files under ``out``), or a "not available" line."""
+    try:
+        import orchestrace.offline as offline
+    except ImportError:
+        offline = None
+    hook = getattr(offline, "demo_section", None)
+    if hook is None:
+        line = "not available: this build has no `orchestrace.offline.demo_section` (the learned-from-traces result)"
+        log(f"      real traces: {line}")
+        return f"## Learned from real LLM traces\n\n{line}.\n"
+    from ..errors import OrchestraceError
+
+    try:
+        text = str(hook(out))
+    except OrchestraceError as exc:
+        log(f"      real traces: failed: {exc}")
+        return f"## Learned from real LLM traces\n\nfailed: {exc}\n"
+    log(f"      real traces: {text.strip().splitlines()[0] if text.strip() else '(empty section)'}")
+    return text
+
+
 def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", env_set: tuple[str, ...] = (),
-             algo: str = "grpo", steps: int | None = None, episodes: int = 500, validation: int = 256, seed: int = 0,
-             sample_traces: int = 20, progress: bool = True, overrides: dict[str, Any] | None = None,
-             log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Train on ``env`` (default ``Orchestrate-v1``), evaluate with the fair protocol, write the
-    results folder; returns the report. ``overrides`` changes other :class:`~orchestrace.learn.TrainConfig` fields."""
+             algo: str = "grpo", steps: int | None = None, episodes: int = 5000, validation: int = 2000,
+             fit_episodes: int = 4096, seed: int = 0, sample_traces: int = 20, progress: bool = True,
+             overrides: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Train on ``env`` (default ``Orchestrate-v1``), evaluate with the fair protocol (every stop rule
+    valued exactly on ``episodes`` test seeds), report the learned-from-traces result when
+    :mod:`orchestrace.offline` offers it, write the results folder; returns the report.
+    ``overrides`` changes other :class:`~orchestrace.learn.TrainConfig` fields."""
     from . import train
     from .config import TrainConfig
     from .evaluate import evaluate
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     run_dir = out / "run"
@@ -255,29 +314,36 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
                               **({"steps": steps} if steps else {}), **(overrides or {})}
     cfg = TrainConfig(**fields)
     if cfg.stop_update == "fitted":
-        log(f"[1/3] training on {cfg.env_id} {' '.join(cfg.env_set)}(O1–O4 cloned from {cfg.warm_start}, then the stop "
+        log(f"[1/4] training on {cfg.env_id} {' '.join(cfg.env_set)}(O1–O4 cloned from {cfg.warm_start}, then the stop "
             f"gate fitted on {cfg.steps * cfg.episodes_per_step:,} replayed training paths) → {run_dir}")
     else:
-        log(f"[1/3] training {cfg.algo} on {cfg.env_id} {' '.join(cfg.env_set)}({cfg.steps} updates × "
+        log(f"[1/4] training {cfg.algo} on {cfg.env_id} {' '.join(cfg.env_set)}({cfg.steps} updates × "
             f"{cfg.episodes_per_step} episodes, warm start {cfg.warm_start}) → {run_dir}")
+    log(f"      the same recipe: {train_command(cfg)}")
     res = train(cfg, run_dir, progress=progress)
-    t_train = time.perf_counter() - t0
-    log(f"      trained in {t_train:.0f} s; last update: return {res.last_row.get('charts/episodic_return', float('nan')):.3f}, "
-        f"success {res.last_row.get('charts/success', float('nan')):.3f}")
-    log(f"[2/3] evaluating with the fair protocol: stop rules on the same heads, tuned on {validation} validation seeds, "
-        f"{episodes} test seeds")
-    t1 = time.perf_counter()
-    report = evaluate(run_dir, episodes=episodes, validation=validation, out=out, sample_traces=sample_traces,
-                      progress=progress)
-    t_eval = time.perf_counter() - t1
+    t_train, c_train, m_train = time.perf_counter() - t0, time.process_time() - c0, _peak_rss_mb()
+    log(f"      trained in {t_train:.0f} s ({c_train:.0f} CPU-s, peak {m_train:,.0f} MB); last update: return "
+        f"{res.last_row.get('charts/episodic_return', float('nan')):.3f}, success {res.last_row.get('charts/success', float('nan')):.3f}")
+    log(f"[2/4] evaluating with the fair protocol: every stop rule of the family on the same heads, valued exactly on "
+        f"always-continue paths; fitted on {fit_episodes:,} and tuned on {validation:,} validation seeds, "
+        f"{episodes:,} test seeds")
+    t1, c1 = time.perf_counter(), time.process_time()
+    report = evaluate(run_dir, episodes=episodes, validation=validation, fit_episodes=fit_episodes, out=out,
+                      sample_traces=sample_traces, progress=progress)
+    t_eval, c_eval = time.perf_counter() - t1, time.process_time() - c1
     report.pop("_raw", None)
+    log("[3/4] the learned-from-traces result on the committed real corpus")
+    offline_md = _offline_section(out, log)
     info = {"algo": cfg.algo, "steps": cfg.steps, "episodes_per_step": cfg.episodes_per_step, "seconds": t_train,
             "warm_start": cfg.warm_start, "stop_credit": cfg.stop_credit, "stop_update": cfg.stop_update}
-    report["timing"] = {"train_s": t_train, "eval_s": t_eval, "total_s": time.perf_counter() - t0}
+    report["timing"] = {"train_s": t_train, "eval_s": t_eval, "total_s": time.perf_counter() - t0,
+                        "train_cpu_s": c_train, "eval_cpu_s": c_eval, "total_cpu_s": time.process_time() - c0,
+                        "train_peak_rss_mb": m_train, "peak_rss_mb": _peak_rss_mb(), **report.get("timing", {})}
     report["train_config"] = cfg.to_dict()
+    report["train_command"] = train_command(cfg)
     (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-    (out / "summary.md").write_text(render_summary(report, train_info=info), encoding="utf-8")
-    log("[3/3] writing the results folder")
+    (out / "summary.md").write_text(render_summary(report, train_info=info) + "\n" + offline_md, encoding="utf-8")
+    log("[4/4] writing the results folder")
     plotted = _plot(report, out / "pareto.png")
     log(f"      summary   {out / 'summary.md'}")
     log(f"      results   {out / 'results.json'} (+ per-episode arrays in {out / 'episodes.npz'})")
@@ -286,7 +352,10 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     log(f"      picture   {out / 'pareto.png'}" if plotted else
         "      picture   skipped: matplotlib is not installed (pip install 'orchestrace[plot]')")
     for key, c in report["claims"].items():
-        log(f"      {_verdict(c['met']):4s}  {key}: {c['rule']}")
-    log("      one training seed: the claims across 5 seeds and shifted worlds are benchmarks/evidence.py's")
-    log(f"done in {report['timing']['total_s']:.0f} s")
+        num = c.get("return_diff")
+        extra = f" ({num['mean']:+.4f} [{num['lo']:+.4f}, {num['hi']:+.4f}] vs {c['baseline']})" if num else ""
+        log(f"      {_verdict(c['met']):4s}  {key}{extra}")
+    log("      one training seed: the claims across seeds and shifted worlds are benchmarks/evidence.py's")
+    tm = report["timing"]
+    log(f"done in {tm['total_s']:.0f} s ({tm['total_cpu_s']:.0f} CPU-s; peak memory {tm['peak_rss_mb']:,.0f} MB)")
     return report

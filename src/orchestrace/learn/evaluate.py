@@ -3,25 +3,32 @@
 A learned stop (O5) is only evidence when it is compared like with like. For one learned
 policy, :func:`evaluate`
 
-1. builds every **stop rule on the same heads**: the learned policy's own O1–O4 heads with its
-   stop replaced by each fixed round budget (``budget@r``), each confidence threshold
-   (``threshold@c``), the ``adaptive`` heuristic's stop rule (``adaptive-stop``) and a
-   **clairvoyant stop** (look-ahead with the realised randomness, rolling the same heads
-   forward; ``clairvoyant``) — and the same rules on the environment's *base* O1–O4
-   heuristic; plus the full ``adaptive`` heuristic, the **all-heads oracle** (look-ahead on
-   every decision, ``oracle-all``) and the simple baselines;
-2. **tunes on validation seeds** (disjoint from training and test): the best budget, the best
-   threshold and the best rule of all (by mean return), and the budget with the highest
-   success (for the token claim), on each set of heads;
-3. plays everything on the same held-out **test seeds** (paired: common random numbers), and
-4. decides each **claim** by a paired 95 % interval with the rule written beside it
+1. builds every **stop rule on the same heads** — the learned policy's own O1–O4 heads with its
+   stop replaced by each rule of the whole family (:mod:`orchestrace.learn.anchors`): fixed
+   budgets (``budget@r``), confidence thresholds (``threshold@c``), the ``adaptive`` heuristic's
+   stop (``adaptive-stop``), **Adaptive-Consistency** (``ac-beta@C``, ``ac-dirichlet@C``),
+   **ESC** (``esc@w``), vote-share thresholds (``vote-share@s``), the **price-aware fitted
+   rule** (``fitted-logistic``, ``fitted-quadratic``: fitted on a validation block of their
+   own) and a **clairvoyant stop** (the best check in hindsight; ``clairvoyant``) — and the
+   same rules on the environment's *base* O1–O4 heuristic; plus the full ``adaptive``
+   heuristic, the **all-heads oracle** (look-ahead on every decision, ``oracle-all``, on the
+   first ``oracle_episodes`` test seeds) and the simple baselines;
+2. values every stop rule **exactly** on one always-continue path per seed
+   (:mod:`orchestrace.learn.exact`: with greedy heads the path holds every stopping time's
+   outcome), so thousands of test episodes cost seconds;
+3. **tunes on validation seeds** (disjoint from training and test): the best rule of the whole
+   family, the best budget, threshold, published rule (Adaptive-Consistency / ESC) and fitted
+   rule (by mean return), and the budget with the highest success (for the token claim), on
+   each set of heads;
+4. values everything on the same held-out **test seeds** (paired: common random numbers), and
+5. decides each **claim** by a paired 95 % interval with the rule written beside it
    (:data:`CLAIM_RULES`).
 
 Policy names in ``results.json``: ``learned``; ``learned+RULE`` and ``base+RULE`` for the
-stop rules on the learned and the base heads (RULE ∈ ``budget@r``, ``threshold@c``,
-``adaptive-stop``, ``clairvoyant``); ``adaptive``, ``oracle-all``, ``random``, ``fixed-fanout``,
-``greedy``, ``always-continue``. The ``same_heads`` section holds, per heads (``learned``,
-``base``), the rule summaries, what validation chose (``chosen``) and the validation means.
+stop rules on the learned and the base heads; ``adaptive``, ``oracle-all``, ``random``,
+``fixed-fanout``, ``greedy``, ``always-continue``. The ``same_heads`` section holds, per heads
+(``learned``, ``base``), the rule summaries, what validation chose (``chosen``) and the
+validation means.
 
 :func:`evaluate_runs` evaluates several training runs (seeds) of the same world and
 aggregates: per claim how many runs pass (k/n), and mean ± 95 % t-interval across runs of
@@ -42,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from .anchors import PUBLISHED
 from .rollout import VALIDATION_BASE, held_out_seeds
 
 __all__ = [
@@ -60,15 +68,25 @@ __all__ = [
 
 EASY_BELOW, HARD_FROM = 0.3, 0.7
 _TRACE_MEASURES = ("waste", "e2", "e3", "e4")
-THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 #: Tuning seeds: a block of the validation range that training's checkpoint selection
 #: (the first ``eval_episodes`` validation seeds) does not use.
 TUNING_BASE = VALIDATION_BASE + 50_000_000
+#: Fitting seeds of the price-aware fitted rule: another validation block (disjoint from the
+#: tuning block, checkpoint selection and the fitted stop's margin block at +20,000,000).
+FIT_BASE = VALIDATION_BASE + 40_000_000
+#: The whole family, in words (the rule texts say "best rule" = the best of all of it).
+FAMILY = ("fixed budgets, confidence and vote-share thresholds, the adaptive heuristic's stop, Adaptive-Consistency "
+          "(Beta, Dirichlet), ESC windows and the price-aware fitted logistic / quadratic rule")
 
 #: The rule that decides each claim (printed beside PASS/MISS).
 CLAIM_RULES: dict[str, str] = {
-    "beats_best_rule_same_heads": "paired return difference vs the validation-chosen best stop rule on the "
-                                  "learned heads: 95 % CI above 0",
+    "beats_best_rule_same_heads": "paired return difference vs the validation-chosen best stop rule of the whole family "
+                                  f"({FAMILY}) on the learned heads: 95 % CI above 0",
+    "beats_fitted_rule_same_heads": "paired return difference vs the validation-chosen price-aware fitted rule "
+                                    "(logistic or quadratic on the 16 summary statistics + price, remaining budget, "
+                                    "rounds left; fitted on validation paths) on the learned heads: 95 % CI above 0",
+    "beats_published_rules_same_heads": "paired return difference vs the validation-chosen best published rule "
+                                        "(Adaptive-Consistency Beta / Dirichlet, ESC) on the learned heads: 95 % CI above 0",
     "beats_best_threshold_same_heads": "paired return difference vs the validation-chosen confidence threshold on the "
                                        "learned heads: 95 % CI above 0",
     "near_clairvoyant_same_heads": "mean return gap to the clairvoyant stop on the learned heads ≤ 2.5 % of its return",
@@ -76,7 +94,7 @@ CLAIM_RULES: dict[str, str] = {
     "fewer_tokens_at_equal_success": "vs the validation-chosen most successful fixed budget on the base heads: "
                                      "token-difference CI below 0 and success-difference CI not below 0",
     "adapts_to_difficulty": "decisions on hard (δ ≥ 0.7) minus easy (δ < 0.3) tasks: 95 % CI above 0",
-    "vs_all_heads_oracle": "reference, not a target: return gap to the all-heads oracle",
+    "vs_all_heads_oracle": "reference, not a target: return gap to the all-heads oracle (on its test seeds)",
     "threshold_gap_base_heads": "world diagnostic, not a target: return gap of the best single-feature threshold "
                                 "to the clairvoyant stop on the base heads (large = one feature does not solve the stop)",
 }
@@ -219,18 +237,21 @@ class SameHeads:
         at5 = world.phase == Phase.O5
         if not at5.any():
             return a
-        stop = self.rule.stop_now(world.summary_obs()) | ~mask[:, self.o5 + CONTINUE]
+        if hasattr(self.rule, "stop"):  # a rule of orchestrace.learn.anchors (vote counts, price, round)
+            from .anchors import CheckState
+
+            rule_stop = np.asarray(self.rule.stop(CheckState.from_world(world)), bool)
+        else:  # an environment rule on the summary statistics
+            rule_stop = self.rule.stop_now(world.summary_obs())
+        stop = rule_stop | ~mask[:, self.o5 + CONTINUE]
         return np.where(at5, np.where(stop, self.o5 + STOP, self.o5 + CONTINUE), a)
 
 
 def _rules(cfg: Any) -> dict[str, Any]:
-    from ..env.baselines import make_baseline
+    """The hand-written family by name (:func:`orchestrace.learn.anchors.family`) and ``clairvoyant``."""
+    from .anchors import family
 
-    rules: dict[str, Any] = {f"budget@{r}": make_baseline("fixed-budget", cfg, rounds=r) for r in range(1, cfg.max_rounds + 1)}
-    rules.update({f"threshold@{c:g}": make_baseline("threshold", cfg, threshold=c) for c in THRESHOLDS})
-    rules["adaptive-stop"] = make_baseline("adaptive", cfg)
-    rules["clairvoyant"] = "clairvoyant"
-    return rules
+    return {**family(cfg), "clairvoyant": "clairvoyant"}
 
 
 def _summary(res: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -259,13 +280,19 @@ def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, st
     """Every claim of the protocol from per-episode test arrays (same seeds for every policy).
 
     ``chosen[heads]`` names the validation-chosen rules (``best_rule``, ``budget``,
-    ``threshold``, ``budget_by_success``) for ``heads`` ∈ ``learned``, ``base``.
+    ``threshold``, ``budget_by_success`` and, when present, ``fitted`` and ``published``) for
+    ``heads`` ∈ ``learned``, ``base``.
     """
     L = raw["learned"]
     out: dict[str, Any] = {}
     best = f"learned+{chosen['learned']['best_rule']}"
     d = _paired(L["return"], raw[best]["return"])
     out["beats_best_rule_same_heads"] = {"baseline": best, "return_diff": d, "met": bool(d["lo"] > 0)}
+    for key, pick in (("beats_fitted_rule_same_heads", "fitted"), ("beats_published_rules_same_heads", "published")):
+        if pick in chosen["learned"]:
+            name = f"learned+{chosen['learned'][pick]}"
+            d = _paired(L["return"], raw[name]["return"])
+            out[key] = {"baseline": name, "return_diff": d, "met": bool(d["lo"] > 0)}
     th_l = f"learned+{chosen['learned']['threshold']}"
     d = _paired(L["return"], raw[th_l]["return"])
     out["beats_best_threshold_same_heads"] = {"baseline": th_l, "return_diff": d, "met": bool(d["lo"] > 0)}
@@ -287,9 +314,10 @@ def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, st
         out["adapts_to_difficulty"] = {"decisions_easy": float(L["decisions"][easy].mean()),
                                        "decisions_hard": float(L["decisions"][hard].mean()),
                                        "hard_minus_easy": w, "met": bool(w["lo"] > 0)}
-    if "oracle-all" in raw:
-        out["vs_all_heads_oracle"] = {"baseline": "oracle-all", "gap": _gap(L["return"], raw["oracle-all"]["return"]),
-                                      "met": None}
+    if "oracle-all" in raw:  # played on the first test seeds only (the costliest reference)
+        n_or = len(raw["oracle-all"]["return"])
+        out["vs_all_heads_oracle"] = {"baseline": "oracle-all", "episodes": n_or,
+                                      "gap": _gap(L["return"][:n_or], raw["oracle-all"]["return"]), "met": None}
     th = f"base+{chosen['base']['threshold']}"
     out["threshold_gap_base_heads"] = {"baseline": th, "reference": "base+clairvoyant",
                                        "gap": _gap(raw[th]["return"], raw["base+clairvoyant"]["return"]), "met": None}
@@ -368,108 +396,138 @@ def _world(policy: Any, env: str | None, env_set: tuple[str, ...] | list[str]) -
     return base_id, sets, env_config_for(base_id, sets)
 
 
+#: Most fitting episodes of the price-aware fitted rules, per heads (the FIT_BASE validation block);
+#: by default 8 × the validation episodes up to this.
+FIT_EPISODES = 4096
+#: Test seeds of the all-heads oracle (look-ahead at every decision: ~40 ms per episode).
+ORACLE_EPISODES = 500
+
+
+def _fit_rules(cfg: Any, paths: Any) -> dict[str, Any]:
+    """The price-aware fitted rules (logistic, quadratic) on one heads' fitting paths."""
+    from .anchors import fit_rule
+
+    E, R = paths.present.shape
+    summary = paths.state.summary.reshape(E, R, -1)
+    return {r.name: r for r in (fit_rule(cfg, summary, paths.payoff, paths.legal, quadratic=q) for q in (False, True))}
+
+
+def _choose(rules: list[str], val: dict[str, dict[str, np.ndarray]]) -> tuple[dict[str, str], dict[str, Any]]:
+    """What validation picks among ``rules`` (by mean return; the token claim's budget by success)."""
+    means = {r: float(val[r]["return"].mean()) for r in rules}
+    succ = {r: float(val[r]["success"].mean()) for r in rules}
+    toks = {r: float(val[r]["tokens"].mean()) for r in rules}
+    groups = {"budget": [r for r in rules if r.startswith("budget@")],
+              "threshold": [r for r in rules if r.startswith("threshold@")],
+              "published": [r for r in rules if r.startswith(PUBLISHED)],
+              "fitted": [r for r in rules if r.startswith("fitted-")]}
+    chosen = {"best_rule": max(rules, key=lambda r: means[r])}
+    chosen.update({g: max(rs, key=lambda r: means[r]) for g, rs in groups.items() if rs})
+    chosen["budget_by_success"] = max(groups["budget"], key=lambda r: (succ[r], -toks[r]))
+    return chosen, {r: {"return": means[r], "success": succ[r], "tokens": toks[r]} for r in rules}
+
+
 def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (), episodes: int = 500,
-             validation: int = 256, seed_offset: int = 0, out: str | Path | None = None, sample_traces: int = 20,
-             oracle_all: bool = True, progress: bool = True, cache: dict[str, Any] | None = None,
+             validation: int = 256, fit_episodes: int | None = None, seed_offset: int = 0,
+             out: str | Path | None = None, sample_traces: int = 20, oracle_all: bool = True,
+             oracle_episodes: int = ORACLE_EPISODES, progress: bool = True, cache: dict[str, Any] | None = None,
              log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Evaluate ``policy`` (a run directory, a ``.pt`` file or a loaded policy) with the protocol.
+    """Evaluate ``policy`` (a run directory, a ``.pt`` file or a loaded greedy policy) with the protocol.
 
     The world is the policy's training world (its id and ``--set`` overrides) unless ``env``
-    is given; ``env_set`` adds overrides (a shifted world). ``cache`` (a dict) shares the
-    base-heads results between runs evaluated in the same world (:func:`evaluate_runs`).
-    Returns the report (also ``out/results.json`` when ``out`` is given).
+    is given; ``env_set`` adds overrides (a shifted world). Every stop rule is valued exactly on
+    always-continue paths (:mod:`orchestrace.learn.exact`) of ``episodes`` test seeds,
+    ``validation`` tuning seeds and ``fit_episodes`` fitting seeds (the fitted rules; default
+    ``min(8 × validation, FIT_EPISODES)``), for the
+    learned and the base heads. ``cache`` (a dict) shares the base-heads results between runs
+    evaluated in the same world (:func:`evaluate_runs`). Returns the report (also
+    ``out/results.json`` when ``out`` is given).
     """
     from ._common import progress_bar, require_learn
     from .checkpoint import load_policy
 
     require_learn()
     from ..env.baselines import make_baseline
+    from ..errors import ConfigError
+    from .exact import collect
 
     learned = load_policy(policy) if isinstance(policy, (str, Path)) else policy
+    if not getattr(learned, "greedy", True):
+        raise ConfigError("the protocol evaluates greedy policies (each head's most likely action): load the policy "
+                          "with greedy=True")
     env_id, sets, cfg = _world(learned, env, env_set)
-    test = held_out_seeds(episodes, seed_offset)
-    tune = np.arange(TUNING_BASE, TUNING_BASE + validation, dtype=np.int64)
+    fit_episodes = int(fit_episodes) if fit_episodes else min(8 * validation, FIT_EPISODES)
+    blocks = {"test": held_out_seeds(episodes, seed_offset),
+              "val": np.arange(TUNING_BASE, TUNING_BASE + validation, dtype=np.int64),
+              "fit": np.arange(FIT_BASE, FIT_BASE + fit_episodes, dtype=np.int64)}
+    test = blocks["test"]
     cache = {} if cache is None else cache
-    key = json.dumps([env_id, list(sets), episodes, validation, seed_offset])
-    shared = cache.setdefault(key, {"test": {}, "val": {}})
-    rules = _rules(cfg)
-    tuned = [n for n in rules if n != "clairvoyant"]
-    others: list[tuple[str, Any]] = [("adaptive", make_baseline("adaptive", cfg))]
-    others += [(n, make_baseline(n, cfg)) for n in ("random", "fixed-fanout", "greedy", "always-continue")]
+    key = json.dumps([env_id, list(sets), episodes, validation, fit_episodes, seed_offset, oracle_episodes])
+    shared = cache.setdefault(key, {"test": {}, "base": {}})
+    others: list[tuple[str, Any, np.ndarray]] = [("adaptive", make_baseline("adaptive", cfg), test)]
+    others += [(n, make_baseline(n, cfg), test) for n in ("random", "fixed-fanout", "greedy")]
     if oracle_all:
-        others.append(("oracle-all", make_baseline("oracle", cfg, heads="all")))
-    jobs: list[tuple[str, str, Any]] = [("test", "learned", learned)]
-    for heads_name, heads in (("learned", learned), ("base", None)):
-        for r in tuned:
-            jobs.append(("val", f"{heads_name}+{r}", SameHeads(cfg, heads, rules[r], f"{heads_name}+{r}")))
-        for r in rules:
-            jobs.append(("test", f"{heads_name}+{r}", SameHeads(cfg, heads, rules[r], f"{heads_name}+{r}")))
-    jobs += [("test", n, p) for n, p in others]
+        others.append(("oracle-all", make_baseline("oracle", cfg, heads="all"), test[:oracle_episodes]))
     raw: dict[str, dict[str, np.ndarray]] = {}
-    val: dict[str, dict[str, np.ndarray]] = {}
+    same: dict[str, dict[str, Any]] = {}
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
-    with progress_bar(len(jobs), "evaluate", enabled=progress) as advance:
-        for split, name, pol in jobs:
-            store = raw if split == "test" else val
-            memo = shared[split] if not name.startswith("learned") else None
-            if memo is not None and name in memo:
-                store[name] = memo[name]
-            else:
+    with progress_bar(6 + len(others), "evaluate", enabled=progress) as advance:
+        for h, heads in (("learned", learned), ("base", None)):
+            memo = shared["base"] if h == "base" else {}
+            for b, seeds in blocks.items():
+                if b not in memo:
+                    t = time.perf_counter()
+                    memo[b] = collect(cfg, heads, seeds)
+                    timing[f"paths/{h}/{b}"] = time.perf_counter() - t
+                advance(1, policy=f"{h} paths ({b})")
+            if "rules" not in memo:
+                rules = {r: v for r, v in _rules(cfg).items() if r != "clairvoyant"} | _fit_rules(cfg, memo["fit"])
+                val = {r: memo["val"].value(memo["val"].stops(rule)) for r, rule in rules.items()}
+                chosen, val_means = _choose(list(rules), val)
+                res = {r: memo["test"].value(memo["test"].stops(rule)) for r, rule in rules.items()}
+                res["clairvoyant"] = memo["test"].clairvoyant()
+                memo.update(rules=rules, chosen=chosen, val_means=val_means, res=res)
+            same[h] = memo
+            raw.update({f"{h}+{r}": v for r, v in memo["res"].items()})
+            if h == "learned":
+                raw["learned"] = memo["test"].value(memo["test"].own_stop)
+                val_learned = float(memo["val"].value(memo["val"].own_stop)["return"].mean())
+        raw["always-continue"] = same["base"]["test"].value(np.zeros(same["base"]["test"].present.shape, bool))
+        for name, pol, seeds in others:
+            if name not in shared["test"]:
                 t = time.perf_counter()
-                store[name] = _play(cfg, pol, test if split == "test" else tune)
-                timing[f"{split}/{name}"] = time.perf_counter() - t
-                if memo is not None:
-                    memo[name] = store[name]
+                shared["test"][name] = _play(cfg, pol, seeds)
+                timing[f"test/{name}"] = time.perf_counter() - t
+            raw[name] = shared["test"][name]
             advance(1, policy=name)
-    # validation choices per heads
-    chosen: dict[str, dict[str, str]] = {}
-    val_means: dict[str, dict[str, dict[str, float]]] = {}
-    for h in ("learned", "base"):
-        means = {r: float(val[f"{h}+{r}"]["return"].mean()) for r in tuned}
-        succ = {r: float(val[f"{h}+{r}"]["success"].mean()) for r in tuned}
-        toks = {r: float(val[f"{h}+{r}"]["tokens"].mean()) for r in tuned}
-        budgets = [r for r in tuned if r.startswith("budget@")]
-        thresholds = [r for r in tuned if r.startswith("threshold@")]
-        chosen[h] = {"best_rule": max(tuned, key=lambda r: means[r]),
-                     "budget": max(budgets, key=lambda r: means[r]),
-                     "threshold": max(thresholds, key=lambda r: means[r]),
-                     "budget_by_success": max(budgets, key=lambda r: (succ[r], -toks[r]))}
-        val_means[h] = {r: {"return": means[r], "success": succ[r], "tokens": toks[r]} for r in tuned}
+    chosen = {h: same[h]["chosen"] for h in same}
     summary = {n: _summary(r) for n, r in raw.items()}
     front = pareto({n: (s["success"]["mean"], s["tokens"]["mean"]) for n, s in summary.items()})
     from dataclasses import asdict
 
+    from .anchors import FITTED_FEATURES
+
     report: dict[str, Any] = {
-        "protocol": "orchestrace-fair-eval/1",
+        "protocol": "orchestrace-fair-eval/2",
         "env": env_id, "env_set": list(sets), "env_config": asdict(cfg), "episodes": episodes,
-        "seeds": {"test": [int(test[0]), int(test[-1])], "validation": [int(tune[0]), int(tune[-1])]},
+        "seeds": {"test": [int(test[0]), int(test[-1])],
+                  "validation": [int(blocks["val"][0]), int(blocks["val"][-1])],
+                  "fit": [int(blocks["fit"][0]), int(blocks["fit"][-1])]},
+        "valuation": {"method": "exact on always-continue paths (orchestrace.learn.exact)",
+                      "fitted_features": list(FITTED_FEATURES), "oracle_all_episodes": min(oracle_episodes, episodes)
+                      if oracle_all else 0, "learned_validation_return": val_learned},
         "policy_source": str(getattr(learned, "source", "") or ""),
         "policies": summary, "pareto": front,
         "same_heads": {
-            h: {"rules": {r: summary[f"{h}+{r}"] for r in rules}, "chosen": chosen[h], "validation": val_means[h]}
+            h: {"rules": {r: summary[f"{h}+{r}"] for r in same[h]["res"]}, "chosen": chosen[h],
+                "validation": same[h]["val_means"]}
             for h in ("learned", "base")},
-        "claims": claims(raw, chosen), "eval_seconds": time.perf_counter() - t0,
+        "claims": claims(raw, chosen), "eval_seconds": time.perf_counter() - t0, "timing": timing,
     }
     if sample_traces > 0:
-        names = ["learned", f"learned+{chosen['learned']['best_rule']}", "learned+clairvoyant",
-                 f"base+{chosen['base']['threshold']}", "adaptive"]
-        table = {n: p for _, n, p in jobs}
-        tdir = Path(out) / "traces" if out is not None else None
-        if tdir is not None:
-            tdir.mkdir(parents=True, exist_ok=True)
-        sample = test[:sample_traces]
-        with progress_bar(len(names), "traces", enabled=progress) as advance:
-            for n in dict.fromkeys(names):
-                trs = _traces(cfg, env_id, n, table[n], sample)
-                report["policies"][n]["trace_sample"] = _trace_measures(trs)
-                if tdir is not None:
-                    from ..io import dumps
-
-                    with (tdir / f"{n.replace('@', '_at_').replace('+', '_')}.jsonl").open("wb") as fh:
-                        for tr in trs:
-                            fh.write(dumps(tr, format="jsonl"))
-                advance(1, policy=n)
+        _sample_traces(report, cfg, env_id, learned, {h: same[h]["rules"] for h in same}, others, test[:sample_traces],
+                       out, progress)
     if out is not None:
         o = Path(out)
         o.mkdir(parents=True, exist_ok=True)
@@ -477,13 +535,44 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
         arrays: dict[str, Any] = {f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()}
         np.savez_compressed(o / "episodes.npz", **arrays)
     if log is not None:
-        log(f"evaluated {len(jobs)} policy × seed-set jobs ({episodes} test, {validation} validation episodes)")
+        log(f"evaluated {len(raw)} policies exactly on {episodes} test, {validation} validation and {fit_episodes} "
+            "fitting episodes")
     report["_raw"] = raw
     return report
 
 
+def _sample_traces(report: dict[str, Any], cfg: Any, env_id: str, learned: Any, rules: dict[str, dict[str, Any]],
+                   others: list[tuple[str, Any, np.ndarray]], seeds: np.ndarray, out: str | Path | None,
+                   progress: bool) -> None:
+    """Play and trace a few test seeds of the key policies (wasted work, E2–E4 from their traces)."""
+    from ._common import progress_bar
+
+    ch = report["same_heads"]
+    best, thr = ch["learned"]["chosen"]["best_rule"], ch["base"]["chosen"]["threshold"]
+    table: dict[str, Any] = {"learned": learned,
+                             f"learned+{best}": SameHeads(cfg, learned, rules["learned"][best], f"learned+{best}"),
+                             "learned+clairvoyant": SameHeads(cfg, learned, "clairvoyant", "learned+clairvoyant"),
+                             f"base+{thr}": SameHeads(cfg, None, rules["base"][thr], f"base+{thr}")}
+    table.update({n: p for n, p, _ in others if n == "adaptive"})
+    tdir = Path(out) / "traces" if out is not None else None
+    if tdir is not None:
+        tdir.mkdir(parents=True, exist_ok=True)
+    with progress_bar(len(table), "traces", enabled=progress) as advance:
+        for n, pol in table.items():
+            trs = _traces(cfg, env_id, n, pol, seeds)
+            report["policies"][n]["trace_sample"] = _trace_measures(trs)
+            if tdir is not None:
+                from ..io import dumps
+
+                with (tdir / f"{n.replace('@', '_at_').replace('+', '_')}.jsonl").open("wb") as fh:
+                    for tr in trs:
+                        fh.write(dumps(tr, format="jsonl"))
+            advance(1, policy=n)
+
+
 # ----------------------------------------------------------------------------- many runs, shifted worlds
-_CLAIM_NUMBER = {"beats_best_rule_same_heads": "return_diff", "beats_best_threshold_same_heads": "return_diff", "near_clairvoyant_same_heads": "gap",
+_CLAIM_NUMBER = {"beats_best_rule_same_heads": "return_diff", "beats_fitted_rule_same_heads": "return_diff",
+                 "beats_published_rules_same_heads": "return_diff", "beats_best_threshold_same_heads": "return_diff", "near_clairvoyant_same_heads": "gap",
                  "beats_adaptive": "return_diff", "fewer_tokens_at_equal_success": "token_saving",
                  "adapts_to_difficulty": "hard_minus_easy", "vs_all_heads_oracle": "gap",
                  "threshold_gap_base_heads": "gap"}
@@ -519,8 +608,9 @@ def _check_same_world(policies: list[Any]) -> None:
 
 
 def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (),
-                  episodes: int = 500, validation: int = 256, out: str | Path | None = None,
-                  oracle_all: bool = True, progress: bool = True, cache: dict[str, Any] | None = None) -> dict[str, Any]:
+                  episodes: int = 500, validation: int = 256, fit_episodes: int | None = None,
+                  out: str | Path | None = None, oracle_all: bool = True, progress: bool = True,
+                  cache: dict[str, Any] | None = None) -> dict[str, Any]:
     """Evaluate ≥ 2 training runs of one world and aggregate their claims (see :func:`aggregate`)."""
     from ..errors import ConfigError
     from .checkpoint import load_policy
@@ -533,8 +623,8 @@ def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tu
     reports = []
     for run, pol in zip(runs, pols, strict=True):
         sub = Path(out) / Path(run).name if out is not None else None
-        rep = evaluate(pol, env=env, env_set=env_set, episodes=episodes, validation=validation, out=sub,
-                       sample_traces=0, oracle_all=oracle_all, progress=progress, cache=cache)
+        rep = evaluate(pol, env=env, env_set=env_set, episodes=episodes, validation=validation,
+                       fit_episodes=fit_episodes, out=sub, sample_traces=0, oracle_all=oracle_all, progress=progress, cache=cache)
         rep.pop("_raw", None)
         rep["run"] = str(run)
         reports.append(rep)
@@ -548,8 +638,8 @@ def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tu
 
 
 def evaluate_suite(runs: list[str | Path], suite: str = "shift", *, env: str | None = None, episodes: int = 500,
-                   validation: int = 256, out: str | Path | None = None, progress: bool = True,
-                   shifts: list[str] | None = None) -> dict[str, Any]:
+                   validation: int = 256, fit_episodes: int | None = None, out: str | Path | None = None,
+                   progress: bool = True, shifts: list[str] | None = None) -> dict[str, Any]:
     """:func:`evaluate_runs` in every world of a named suite (:data:`SUITES`); the all-heads
     oracle is left out of the shifted worlds (it is the costliest reference)."""
     from ..errors import ConfigError
@@ -564,8 +654,8 @@ def evaluate_suite(runs: list[str | Path], suite: str = "shift", *, env: str | N
     table: dict[str, Any] = {}
     for n in names:
         sub = Path(out) / n if out is not None else None
-        res = evaluate_runs(runs, env=env, env_set=worlds[n], episodes=episodes, validation=validation, out=sub,
-                            oracle_all=False, progress=progress)
+        res = evaluate_runs(runs, env=env, env_set=worlds[n], episodes=episodes, validation=validation,
+                            fit_episodes=fit_episodes, out=sub, oracle_all=False, progress=progress)
         table[n] = {"overrides": list(worlds[n]), **res["aggregate"]}
     result = {"suite": f"{suite}-v1", "shifts": table}
     if out is not None:

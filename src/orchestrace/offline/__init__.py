@@ -20,6 +20,7 @@ CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --tra
 True
 """
 
+from ._demo import demo_section
 from ._eval import evaluate_traces
 from ._features import FEATURES
 from ._fit import fit_gate, fit_price_logistic
@@ -60,6 +61,7 @@ __all__ = [
     "VoteShare",
     "VoteState",
     "check_runs",
+    "demo_section",
     "evaluate_traces",
     "first_stop",
     "fit_gate",

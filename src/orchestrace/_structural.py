@@ -155,6 +155,8 @@ class Decoded(NamedTuple):
     ref_missing: Callable[[], list[str]] = lambda: []
     #: every float is known finite (the strict typed JSON decode rejects NaN/Infinity/1e400)
     finite: bool = False
+    #: decoded from a JSONL stream (one record per line), not from one JSON document
+    stream: bool = False
 
 
 # ----------------------------------------------------------------------------- decoding
@@ -566,7 +568,7 @@ def _decode_jsonl(data: bytes, source: str, col: Collector) -> Iterator[Decoded]
         numbered = _decode_lines_tolerant(lines, nonblank, col)
         finite = False
     for d in _assemble(numbered, col):
-        yield d._replace(finite=finite)
+        yield d._replace(finite=finite, stream=True)
 
 
 def _decode_lines_tolerant(lines: list[bytes], nonblank: list[int], col: Collector) -> list[tuple[int, Any]]:

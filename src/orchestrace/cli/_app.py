@@ -66,7 +66,11 @@ def keep(obj: Any) -> None:
 
 class _LazyConsole:
     """A :class:`rich.console.Console` built on first use (rich costs start-up time that
-    ``--help`` and ``--version`` do not need)."""
+    ``--help`` and ``--version`` do not need).
+
+    Written to a pipe or a file, text is never wrapped (``soft_wrap``): a message with a
+    long path stays one line that ``grep`` and a test can find whole. Tables keep their width.
+    """
 
     def __init__(self, **kw: Any) -> None:
         self._kw = kw
@@ -77,6 +81,8 @@ class _LazyConsole:
             from rich.console import Console
 
             self._console = Console(**self._kw)
+            if not self._console.is_terminal:
+                self._console.soft_wrap = True
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -79,19 +79,20 @@ def _expand(paths: list[str]) -> list[Path]:
     return list(out)
 
 
-def _traces_of(path: Path):  # noqa: ANN202
-    """Traces of a file (:func:`orchestrace.io.iter_traces`) or of a columnar dataset folder."""
+def _traces_of(path: Path) -> tuple[list, str]:
+    """Traces of a file and the format they were decoded from, or of a columnar dataset folder ("dataset")."""
     from ..dataset import is_dataset, read_dataset
     from ..errors import MissingExtraError, require
-    from ..io import iter_traces
+    from ..io import read_traces
 
     if not is_dataset(path):
-        return iter_traces(path)
+        got = read_traces(path)
+        return got.traces, got.format
     try:
         require("pyarrow", extra="parquet")
     except MissingExtraError as exc:
         raise fail(str(exc)) from None
-    return read_dataset(path)
+    return list(read_dataset(path)), "dataset"
 
 
 def _fmt(v: float | None, *, short: bool = False) -> str:
@@ -113,22 +114,20 @@ def _refuse(where: str, exc: Exception) -> None:
     error(f"{where}: {msg}", problems=getattr(exc, "problems", []))
 
 
-def _write_back(path: Path, traces: list, results: list) -> None:
-    """Rewrite ``path`` with the measures merged into each trace's ``metrics``."""
+def _write_back(path: Path, fmt: str, traces: list, results: list, n_decoded: int) -> None:
+    """Rewrite ``path`` in the format it was decoded from, the measures merged into each trace's ``metrics``.
+
+    Every trace the file held is written back, or nothing is: a count that does not match
+    what was decoded refuses (exit 2) rather than shorten the file.
+    """
     import msgspec
 
-    from ..io import atomic_write, dumps, read_bytes
+    from ..io import atomic_write, dumps
     from ..measures import reference_metrics
 
-    data = read_bytes(path)
-    head = data.lstrip()[:12]
-    if head.startswith((b'{"header"', b'{"event"', b'{"edge"', b'{"end"')):
-        fmt = "jsonl"
-    elif b'"schema_version"' in data:
-        fmt = "native"
-    else:
-        fmt = "reference"
-    del data
+    if len(traces) != n_decoded or (fmt != "jsonl" and n_decoded != 1):
+        raise fail(f"not written: {path} holds {n_decoded} trace(s) in {fmt} format and {len(traces)} were "
+                   "measured; a rewrite would lose traces (use --json to keep the measures elsewhere)")
     new = []
     for tr, res in zip(traces, results, strict=True):
         merged = dict(tr.metrics)
@@ -203,10 +202,13 @@ def metrics(
     try:
         for path in files:
             traces, results, file_ok = [], [], True
+            fmt, n_decoded = "", 0
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    for tr in _traces_of(path):
+                    decoded, fmt = _traces_of(path)
+                    n_decoded = len(decoded)
+                    for tr in decoded:
                         with shared_columns():  # the graph reuses the validator's columns
                             rep = validate(tr)
                             if not rep.valid and not force:
@@ -220,7 +222,7 @@ def metrics(
                                      "--force: measuring it anyway", kind="warning")
                             try:
                                 # validated just above: a valid trace is not checked a second time
-                                res = compute(tr, names, max_flows=max_flows, validate=not rep.valid)
+                                res = compute(tr, names, max_flows=max_flows, validate=False)
                             except TraceError as exc:
                                 _refuse(f"{path} trace {tr.trace_id!r}", exc)
                                 refused += 1
@@ -246,7 +248,7 @@ def metrics(
                                       "rewritten in place; use --json)")
                 elif file_ok:
                     try:
-                        _write_back(path, traces, results)
+                        _write_back(path, fmt, traces, results, n_decoded)
                     except OSError as exc:
                         raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
                     except TraceError as exc:

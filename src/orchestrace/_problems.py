@@ -94,11 +94,18 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 
 
 class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
-    """All problems found in one trace (or file). ``valid`` means: no *error*.
+    """All problems found in one trace (or file). ``valid`` (and its alias ``ok``) means: no *error*.
 
+    ``ok`` is a property like ``valid``, so ``if report.ok:`` reads as it should; the strict
+    verdict (warnings fail too) is :meth:`passes`.
+
+    >>> from orchestrace._problems import problem
     >>> r = ValidationReport(source="x.json", problems=())
-    >>> r.valid, r.errors, r.warnings
-    (True, [], [])
+    >>> r.valid, r.ok, r.errors, r.warnings
+    (True, True, [], [])
+    >>> bad = ValidationReport(source="y.json", problems=(problem("edge.dangling", "$.edges[0]", "no such event"),))
+    >>> bad.valid, bad.ok, bad.passes(strict=True)
+    (False, False, False)
     """
 
     source: str | None
@@ -118,8 +125,17 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
     def valid(self) -> bool:
         return not any(p.severity is Severity.ERROR for p in self.problems)
 
-    def ok(self, *, strict: bool = False) -> bool:
-        """True when valid; with ``strict``, warnings fail too."""
+    @property
+    def ok(self) -> bool:
+        """The same as :attr:`valid` (no error-level problem); a property, never a method to call."""
+        return self.valid
+
+    def passes(self, *, strict: bool = False) -> bool:
+        """True when valid; with ``strict``, warnings fail too.
+
+        >>> ValidationReport(source=None, problems=()).passes(strict=True)
+        True
+        """
         return not self.problems if strict else self.valid
 
     def to_dict(self) -> dict[str, Any]:

@@ -152,7 +152,7 @@ def validate(
                 else:
                     report = check(path, strict=strict)
                 io_error |= any(p.code.startswith("io.") for p in report.problems)
-                ok = report.ok(strict=strict)
+                ok = report.passes(strict=strict)
                 invalid |= not ok
                 n_valid += ok
                 _print_report(report, format, ok)

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, fail
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, fail, note
 
 __all__: list[str] = []
 
@@ -54,6 +54,58 @@ def _set_option() -> Any:
                              "type- and range-checked; recorded in the results.")
 
 
+#: The files ``orchestrace train`` writes into its run directory (``--overwrite`` removes these only).
+RUN_FILES = ("checkpoint.pt", "policy.pt", "best.pt", "config.json", "metrics.jsonl", "metrics.csv")
+
+
+def _describe(out: Path) -> str:
+    """What a run directory holds, in words: ``config.json, metrics.jsonl (12 rows) and 2 other files``."""
+    names = sorted(p.name for p in out.iterdir())
+    parts = []
+    for n in names[:6]:
+        if n == "metrics.jsonl":
+            with contextlib.suppress(OSError):
+                rows = sum(1 for line in (out / n).read_text(encoding="utf-8").splitlines() if line.strip())
+                n = f"{n} ({rows} rows)"
+        parts.append(n)
+    if len(names) > 6:
+        parts.append(f"{len(names) - 6} more")
+    return ", ".join(parts)
+
+
+def check_run_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse to train into a folder that is not empty unless ``--resume`` or ``--overwrite`` says what to do.
+
+    ``--resume`` needs ``config.json`` and ``checkpoint.pt``: a run stopped (Ctrl-C) before its
+    first checkpoint has neither a checkpoint to continue nor a reason to be kept, and the
+    message says so and how to start again. ``--overwrite`` removes the files a run writes
+    (:data:`RUN_FILES`) and nothing else.
+    """
+    if resume and overwrite:
+        raise fail("--resume continues the run in --out and --overwrite replaces it: pass one of them")
+    if out.exists() and not out.is_dir():
+        raise fail(f"{out} is a file; --out names the run directory")
+    held = out.is_dir() and any(out.iterdir())
+    if resume:
+        if not held or not (out / "config.json").is_file():
+            what = f"holds {_describe(out)}" if held else "is empty" if out.is_dir() else "does not exist"
+            raise fail(f"{out}: no config.json to resume from ({out} {what}); run "
+                       f"`orchestrace train --out {out}` first")
+        if not (out / "checkpoint.pt").is_file():
+            raise fail(f"{out}: nothing to resume — it holds {_describe(out)} but no checkpoint.pt: the run stopped "
+                       "before its first checkpoint (it is written every --checkpoint-every updates). Start it again "
+                       f"with the same options and --overwrite, or choose another --out")
+        return
+    if not held:
+        return
+    if not overwrite:
+        raise fail(f"{out} is not empty (it holds {_describe(out)}); pass --resume to continue the run in it, "
+                   "--overwrite to replace it, or choose another --out")
+    for name in RUN_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (out / name).unlink()
+
+
 def _train(**kw: Any) -> None:
     """Train an orchestration policy (REINFORCE, GRPO or PPO) into a run directory.
 
@@ -68,18 +120,18 @@ def _train(**kw: Any) -> None:
     if sets:
         kw["env_set"] = list(sets)
     resume: bool = kw.pop("resume")
+    overwrite: bool = kw.pop("overwrite")
     quiet: bool = kw.pop("quiet")
     ray_n: int | None = kw.pop("ray")
     ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
+    check_run_dir(out, resume=resume, overwrite=overwrite)
     try:
         from ..learn import train
         from ..learn.config import TrainConfig
 
         if resume:
             path = out / "config.json"
-            if not path.is_file():
-                raise fail(f"{out}: no config.json to resume from; run `orchestrace train --out {out}` first")
             try:
                 saved = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError) as exc:
@@ -155,6 +207,9 @@ _train.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
                           default=typer.Option(..., "--out", "-o", help="Run directory (runs/NAME).")),
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                           default=typer.Option(False, "--resume", help="Continue the run in --out bit-exactly.")),
+        inspect.Parameter("overwrite", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                          default=typer.Option(False, "--overwrite", help="Replace the run in --out (a folder that "
+                                               "is not empty is refused without --resume or --overwrite).")),
         inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                           default=typer.Option(False, "--quiet", "-q", help="No progress bar.")),
     ]
@@ -221,10 +276,29 @@ def eval_cmd(
         raise _fail_from(exc) from None
     except OSError as exc:
         raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
+    text = _provenance(runs, set_, suite) + text
     if out is not None:
         (out / "summary.md").write_text(text, encoding="utf-8")
         console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
     console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _provenance(runs: list[Path], sets: list[str], suite: str | None) -> str:
+    """The head of summary.md: which runs (seed, recipe) were evaluated, in which world overrides."""
+    from ..learn.evaluate import training_of
+
+    lines = ["Runs evaluated:"]
+    for r in runs:
+        t = training_of(r)
+        if t["seed"] is None:
+            note(f"{r}: no config.json beside it, so its training seed and recipe are unknown (not checked)",
+                 kind="warning")
+            lines.append(f"- {r} (training seed and recipe unknown)")
+        else:
+            lines.append(f"- {r} (seed {t['seed']}, {t['recipe']})")
+    over = " ".join(sets) if sets else "none"
+    lines.append(f"World overrides (--set): {over}" + (f"; suite: {suite}" if suite else ""))
+    return "\n".join(lines) + "\n\n"
 
 
 @app.command("demo")

@@ -94,7 +94,7 @@ def _one(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:
         import msgspec
 
         rep = msgspec.structs.replace(rep, source=f"{job.folder}[{index}] {tr.trace_id}")
-        return TraceOutcome(index, tr.trace_id, "ok" if rep.ok(strict=job.strict) else "invalid", rep)
+        return TraceOutcome(index, tr.trace_id, "ok" if rep.passes(strict=job.strict) else "invalid", rep)
     if not rep.valid and not job.force:
         return TraceOutcome(index, tr.trace_id, "refused", problems=list(rep.errors),
                             message=f"trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "

@@ -25,12 +25,14 @@ code                       severity  meaning
 ``json.invalid-utf8``      error     bytes that are not UTF-8 (the rest is still checked)
 ``json.bom``               warning   a UTF-8 byte-order mark before the JSON (ignored)
 ``json.too-deep``          error     nesting beyond ~1000 levels
+``json.toml``              error     the file is TOML, not JSON (a reward spec or a config?)
 ``jsonl.truncated``        warning   the stream's last line was cut; earlier records kept
 ``jsonl.no-end``           warning   a stream trace has no ``end`` record
 ``jsonl.no-header``        error     records before the first ``header`` record
 ``jsonl.bad-record``       error     a line is not exactly one of header/event/edge/end
 ``schema.type``            error     a value has the wrong JSON type
 ``schema.missing-field``   error     a required field is absent
+``schema.not-a-trace``     error     a JSON object with none of a trace's fields (a config file?)
 ``schema.unknown-field``   error     an unknown trace field (warning on a native event:
                                      kept in ``attrs``)
 ``schema.enum``            error     an unknown enum value (hint: "did you mean …?")
@@ -343,11 +345,11 @@ def _check_trace_level(d: Decoded, col: Collector) -> None:
         for f in d.ref_missing():
             col.add("reference.missing-field", loc.field(f), f"reference trace has no `{f}`",
                     "the reference schema requires it; add it, or add \"schema_version\" to mark a native trace")
-        if not tr.events and not col.dropped_ids:  # events that failed to decode were reported
+        if not tr.events and not col.dropped_ids and "events" not in col.missing_fields:  # reported already
             col.add("reference.empty-events", loc.field("events"), "reference trace has no events",
                     "the reference schema requires at least one event")
         for f in ("trace_id", "task_id"):
-            if getattr(tr, f) == "":
+            if getattr(tr, f) == "" and f not in col.missing_fields:  # a missing field is reported once
                 col.add("reference.empty-string", loc.field(f), f"`{f}` is empty", "give it a non-empty value")
     elif tr.schema_version not in KNOWN_SCHEMA_VERSIONS:
         col.add("version.unknown", loc.field("schema_version"),

@@ -113,3 +113,31 @@ def _folder(tmp_path: Path) -> Path:
     (top / "a.json").write_bytes(dumps(_trace("a")))
     (top / "sub" / "b.json").write_bytes(dumps(_trace("b")))
     return top
+
+
+def test_validate_and_metrics_read_a_folder_alike(tmp_path: Path) -> None:
+    top = _folder(tmp_path)
+    for cmd in ("validate", "metrics"):
+        flat = _run(cmd, "--json", str(top))
+        assert flat.returncode == 0, flat.stderr
+        assert len(flat.stdout.splitlines()) == 1  # a.json only
+        assert "1 trace file(s) in subfolders not read; pass -r" in flat.stderr
+        deep = _run(cmd, "-r", "--json", str(top))
+        assert deep.returncode == 0, deep.stderr
+        assert len(deep.stdout.splitlines()) == 2 and "not read" not in deep.stderr
+    empty = tmp_path / "nest"
+    (empty / "deeper").mkdir(parents=True)
+    (empty / "deeper" / "c.json").write_bytes(dumps(_trace("c")))
+    for cmd in ("validate", "metrics"):
+        r = _run(cmd, str(empty))
+        assert r.returncode == 2 and "pass -r to read them" in r.stdout + r.stderr
+
+
+def test_validate_format_json_is_a_deprecated_alias_of_json(tmp_path: Path) -> None:
+    p = tmp_path / "a.json"
+    p.write_bytes(dumps(_trace("a")))
+    new = _run("validate", "--json", str(p))
+    old = _run("validate", "-f", "json", str(p))
+    assert new.returncode == old.returncode == 0
+    assert json.loads(new.stdout) == json.loads(old.stdout)
+    assert "deprecated; use --json" in old.stderr and not new.stderr

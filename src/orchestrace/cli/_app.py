@@ -44,6 +44,13 @@ RAY_ADDRESS_OPTION: Any = typer.Option(None, "--ray-address", metavar="ADDR", he
 PARTITION_TRACES_OPTION: Any = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out).")
 RAY_MIN_WORK_OPTION: Any = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
                                         "much estimated one-process work (default: the break-even; 0: always).")
+#: ``-r``: the one rule for folders (:mod:`orchestrace._paths`), on every command that takes trace paths.
+RECURSIVE_OPTION: Any = typer.Option(False, "--recursive", "-r", help="Also read the .json/.jsonl files in "
+                                     "subfolders of a folder (without it: the files directly in it).")
+#: ``--json`` of every analysing command.
+JSON_OPTION: Any = typer.Option(False, "--json", help="One JSON object per line on stdout (machine-readable).")
+#: ``--quiet`` of the commands with progress bars.
+QUIET_OPTION: Any = typer.Option(False, "--quiet", "-q", help="No progress bars.")
 #: ``--ray`` and ``--out`` of the commands whose PATH may be a dataset folder (reward, credit).
 DATASET_RAY_OPTION: Any = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its "
                                        "partitions on N Ray workers (needs orchestrace[ray]); the output is the "

@@ -11,9 +11,7 @@ Exit codes: 0 ok; 1 a trace was refused (invalid, cyclic, undecodable); 2 usage 
 
 from __future__ import annotations
 
-import glob
 import math
-import os
 import warnings
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from ._app import (
     PARTITION_TRACES_OPTION,
     RAY_ADDRESS_OPTION,
     RAY_MIN_WORK_OPTION,
+    RECURSIVE_OPTION,
     app,
     console,
     err_console,
@@ -48,35 +47,17 @@ DEFAULT_COLUMNS = {
 _PROGRESS_MIN_FILES = 4
 
 
-def _expand(paths: list[str]) -> list[Path]:
-    """Files named by paths, folders (``*.json``/``*.jsonl`` and columnar datasets below them) and globs.
+def _expand(paths: list[str], recursive: bool) -> list[Path]:
+    """The files, folders, globs and dataset folders of the command line (:func:`orchestrace._paths.expand_paths`)."""
+    from .._paths import expand_paths
 
-    A folder holding ``traces.parquet`` is a columnar dataset (:mod:`orchestrace.dataset`)
-    and is kept as one entry; :func:`_traces_of` reads it.
-    """
-    from ..dataset import is_dataset
-
-    out: dict[Path, None] = {}
-    for raw in paths:
-        p = Path(raw)
-        if is_dataset(p):
-            out[p] = None
-        elif p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
-            found = sorted(found + [q.parent for q in p.rglob("traces.parquet") if is_dataset(q.parent)])
-            if not found:
-                raise fail(f"{raw}: folder holds no .json or .jsonl files (nor a dataset folder)", code=EXIT_USAGE)
-            out.update(dict.fromkeys(found))
-        elif p.exists():
-            out[p] = None
-        elif any(c in raw for c in "*?["):
-            hits = sorted(Path(h) for h in glob.glob(raw, recursive=True) if os.path.isfile(h))
-            if not hits:
-                raise fail(f"{raw}: glob matches no file")
-            out.update(dict.fromkeys(hits))
-        else:
-            raise fail(f"{raw}: no such file or folder", code=EXIT_USAGE)
-    return list(out)
+    got = expand_paths(paths, recursive=recursive)
+    for t in got.targets:
+        if t.problem is not None:
+            raise fail(f"{t.path}: {t.problem}", code=EXIT_USAGE)
+    if got.skipped:
+        note(f"{got.skipped} trace file(s) in subfolders not read; pass -r to read them")
+    return [Path(t.path) for t in got.targets]
 
 
 def _traces_of(path: Path) -> tuple[list, str]:
@@ -157,6 +138,7 @@ def metrics(
     write: bool = typer.Option(False, "--write", help="Write the measures into each trace's metrics field, in place."),
     max_flows: int = typer.Option(10, "--flows", help="Safety flows to list for a single trace."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    recursive: bool = RECURSIVE_OPTION,
     ray: int = typer.Option(None, "--ray", metavar="N", help="Measure a dataset folder's partitions on N Ray "
                             "workers (needs orchestrace[ray]); the results are the one-process results."),
     ray_address: str = RAY_ADDRESS_OPTION,
@@ -187,7 +169,7 @@ def metrics(
         measure_partitioned("metrics", paths, names=names, force=force, max_flows=max_flows, as_json=as_json,
                             ray=ray, ray_address=ray_address, out=parts_out, partition_traces=partition_traces,
                             min_work_s=ray_min_work, report=lambda rows: _report(rows, names, select, as_json))
-    files = _expand(paths)
+    files = _expand(paths, recursive)
     rows: list[tuple[str, object]] = []  # (label, MetricsResult)
     refused = 0
     io_error = False

@@ -65,8 +65,10 @@ def _as_traces(source: Trace | Iterable[Trace] | str | os.PathLike[str]) -> tupl
     if isinstance(source, (str, os.PathLike)):
         from ..io import iter_traces
 
+        from .._paths import expand_paths
+
         p = Path(source)
-        files = sorted(f for f in p.rglob("*") if f.suffix in (".json", ".jsonl") and f.is_file()) if p.is_dir() else [p]
+        files = [t.path for t in expand_paths([p], recursive=True, datasets=False).targets if t.problem is None]
         return [t for f in files for t in iter_traces(f)], str(p)
     traces = list(source)
     return traces, f"{len(traces)} traces"

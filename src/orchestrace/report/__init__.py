@@ -63,9 +63,8 @@ def _as_traces(source: Trace | Iterable[Trace] | str | os.PathLike[str]) -> tupl
     if isinstance(source, Trace):
         return [source], source.trace_id
     if isinstance(source, (str, os.PathLike)):
-        from ..io import iter_traces
-
         from .._paths import expand_paths
+        from ..io import iter_traces
 
         p = Path(source)
         files = [t.path for t in expand_paths([p], recursive=True, datasets=False).targets if t.problem is None]

@@ -141,3 +141,17 @@ def test_validate_format_json_is_a_deprecated_alias_of_json(tmp_path: Path) -> N
     assert new.returncode == old.returncode == 0
     assert json.loads(new.stdout) == json.loads(old.stdout)
     assert "deprecated; use --json" in old.stderr and not new.stderr
+
+
+def test_a_wrong_base_url_is_one_line_of_error() -> None:
+    pytest.importorskip("httpx")
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = _run("llm", "run", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "x", "--episodes", "3")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "all 36 LLM calls failed (connect×36)" in lines[0], r.stderr
+    assert "retrying" not in r.stderr and "success 0/1" in r.stdout

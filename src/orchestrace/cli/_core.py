@@ -97,14 +97,12 @@ def validate(
     has an error, 2 when a file cannot be read (or no file matches). With --ray or --out the
     paths are dataset folders and every trace gets its own report.
     """
-    from .. import _validate
     from .._problems import Problem, ValidationReport
-    from .._validate import validate as check
+    from .._validate import validate_keeping
     from ..vocab import Severity
     from ._app import QUICK_EXIT, keep
 
-    if QUICK_EXIT:
-        _validate._keep = keep
+    hold = keep if QUICK_EXIT else None  # a process ending in os._exit need not free the traces
     if format is OutputFormat.json:
         note("-f json is deprecated; use --json", kind="warning")
     format = OutputFormat.json if as_json else format
@@ -145,7 +143,7 @@ def validate(
                         severity=Severity.ERROR, path=path, message=why,
                         hint="check the path or the glob (quote it so the shell does not expand it)"),))
                 else:
-                    report = check(path, strict=strict)
+                    report = validate_keeping(path, strict=strict, keep=hold)
                 io_error |= any(p.code.startswith("io.") for p in report.problems)
                 ok = report.passes(strict=strict)
                 invalid |= not ok

@@ -150,7 +150,7 @@ def metrics(
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec
 
-    from .._dag import shared_columns
+    from .._dag import Columns
     from .._validate import validate
     from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
@@ -191,31 +191,32 @@ def metrics(
                     decoded, fmt = _traces_of(path)
                     n_decoded = len(decoded)
                     for tr in decoded:
-                        with shared_columns():  # the graph reuses the validator's columns
-                            rep = validate(tr)
-                            if not rep.valid and not force:
-                                error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
-                                      "or pass --force to measure it anyway", problems=rep.errors)
-                                refused += 1
-                                file_ok = False
-                                continue
-                            if not rep.valid:
-                                note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
-                                     "--force: measuring it anyway", kind="warning")
-                            try:
-                                # validated just above: a valid trace is not checked a second time
-                                res = compute(tr, names, max_flows=max_flows, validate=False)
-                            except TraceError as exc:
-                                _refuse(f"{path} trace {tr.trace_id!r}", exc)
-                                refused += 1
-                                file_ok = False
-                                continue
-                            traces.append(tr)
-                            results.append(res)
-                            rows.append((str(path), res))
-                            if as_json:
-                                console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
-                                                                   "assumptions": res.assumptions}).decode() + "\n")
+                        columns = Columns(tr)  # the graph reuses the validator's columns
+                        rep = validate(tr, columns=columns)
+                        if not rep.valid and not force:
+                            error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
+                                  "or pass --force to measure it anyway", problems=rep.errors)
+                            refused += 1
+                            file_ok = False
+                            continue
+                        if not rep.valid:
+                            note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
+                                 "--force: measuring it anyway", kind="warning")
+                        try:
+                            # validated just above (with --force an invalid trace is measured as it is)
+                            res = compute(tr, names, max_flows=max_flows, validate=False,
+                                          columns=columns)
+                        except TraceError as exc:
+                            _refuse(f"{path} trace {tr.trace_id!r}", exc)
+                            refused += 1
+                            file_ok = False
+                            continue
+                        traces.append(tr)
+                        results.append(res)
+                        rows.append((str(path), res))
+                        if as_json:
+                            console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
+                                                               "assumptions": res.assumptions}).decode() + "\n")
                 except TraceError as exc:
                     _refuse(str(path), exc)
                     refused += 1

@@ -127,12 +127,12 @@ def env_run(
 
         llm = functools.partial(make_llm_workers, base_url, model, suite=suite, api_key_env=api_key_env,
                                 max_tokens=max_tokens)
-    from ..scale._rollout import EpisodeJob
+    from ..scale import EpisodeJob
 
     job = EpisodeJob(env_id, tuple(set_), pol, name, llm=llm)
     use_ray = ray is not None or ray_address is not None
     if use_ray:
-        from ..scale._cluster import check_request
+        from ..scale import check_request
 
         try:
             check_request(ray, ray_address)
@@ -172,8 +172,7 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
         TimeRemainingColumn,
     )
 
-    from ..scale._cluster import break_even_s, connect, ray_running, should_distribute
-    from ..scale._rollout import ShardResult, _run_item, run_shard, shards
+    from ..scale import ShardResult, connect, ray_decision, run_item, run_shard, shards
 
     tmp = out.with_name(f".{out.name}.orchestrace-tmp")
     total = ShardResult(llm_calls_all_failed=True)
@@ -200,20 +199,16 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
             work = (time.perf_counter() - t0) * len(rest)
             distribute = False
             if use_ray and rest:
-                workers = ray or 2
-                started = ray_running() or ray_address is not None
-                distribute = should_distribute(work, workers, started=started, min_work_s=min_work_s)
+                distribute, why = ray_decision(work, ray or 2, address_given=ray_address is not None,
+                                               min_work_s=min_work_s)
                 if not distribute:
-                    limit = break_even_s(workers, started=started) if min_work_s is None else min_work_s
                     from ._app import note
 
-                    note(f"--ray: the remaining work is about {work:.2g} s in one process, below the break-even "
-                         f"of {limit:.2g} s for {workers} workers; running in one process "
-                         "(--ray-min-work 0 forces Ray)")
+                    note(why)
             if distribute:
                 with connect(ray, ray_address) as cluster:
                     parts = [(job, [rest[i] for i in r]) for r in shards(len(rest), 4 * cluster.workers)]
-                    for part in cluster.imap(_run_item, parts):
+                    for part in cluster.imap(run_item, parts):
                         add(part, fh)
                         prog.advance(task, len(part.blobs))
             elif rest:

@@ -173,12 +173,12 @@ def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator
     if workers is None and address is None:
         yield
         return
-    from ..scale._cluster import connect
+    from ..scale import connect
 
     with connect(workers, address) as cluster:
         if envs:
             from ..learn.envs import batch_envs_from
-            from ..scale._batchenv import RayBatchEnv
+            from ..scale import RayBatchEnv
 
             made: list[Any] = []
 
@@ -194,7 +194,7 @@ def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator
                     env.close()
         else:
             from ..learn.evaluate import players
-            from ..scale._batchenv import ray_player
+            from ..scale import ray_player
 
             with players(ray_player(cluster)):
                 yield

@@ -94,8 +94,7 @@ def report(
     """Write a self-contained HTML report: timeline, critical path, wasted work, measures, credit."""
     from ..errors import ConfigError, MissingExtraError, TraceInvalidError
     from ..io import atomic_write
-    from ..report import report_html, save_png
-    from ..report._credit import credit_payload
+    from ..report import credit_payload, report_html, save_png
 
     t0 = time.perf_counter()
     files = _files(path)

@@ -39,10 +39,11 @@ from typing import Any
 
 from ..trace import Trace
 from ._analysis import Analysis, analyse
+from ._credit import credit_payload
 from ._html import render_html
 from ._payload import many_payload, summary_row, trace_payload
 
-__all__ = ["Analysis", "analyse", "measures_of", "report_html", "save_png", "write_report"]
+__all__ = ["Analysis", "analyse", "credit_payload", "measures_of", "report_html", "save_png", "write_report"]
 
 #: Largest total number of events for which a many-trace page embeds every trace.
 EMBED_EVENTS = 60_000

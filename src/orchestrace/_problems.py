@@ -149,6 +149,26 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
         }
 
 
+def force_verdict(report: ValidationReport, trace_id: str, *, force: bool, verb: str = "analyse") -> tuple[bool, str]:
+    """The one refuse-unless-``--force`` rule of every analysing command: ``(go on?, what to say)``.
+
+    A valid trace goes on silently; an invalid one is refused with a message that names the
+    way out, or — with ``force`` — goes on with a warning that says so.
+
+    >>> from orchestrace._problems import problem
+    >>> bad = ValidationReport(source="x", problems=(problem("edge.dangling", "$.edges[0]", "no such event"),))
+    >>> force_verdict(bad, "t", force=False, verb="measure")[0], force_verdict(bad, "t", force=True, verb="measure")
+    (False, (True, "trace 't' is not valid (1 error(s)); --force: measure it anyway, results may be meaningless"))
+    """
+    if report.valid:
+        return True, ""
+    n = len(report.errors)
+    if force:
+        return True, f"trace {trace_id!r} is not valid ({n} error(s)); --force: {verb} it anyway, results may be meaningless"
+    return False, (f"trace {trace_id!r} is not valid ({n} error(s)); `orchestrace validate` lists them; fix the trace, "
+                   f"or pass --force to {verb} it anyway")
+
+
 def problem(code: str, path: str, message: str, hint: str = "") -> Problem:
     """A :class:`Problem` with the severity :data:`PROBLEM_CODES` gives ``code`` (KeyError if unknown).
 

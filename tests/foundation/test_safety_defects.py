@@ -101,7 +101,7 @@ def test_metrics_force_measures_an_invalid_trace(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout.splitlines()[0])
     assert row["trace_id"] == "bad" and row["metrics"]["cost/events"] == 2
-    assert "measuring it anyway" in r.stderr
+    assert "--force: measure it anyway" in r.stderr
     for cmd in (["inspect"], ["credit", "--unit", "agent"]):  # the commands that always forced: the same outcome
         assert _run(*cmd, "--force", str(p)).returncode == 0
 
@@ -129,3 +129,16 @@ def test_export_with_a_long_path(tmp_path: Path) -> None:
     r = _run("export", "trl", str(runs), "-o", str(out), "--baseline", "group", "--method", "causal")
     assert r.returncode == 0, r.stderr
     assert f"wrote {out}:" in r.stdout
+
+
+def test_metrics_force_measures_an_invalid_trace_of_a_dataset_folder(tmp_path: Path) -> None:
+    """The partitioned path (--out, --ray) followed the same rule and refused too (issue 27)."""
+    pytest.importorskip("pyarrow")
+    p = _invalid(tmp_path)
+    ds = tmp_path / "ds"
+    assert _run("convert", str(p), "--to", "parquet", "-o", str(ds), "--force").returncode == 0
+    r = _run("metrics", str(ds), "--out", str(tmp_path / "parts"), "--json")
+    assert r.returncode == 1 and "pass --force to measure it anyway" in r.stderr
+    r = _run("metrics", str(ds), "--out", str(tmp_path / "parts2"), "--json", "--force")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[0])["metrics"]["cost/events"] == 2

@@ -151,6 +151,7 @@ def metrics(
     import msgspec
 
     from .._dag import Columns
+    from .._problems import force_verdict
     from .._validate import validate
     from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
@@ -193,15 +194,14 @@ def metrics(
                     for tr in decoded:
                         columns = Columns(tr)  # the graph reuses the validator's columns
                         rep = validate(tr, columns=columns)
-                        if not rep.valid and not force:
-                            error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
-                                  "or pass --force to measure it anyway", problems=rep.errors)
+                        go_on, why = force_verdict(rep, tr.trace_id, force=force, verb="measure")
+                        if not go_on:
+                            error(f"{path}: {why}", problems=rep.errors)
                             refused += 1
                             file_ok = False
                             continue
-                        if not rep.valid:
-                            note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
-                                 "--force: measuring it anyway", kind="warning")
+                        if why:
+                            note(f"{path}: {why}", kind="warning")
                         try:
                             # validated just above (with --force an invalid trace is measured as it is)
                             res = compute(tr, names, max_flows=max_flows, validate=False,

@@ -295,7 +295,7 @@ def dumps(trace: Trace, *, format: Format = "native") -> bytes:
         return _encoder.encode(to_reference(trace))
     if format == "jsonl":
         return b"".join(_jsonl_lines(trace))
-    raise ValueError(f"unknown format {format!r}; use 'native', 'reference' or 'jsonl'")
+    raise ConfigError(f"unknown format {format!r}; use 'native', 'reference' or 'jsonl'")
 
 
 def dump(trace: Trace, path: str | os.PathLike[str], *, format: Format | None = None) -> None:

@@ -180,7 +180,7 @@ def _private_crossings() -> list[tuple[str, str]]:
             tparts = target.split(".")
             if len(tparts) < 3:
                 continue  # orchestrace.x, orchestrace._x: the package core, open to every layer
-            owner, leaf = tparts[1], tparts[-1]
+            owner = tparts[1]
             if owner != home and any(p.startswith("_") and p != "__init__" for p in tparts[2:]):
                 bad.append((name, target))
     return sorted(bad)

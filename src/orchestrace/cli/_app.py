@@ -40,7 +40,16 @@ app = typer.Typer(
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 #: Options shared by the dataset commands (validate, metrics, reward, credit), declared once.
-RAY_ADDRESS_OPTION: Any = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR.")
+RAY_ADDRESS_OPTION: Any = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR "
+                                       "(host:port, ray://host:port or auto) instead of starting a local one.")
+
+
+def ray_option(what: str) -> Any:
+    """The ``--ray N`` option of every command that can run on Ray, declared once (``what`` it runs there)."""
+    return typer.Option(None, "--ray", metavar="N", help=f"{what} on N Ray workers (needs orchestrace[ray]); "
+                        "the results are those of one process.")
+
+
 PARTITION_TRACES_OPTION: Any = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out).")
 RAY_MIN_WORK_OPTION: Any = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
                                         "much estimated one-process work (default: the break-even; 0: always).")
@@ -52,9 +61,7 @@ JSON_OPTION: Any = typer.Option(False, "--json", help="One JSON object per line 
 #: ``--quiet`` of the commands with progress bars.
 QUIET_OPTION: Any = typer.Option(False, "--quiet", "-q", help="No progress bars.")
 #: ``--ray`` and ``--out`` of the commands whose PATH may be a dataset folder (reward, credit).
-DATASET_RAY_OPTION: Any = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its "
-                                       "partitions on N Ray workers (needs orchestrace[ray]); the output is the "
-                                       "one-process output.")
+DATASET_RAY_OPTION: Any = ray_option("PATH is a dataset folder: compute its partitions")
 DATASET_OUT_OPTION: Any = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace "
                                        "results as partitioned Parquet (DIR/part-00000.parquet …).")
 

@@ -40,6 +40,7 @@ from ._app import (
     escape,
     fail,
     note,
+    ray_option,
     stdout_to_devnull,
 )
 from ._checks import FORCE_HELP
@@ -83,8 +84,7 @@ def validate(
                                         help="Deprecated: -f json is --json."),
     strict: bool = typer.Option(False, "--strict", help="Warnings count as errors (exit 1)."),
     recursive: bool = RECURSIVE_OPTION,
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Validate a dataset folder's traces by partitions on N "
-                            "Ray workers (needs orchestrace[ray]); one report per trace, as in one process."),
+    ray: int = ray_option("Validate a dataset folder's traces (one report per trace) by partitions"),
     ray_address: str = RAY_ADDRESS_OPTION,
     parts_out: Path = typer.Option(None, "--out", "-o", help="Write per-trace error/warning counts and codes of a "
                                    "dataset folder as partitioned Parquet (DIR/part-00000.parquet …)."),

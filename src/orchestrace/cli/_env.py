@@ -9,7 +9,14 @@ from pathlib import Path
 
 import typer
 
-from ._app import app, console, err_console, fail
+from ._app import (
+    RAY_ADDRESS_OPTION,
+    app,
+    console,
+    err_console,
+    fail,
+    ray_option,
+)
 
 __all__ = ["env_app"]
 
@@ -64,10 +71,8 @@ def env_run(
     api_key_env: str = typer.Option(None, "--api-key-env", help="--workers llm: env var holding the API key "
                                     "(default ORCHESTRACE_API_KEY, then OPENAI_API_KEY)."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="--workers llm: cap on tokens per reply."),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Shard the seeds over N Ray workers (needs "
-                            "orchestrace[ray]); the file is byte-identical to the one-process run."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR "
-                                    "(host:port, ray://host:port or auto) instead of starting a local one."),
+    ray: int = ray_option("Shard the seeds (the file is byte-identical to the one-process run)"),
+    ray_address: str = RAY_ADDRESS_OPTION,
     ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only when the "
                                        "estimated one-process work is at least this long (default: the measured "
                                        "break-even; 0 always uses Ray)."),

@@ -15,7 +15,17 @@ from typing import Any, Optional
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, fail, note
+from ._app import (
+    EXIT_INVALID,
+    EXIT_USAGE,
+    QUIET_OPTION,
+    RAY_ADDRESS_OPTION,
+    app,
+    console,
+    fail,
+    note,
+    ray_option,
+)
 
 __all__: list[str] = []
 
@@ -157,12 +167,10 @@ def _train(**kw: Any) -> None:
 def _ray_options() -> list[inspect.Parameter]:
     return [
         inspect.Parameter("ray", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[int],  # noqa: UP045
-                          default=typer.Option(None, "--ray", metavar="N", help="Step the rollout episodes on N Ray "
-                                               "actors (needs orchestrace[ray]); the learner stays here and the "
-                                               "checkpoint is bit-identical to the run without Ray.")),
+                          default=ray_option("Step the rollout episodes (the learner stays here; the checkpoint is "
+                                             "bit-identical to the run without Ray)")),
         inspect.Parameter("ray_address", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],  # noqa: UP045
-                          default=typer.Option(None, "--ray-address", metavar="ADDR",
-                                               help="Join the Ray cluster at ADDR (host:port, ray://…, auto).")),
+                          default=RAY_ADDRESS_OPTION),
     ]
 
 
@@ -211,7 +219,7 @@ _train.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
                           default=typer.Option(False, "--overwrite", help="Replace the run in --out (a folder that "
                                                "is not empty is refused without --resume or --overwrite).")),
         inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
-                          default=typer.Option(False, "--quiet", "-q", help="No progress bar.")),
+                          default=QUIET_OPTION),
     ]
 )
 app.command("train")(_train)
@@ -231,10 +239,9 @@ def eval_cmd(
     out: Path | None = typer.Option(None, "--out", "-o", help="Write results.json (aggregate.json, suite.json), summary.md, traces/."),  # noqa: UP045
     traces: int = typer.Option(20, "--traces", help="Episodes traced per key policy (wasted work, E2–E4; one run only)."),
     oracle_all: bool = typer.Option(True, "--oracle-all/--no-oracle-all", help="Include the all-heads oracle (the costliest reference)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Play the evaluation episodes as shards on N Ray "
-                            "workers (needs orchestrace[ray]); the results are those of one process."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    quiet: bool = QUIET_OPTION,
+    ray: int = ray_option("Play the evaluation episodes as shards"),
+    ray_address: str = RAY_ADDRESS_OPTION,
 ) -> None:
     """Evaluate learned stops with the fair protocol: every stop rule on the same heads, tuned on validation seeds,
     claims decided by paired 95 % intervals; several runs are aggregated (k/n runs per claim)."""
@@ -311,7 +318,7 @@ def demo_cmd(
     validation: int = typer.Option(256, "--validation", help="Validation episodes for choosing budgets and thresholds."),
     algo: str = typer.Option("grpo", "--algo", help="reinforce | grpo | ppo."),
     seed: int = typer.Option(0, "--seed", help="Training seed."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """The main job: train on Orchestrate-v1, evaluate with the fair protocol, write a results folder."""
     if steps is not None and steps < 1:

@@ -33,6 +33,7 @@ from ._app import (
     fail,
     keep,
     note,
+    ray_option,
 )
 from ._checks import FORCE_HELP
 
@@ -139,8 +140,7 @@ def metrics(
     max_flows: int = typer.Option(10, "--flows", help="Safety flows to list for a single trace."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     recursive: bool = RECURSIVE_OPTION,
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Measure a dataset folder's partitions on N Ray "
-                            "workers (needs orchestrace[ray]); the results are the one-process results."),
+    ray: int = ray_option("Measure a dataset folder's partitions"),
     ray_address: str = RAY_ADDRESS_OPTION,
     parts_out: Path = typer.Option(None, "--out", "-o", help="Write the per-trace measures of a dataset folder as "
                                    "partitioned Parquet (DIR/part-00000.parquet …), with or without --ray."),

@@ -155,3 +155,16 @@ def test_a_wrong_base_url_is_one_line_of_error() -> None:
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "all 36 LLM calls failed (connect×36)" in lines[0], r.stderr
     assert "retrying" not in r.stderr and "success 0/1" in r.stdout
+
+
+def test_progress_through_a_pipe_prints_tenths(capsys: pytest.CaptureFixture[str]) -> None:
+    """`env run … 2>log` showed nothing: a rich bar draws nothing off a terminal (issue 27)."""
+    from orchestrace.cli._app import LineProgress
+
+    prog = LineProgress("run")
+    prog.after_s = 0.0
+    task = prog.add_task("x", total=100)
+    for _ in range(100):
+        prog.advance(task)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 10 and lines[0] == "run: 10/100 (10 %)" and lines[-1] == "run: 100/100 (100 %)"

@@ -113,6 +113,48 @@ console: Console = _LazyConsole(highlight=False)  # type: ignore[assignment]
 err_console: Console = _LazyConsole(stderr=True, highlight=False)  # type: ignore[assignment]
 
 
+class LineProgress:
+    """Progress written to a pipe or a file: one plain line on stderr per tenth of the work
+    (from the first tenth that ends after :attr:`after_s` seconds: a short run prints nothing).
+
+    A rich bar draws nothing when stderr is not a terminal, so a long run that is piped
+    (``env run --episodes 100000 … 2>log``) would say nothing until it ends. Same calls as
+    :class:`rich.progress.Progress` (``add_task``, ``advance``, a context manager).
+    """
+
+    after_s = 2.0
+
+    def __init__(self, label: str) -> None:
+        import time
+
+        self._clock = time.perf_counter
+        self._t0 = self._clock()
+        self.label = label
+        self.total = 0
+        self.done = 0
+        self._next = 0
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def add_task(self, _description: str, *, total: int) -> int:
+        self.total = max(1, int(total))
+        self._next = max(1, self.total // 10)
+        return 0
+
+    def advance(self, _task: int, advance: float = 1) -> None:
+        self.done += int(advance)
+        if self.done >= self._next:
+            if self._clock() - self._t0 >= self.after_s:
+                err_console.print(f"{self.label}: {self.done}/{self.total} ({100 * self.done / self.total:.0f} %)",
+                                  markup=False, highlight=False)
+            while self._next <= self.done:
+                self._next += max(1, self.total // 10)
+
+
 def escape(text: str) -> str:
     """:func:`rich.markup.escape`, imported on first use."""
     from rich.markup import escape as _escape

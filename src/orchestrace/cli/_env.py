@@ -11,6 +11,7 @@ import typer
 
 from ._app import (
     RAY_ADDRESS_OPTION,
+    LineProgress,
     app,
     console,
     err_console,
@@ -194,8 +195,9 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
 
     ok = False
     try:
-        with open(tmp, "wb") as fh, Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(),
-                                             TimeRemainingColumn(), console=err_console, transient=True) as prog:
+        bar = (Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                        console=err_console, transient=True) if err_console.is_terminal else LineProgress(label))
+        with open(tmp, "wb") as fh, bar as prog:
             task = prog.add_task("run", total=episodes)
             t0 = time.perf_counter()
             add(run_shard(job, [seed]), fh)

@@ -6,6 +6,7 @@ Exit codes: 0 ok; 2 usage or I/O error (unknown env id or policy, bad parameters
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -195,7 +196,7 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
 
     ok = False
     try:
-        bar = (Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        bar: Any = (Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err_console, transient=True) if err_console.is_terminal else LineProgress(label))
         with open(tmp, "wb") as fh, bar as prog:
             task = prog.add_task("run", total=episodes)

@@ -5,8 +5,8 @@ its arguments with :func:`expand_paths`, so a folder means the same thing everyw
 
 * a file is itself; a quoted glob (``'runs/*.jsonl'``, ``**`` allowed) is the files it matches;
 * a columnar dataset folder (one holding ``traces.parquet``) is one entry, read as a dataset;
-* any other folder is the ``.json`` / ``.jsonl`` files directly in it, and with
-  ``recursive`` (``-r``) every one below it (and the dataset folders below it). Files left in
+* any other folder is the ``.json`` / ``.jsonl`` files (and dataset folders) directly in it,
+  and with ``recursive`` (``-r``) every one below it. Files left in
   subfolders without ``-r`` are counted in :attr:`Expansion.skipped`, so a command can say so.
 
 An argument that names no file is kept with the reason (:attr:`Target.problem`): a command
@@ -61,7 +61,10 @@ def _is_dataset(p: Path) -> bool:
 
 def _folder(p: Path, recursive: bool, datasets: bool) -> tuple[list[Path], int]:
     if not recursive:
-        top = sorted(q for q in p.iterdir() if q.suffix in TRACE_SUFFIXES and q.is_file())
+        top = [q for q in p.iterdir() if q.suffix in TRACE_SUFFIXES and q.is_file()]
+        if datasets:  # a dataset folder directly in it is an entry, like a file
+            top += [q for q in p.iterdir() if _is_dataset(q)]
+        top.sort()
         skipped = sum(1 for q in p.rglob("*") if q.suffix in TRACE_SUFFIXES and q.parent != p and q.is_file())
         return top, skipped
     found = [q for q in p.rglob("*") if q.suffix in TRACE_SUFFIXES and q.is_file()]

@@ -12,10 +12,12 @@ is a DAG, which events an edge joins, or what the problem is called:
 * :func:`cycle_message`, :func:`duplicate_message`, :func:`dangling_message` — the text of
   the ``edge.cycle``, ``id.duplicate`` and ``edge.dangling`` problems (codes in
   :data:`~orchestrace._problems.PROBLEM_CODES`);
-* :func:`shared_columns` / :func:`shared` — inside the block, per-event columns that the
-  validator pulls out of a trace (times, type codes, the id index, edge ends …) are kept and
-  handed to the graph core instead of being pulled out a second time (~40 ns an event and
-  a column; ``orchestrace metrics`` validates, then builds the graph, of the same trace).
+* :class:`Columns` / :func:`column` — an explicit object holding the per-event columns that
+  the validator pulls out of one trace (times, type codes, the id index, edge ends …), handed
+  by the caller to the graph core (``validate(tr, columns=c)`` then
+  ``TraceGraph.from_trace(tr, columns=c)``) instead of pulling them out a second time (~40 ns
+  an event and a column; ``orchestrace metrics`` validates, then builds the graph, of the
+  same trace). No hidden state: without a ``Columns`` every column is computed where needed.
 
 >>> find_cycle(np.array([0, 1, 2]), np.array([1, 2, 0]), 3)
 [0, 1, 2]
@@ -25,9 +27,7 @@ is a DAG, which events an edge joins, or what the problem is called:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import Any, TypeVar
 
@@ -39,13 +39,13 @@ __all__ = [
     "DEPENDENCY_CODES",
     "EDGE_CODE",
     "EVENT_CODE",
+    "Columns",
     "IdIndex",
+    "column",
     "cycle_message",
     "dangling_message",
     "duplicate_message",
     "find_cycle",
-    "shared",
-    "shared_columns",
     "stable_argsort_hashes",
     "stable_argsort_small",
     "unique_ints",
@@ -61,53 +61,47 @@ DEPENDENCY_CODES: np.ndarray = np.array([e in DEPENDENCY_EDGE_TYPES for e in Edg
 _MAX_LISTED = 20
 _T = TypeVar("_T")
 
-#: id(trace) → (the trace, its columns by name), while a :func:`shared_columns` block runs.
-_SHARED: ContextVar[dict[int, tuple[Any, dict[str, Any]]] | None] = ContextVar(
-    "orchestrace_shared_columns", default=None)
+class Columns:
+    """The per-event columns of one trace, computed once, for the validator and the graph core.
 
+    Made by the caller for one trace and passed explicitly to :func:`orchestrace.validate`
+    and :meth:`TraceGraph.from_trace <orchestrace.graph.TraceGraph.from_trace>` (and
+    :func:`orchestrace.measures.compute`). Shared numpy arrays are read-only, so no consumer
+    can change what another one reads; a ``Columns`` given with another trace is ignored.
 
-@contextmanager
-def shared_columns() -> Iterator[None]:
-    """Share per-trace columns between the validator and the graph core inside the block.
-
-    The columns (and the traces they came from) are dropped when the block ends; shared
-    numpy arrays are read-only, so no consumer can change what another one reads. A nested
-    block uses the outer one's columns.
-
-    >>> with shared_columns():
-    ...     a = shared("trace", "x", lambda: [1])
-    ...     a is shared("trace", "x", lambda: [2])
+    >>> cols = Columns("trace")
+    >>> a = column(cols, "trace", "x", lambda: [1])
+    >>> a is column(cols, "trace", "x", lambda: [2])
     True
-    >>> shared("trace", "x", lambda: [2])  # outside a block: computed every time
+    >>> column(None, "trace", "x", lambda: [2])  # no Columns: computed every time
     [2]
+    >>> column(cols, "another trace", "x", lambda: [3])  # not this trace's: computed
+    [3]
     """
-    if _SHARED.get() is not None:
-        yield
-        return
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
+
+    __slots__ = ("_cols", "trace")
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+        self._cols: dict[str, Any] = {}
+
+    def get(self, name: str, make: Callable[[], _T]) -> _T:
+        """The column ``name``: ``make()`` the first time, the same object afterwards."""
+        try:
+            return self._cols[name]  # type: ignore[no-any-return]
+        except KeyError:
+            value = make()
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+            self._cols[name] = value
+            return value
 
 
-def shared(trace: Any, name: str, make: Callable[[], _T]) -> _T:
-    """``make()`` — computed once per trace and name inside a :func:`shared_columns` block."""
-    memo = _SHARED.get()
-    if memo is None:
+def column(columns: Columns | None, trace: Any, name: str, make: Callable[[], _T]) -> _T:
+    """``make()``, or the column ``name`` of ``columns`` when they are ``trace``'s."""
+    if columns is None or columns.trace is not trace:
         return make()
-    entry = memo.get(id(trace))
-    if entry is None or entry[0] is not trace:
-        entry = memo[id(trace)] = (trace, {})
-    cols = entry[1]
-    try:
-        return cols[name]  # type: ignore[no-any-return]
-    except KeyError:
-        value = make()
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-        cols[name] = value
-        return value
+    return columns.get(name, make)
 
 
 def _short(value: Any, limit: int = 30) -> str:

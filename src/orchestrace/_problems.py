@@ -31,12 +31,14 @@ PROBLEM_CODES: dict[str, tuple[Severity, str]] = {
     "json.invalid-utf8": (_E, "bytes that are not UTF-8 (the rest is still checked)"),
     "json.bom": (_W, "a UTF-8 byte-order mark before the JSON (ignored)"),
     "json.too-deep": (_E, "nesting beyond ~1000 levels"),
+    "json.toml": (_E, "the file is TOML, not JSON (a reward spec or a config?)"),
     "jsonl.truncated": (_W, "the stream's last line was cut; earlier records kept"),
     "jsonl.no-end": (_W, "a stream trace has no ``end`` record"),
     "jsonl.no-header": (_E, "records before the first ``header`` record"),
     "jsonl.bad-record": (_E, "a line is not exactly one of header/event/edge/end"),
     "schema.type": (_E, "a value has the wrong JSON type"),
     "schema.missing-field": (_E, "a required field is absent"),
+    "schema.not-a-trace": (_E, "a JSON object with none of a trace's fields (a config file?)"),
     "schema.unknown-field": (_E, "an unknown trace field (warning on a native event: kept in ``attrs``)"),
     "schema.enum": (_E, "an unknown enum value (hint: \"did you mean …?\")"),
     "reference.missing-field": (_E, "a reference trace (no ``schema_version``) lacks a field the reference schema requires"),
@@ -94,11 +96,18 @@ class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 
 
 class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
-    """All problems found in one trace (or file). ``valid`` means: no *error*.
+    """All problems found in one trace (or file). ``valid`` (and its alias ``ok``) means: no *error*.
 
+    ``ok`` is a property like ``valid``, so ``if report.ok:`` reads as it should; the strict
+    verdict (warnings fail too) is :meth:`passes`.
+
+    >>> from orchestrace._problems import problem
     >>> r = ValidationReport(source="x.json", problems=())
-    >>> r.valid, r.errors, r.warnings
-    (True, [], [])
+    >>> r.valid, r.ok, r.errors, r.warnings
+    (True, True, [], [])
+    >>> bad = ValidationReport(source="y.json", problems=(problem("edge.dangling", "$.edges[0]", "no such event"),))
+    >>> bad.valid, bad.ok, bad.passes(strict=True)
+    (False, False, False)
     """
 
     source: str | None
@@ -118,8 +127,17 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
     def valid(self) -> bool:
         return not any(p.severity is Severity.ERROR for p in self.problems)
 
-    def ok(self, *, strict: bool = False) -> bool:
-        """True when valid; with ``strict``, warnings fail too."""
+    @property
+    def ok(self) -> bool:
+        """The same as :attr:`valid` (no error-level problem); a property, never a method to call."""
+        return self.valid
+
+    def passes(self, *, strict: bool = False) -> bool:
+        """True when valid; with ``strict``, warnings fail too.
+
+        >>> ValidationReport(source=None, problems=()).passes(strict=True)
+        True
+        """
         return not self.problems if strict else self.valid
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +147,26 @@ class ValidationReport(msgspec.Struct, frozen=True, kw_only=True):
             "valid": self.valid,
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+def force_verdict(report: ValidationReport, trace_id: str, *, force: bool, verb: str = "analyse") -> tuple[bool, str]:
+    """The one refuse-unless-``--force`` rule of every analysing command: ``(go on?, what to say)``.
+
+    A valid trace goes on silently; an invalid one is refused with a message that names the
+    way out, or — with ``force`` — goes on with a warning that says so.
+
+    >>> from orchestrace._problems import problem
+    >>> bad = ValidationReport(source="x", problems=(problem("edge.dangling", "$.edges[0]", "no such event"),))
+    >>> force_verdict(bad, "t", force=False, verb="measure")[0], force_verdict(bad, "t", force=True, verb="measure")
+    (False, (True, "trace 't' is not valid (1 error(s)); --force: measure it anyway, results may be meaningless"))
+    """
+    if report.valid:
+        return True, ""
+    n = len(report.errors)
+    if force:
+        return True, f"trace {trace_id!r} is not valid ({n} error(s)); --force: {verb} it anyway, results may be meaningless"
+    return False, (f"trace {trace_id!r} is not valid ({n} error(s)); `orchestrace validate` lists them; fix the trace, "
+                   f"or pass --force to {verb} it anyway")
 
 
 def problem(code: str, path: str, message: str, hint: str = "") -> Problem:

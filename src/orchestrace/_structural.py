@@ -58,6 +58,8 @@ class Collector:
         self.problems: list[Problem] = []
         #: ids of events dropped by the structural layer (edges to them are not "dangling")
         self.dropped_ids: set[str] = set()
+        #: required trace fields reported missing (not reported again as empty)
+        self.missing_fields: set[str] = set()
         self.counts: Counter[str] = Counter()
         self._sev: dict[str, Severity] = {}
 
@@ -155,6 +157,8 @@ class Decoded(NamedTuple):
     ref_missing: Callable[[], list[str]] = lambda: []
     #: every float is known finite (the strict typed JSON decode rejects NaN/Infinity/1e400)
     finite: bool = False
+    #: decoded from a JSONL stream (one record per line), not from one JSON document
+    stream: bool = False
 
 
 # ----------------------------------------------------------------------------- decoding
@@ -202,6 +206,9 @@ _ENUM_OF_KEY: dict[str, type[Enum]] = {"topology": Topology, "kind": Decision, "
 _NON_SPACE = re.compile(rb"\S")
 _EVENT_ID = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')
 _JSONL_HEAD = re.compile(rb'\A\s*\{\s*"(?:header|event|edge|end)"\s*:')
+#: the first line of a TOML file: a table header ``[name]`` / ``[[name]]`` or ``key = …`` (never JSON)
+_TOML_LINE = re.compile(rb'(?:\[\[?\s*([A-Za-z_][\w.-]*)\s*\]\]?[ \t]*(?:#[^\n]*)?\r?(?:\n|\Z)'
+                        rb'|([A-Za-z_][\w.-]*)[ \t]*=)')
 _BAD_NUMBER = re.compile(rb"-?(?:NaN|Infinity|inf|nan)")
 
 
@@ -251,6 +258,12 @@ def _decode_document(data: bytes, col: Collector, utf8_checked: bool = False) ->
         return [Decoded(tr, Locator(), reference, missing, True)]
     first = _NON_SPACE.search(data).start()  # type: ignore[union-attr]  # (not empty: checked)
     head = data[first:first + 1]
+    toml = _TOML_LINE.match(data, first)
+    if toml is not None and toml.group(1) not in (b"true", b"false", b"null"):  # never the start of JSON
+        line = data[first:].split(b"\n", 1)[0].strip().decode("utf-8", "replace")[:60]
+        col.add("json.toml", "line 1", f"the file looks like TOML, not JSON (it starts with `{line}`)",
+                "a trace is JSON; a reward spec (TOML) is passed with --spec SPEC")
+        return []
     if head == b"[":  # no need to parse (maybe 10,000-deep) arrays to know the type is wrong
         col.add("schema.type", "$", "expected a JSON object (one trace), got an array",
                 "a trace is an object with trace_id, task_id, events, …; for many traces use a JSONL stream")
@@ -339,6 +352,12 @@ def convert_trace(raw: Any, col: Collector, *, reference: bool, root: str = "$")
     if not isinstance(raw, dict):
         col.add("schema.type", root, f"expected a JSON object (one trace), got {_jtype(raw)}")
         return None
+    if raw and not any(k in _TRACE_FIELDS for k in raw):  # a config or some other JSON: one problem, not 11
+        keys = ", ".join(short(k, 30) for k in list(raw)[:5]) + (", …" if len(raw) > 5 else "")
+        col.add("schema.not-a-trace", root, f"a JSON object with none of a trace's fields (its keys: {keys}); "
+                "this is not a trace", "a trace has trace_id, task_id and events (see `orchestrace schema`); "
+                "other formats are read by `orchestrace import`")
+        return None
     fields: dict[str, Any] = {}
     event_pos = edge_pos = None
     for key, val in raw.items():
@@ -362,6 +381,7 @@ def convert_trace(raw: Any, col: Collector, *, reference: bool, root: str = "$")
     for key in ("trace_id", "task_id", "events"):
         if key not in raw:
             col.add("schema.missing-field", root, f"trace has no `{key}`")
+            col.missing_fields.add(key)
         fields.setdefault(key, () if key == "events" else "")
     return Decoded(Trace(**fields), Locator(root, event_pos, edge_pos), reference)
 
@@ -566,7 +586,7 @@ def _decode_jsonl(data: bytes, source: str, col: Collector) -> Iterator[Decoded]
         numbered = _decode_lines_tolerant(lines, nonblank, col)
         finite = False
     for d in _assemble(numbered, col):
-        yield d._replace(finite=finite)
+        yield d._replace(finite=finite, stream=True)
 
 
 def _decode_lines_tolerant(lines: list[bytes], nonblank: list[int], col: Collector) -> list[tuple[int, Any]]:

@@ -25,12 +25,14 @@ code                       severity  meaning
 ``json.invalid-utf8``      error     bytes that are not UTF-8 (the rest is still checked)
 ``json.bom``               warning   a UTF-8 byte-order mark before the JSON (ignored)
 ``json.too-deep``          error     nesting beyond ~1000 levels
+``json.toml``              error     the file is TOML, not JSON (a reward spec or a config?)
 ``jsonl.truncated``        warning   the stream's last line was cut; earlier records kept
 ``jsonl.no-end``           warning   a stream trace has no ``end`` record
 ``jsonl.no-header``        error     records before the first ``header`` record
 ``jsonl.bad-record``       error     a line is not exactly one of header/event/edge/end
 ``schema.type``            error     a value has the wrong JSON type
 ``schema.missing-field``   error     a required field is absent
+``schema.not-a-trace``     error     a JSON object with none of a trace's fields (a config file?)
 ``schema.unknown-field``   error     an unknown trace field (warning on a native event:
                                      kept in ``attrs``)
 ``schema.enum``            error     an unknown enum value (hint: "did you mean …?")
@@ -75,7 +77,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import attrgetter, is_not
 from typing import Any
@@ -87,11 +89,12 @@ from ._dag import (
     DEPENDENCY_CODES,
     EDGE_CODE,
     EVENT_CODE,
+    Columns,
     IdIndex,
+    column,
     cycle_message,
     dangling_message,
     duplicate_message,
-    shared,
 )
 from ._dag import (
     find_cycle as find_cycle,  # re-exported: the one cycle finder, shared with the graph core
@@ -110,11 +113,6 @@ KNOWN_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
 
 _ABS_TOL, _REL_TOL = 1e-9, 1e-12  # time comparisons: a ≥ b - (abs + rel·|b|)
 
-#: Set by a command-line process that ends without tearing down (``cli.main``): it is handed
-#: the decoded traces of each call, so that they are not freed one object at a time just
-#: before the process exits (~40 ms for 200k events). None (the default): freed on return.
-_keep: Any = None
-
 _EV_CODE, _ED_CODE = EVENT_CODE, EDGE_CODE
 _DEP_CODES = np.flatnonzero(DEPENDENCY_CODES).astype(np.int8)  # codes of the dependency edge types
 _SPAWN, _RETURN, _DECISION = (_EV_CODE[EventType.SPAWN], _EV_CODE[EventType.RETURN],
@@ -124,12 +122,14 @@ _get = {name: attrgetter(name) for name in (
     "src", "dst", "to", "value")}
 
 
-def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = False) -> ValidationReport:
+def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = False,
+             columns: Columns | None = None) -> ValidationReport:
     """Check a trace (object, path, or file bytes); return every problem found.
 
     With ``strict=True`` warnings are promoted to errors (so ``report.valid`` is False
     when anything at all was found). Bad input never raises; only an argument of the
-    wrong Python type does (``TypeError``).
+    wrong Python type does (``TypeError``). ``columns`` (a :class:`~orchestrace._dag.Columns`
+    of this trace) keeps the columns the checks pull out, for the graph built next.
 
     >>> validate(b'{"trace_id": "t", "task_id": "k", "events": [{"id": "e1", "t": 0, '
     ...          b'"type": "tool_cal", "agent": "a"}]}').problems[0].hint
@@ -137,6 +137,14 @@ def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = Fa
     """
     if not isinstance(trace, (Trace, bytes, bytearray, memoryview, str, os.PathLike)):
         raise TypeError(f"validate() takes a Trace, a path or bytes, not {type(trace).__name__}")
+    return validate_keeping(trace, strict=strict, columns=columns)
+
+
+def validate_keeping(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = False,
+                     columns: Columns | None = None, keep: Callable[[Any], None] | None = None) -> ValidationReport:
+    """:func:`validate`, handing the decoded traces to ``keep`` (the command line passes a
+    holder when its process ends with ``os._exit``: nothing is freed one object at a time just
+    before the exit, ~40 ms for 200k events). An argument, not a global set at run time."""
     col = Collector()
     decoded: list[Decoded] = []
     source: str | None = None
@@ -161,7 +169,7 @@ def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = Fa
                 decoded = decode_bytes(data, source, col)
                 del data
         for d in decoded:
-            check_semantics(d, col)
+            check_semantics(d, col, columns)
     except ConfigError:  # a bad ORCHESTRACE_* setting is not a problem of the input
         raise
     except Exception as exc:  # the contract: bad input never escapes as an exception
@@ -171,8 +179,8 @@ def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = Fa
         if gc_was_enabled:
             gc.enable()
     problems = col.finish()
-    if _keep is not None:
-        _keep(decoded)
+    if keep is not None:
+        keep(decoded)
     if strict:
         problems = [p if p.severity is ERROR else msgspec.structs.replace(p, severity=ERROR) for p in problems]
     return ValidationReport(
@@ -182,10 +190,10 @@ def validate(trace: Trace | str | os.PathLike[str] | bytes, *, strict: bool = Fa
 
 
 # ----------------------------------------------------------------------------- semantic layer
-def check_semantics(d: Decoded, col: Collector) -> None:
-    """Every semantic rule on one decoded trace; problems go to ``col``."""
+def check_semantics(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
+    """Every semantic rule on one decoded trace; problems go to ``col`` (columns to ``columns``)."""
     try:
-        _check(d, col)
+        _check(d, col, columns)
     except (TypeError, ValueError, KeyError, OverflowError, AttributeError):
         # a Trace built in code with wrong Python types: round-trip it through the
         # tolerant structural layer to get located problems, then check what converts
@@ -205,7 +213,7 @@ def _tol(t: np.ndarray) -> float:
     return float(_ABS_TOL + _REL_TOL * big)
 
 
-def _check(d: Decoded, col: Collector) -> None:
+def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     tr, loc = d.trace, d.loc
     ev, ed = tr.events, tr.edges
     n, m = len(ev), len(ed)
@@ -216,11 +224,11 @@ def _check(d: Decoded, col: Collector) -> None:
     # -- columns (one pass each, no per-event Python loop) --------------------------------
     # ids, agents and edge ends are handled as 64-bit string hashes (see _dag.IdIndex); the
     # strings themselves are only fetched (ev[i].id) for the few problems reported
-    # (inside dag.shared_columns() the graph core reuses them: same names, same values)
-    t = shared(tr, "t", lambda: np.fromiter(map(_get["t"], ev), np.float64, n))  # (n,)
-    types = shared(tr, "event_type_code", lambda: np.fromiter(
+    # (given a _dag.Columns, the graph core reuses them: same names, same values)
+    t = column(columns, tr, "t", lambda: np.fromiter(map(_get["t"], ev), np.float64, n))  # (n,)
+    types = column(columns, tr, "event_type_code", lambda: np.fromiter(
         map(_EV_CODE.get, map(_get["type"], ev), repeat(-1)), np.int8, n))  # (n,) -1 = not a type
-    index = shared(tr, "id_index", lambda: IdIndex(
+    index = column(columns, tr, "id_index", lambda: IdIndex(
         np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id))
 
     bad_type = np.flatnonzero(types < 0)
@@ -247,7 +255,7 @@ def _check(d: Decoded, col: Collector) -> None:
     if d.reference:
         col.add_many("reference.negative-time", np.flatnonzero(t < 0),
                      lambda i: (loc.event(i, "t"), f"t = {float(t[i])!r} is negative", "reference traces need t ≥ 0"))
-    t_end_list = shared(tr, "list:t_end", lambda: list(map(_get["t_end"], ev)))
+    t_end_list = column(columns, tr, "list:t_end", lambda: list(map(_get["t_end"], ev)))
     t_end = _float_column(t_end_list)
     if not finite:
         _finite(col, t_end, lambda i: loc.event(i, "t_end"), t_end_list)
@@ -255,7 +263,7 @@ def _check(d: Decoded, col: Collector) -> None:
     col.add_many("event.end-before-start", early, lambda i: (
         loc.event(i, "t_end"), f"t_end = {float(t_end[i])!r} is before t = {float(t[i])!r}", "t_end must be ≥ t (or omitted)"))
     for field in ("tokens_in", "tokens_out", "cost"):
-        values = shared(tr, f"list:{field}", lambda f=field: list(map(_get[f], ev)))  # type: ignore[misc]
+        values = column(columns, tr, f"list:{field}", lambda f=field: list(map(_get[f], ev)))  # type: ignore[misc]
         if values.count(None) == n:
             continue
         arr = _float_column(values)
@@ -270,9 +278,9 @@ def _check(d: Decoded, col: Collector) -> None:
 
     # -- edges ----------------------------------------------------------------------------
     if m:
-        s = shared(tr, "edge_src", lambda: index.lookup_of(ed, _get["src"]))  # (m,) event positions, -1 = none
-        dd = shared(tr, "edge_dst", lambda: index.lookup_of(ed, _get["dst"]))
-        etype = shared(tr, "edge_type_code", lambda: np.fromiter(
+        s = column(columns, tr, "edge_src", lambda: index.lookup_of(ed, _get["src"]))  # (m,) event positions, -1 = none
+        dd = column(columns, tr, "edge_dst", lambda: index.lookup_of(ed, _get["dst"]))
+        etype = column(columns, tr, "edge_type_code", lambda: np.fromiter(
             map(_ED_CODE.get, map(_get["type"], ed), repeat(-1)), np.int8, m))
         for name, ends in (("src", s), ("dst", dd)):
             dangling: list[int] = np.flatnonzero(ends < 0).tolist()
@@ -343,11 +351,11 @@ def _check_trace_level(d: Decoded, col: Collector) -> None:
         for f in d.ref_missing():
             col.add("reference.missing-field", loc.field(f), f"reference trace has no `{f}`",
                     "the reference schema requires it; add it, or add \"schema_version\" to mark a native trace")
-        if not tr.events and not col.dropped_ids:  # events that failed to decode were reported
+        if not tr.events and not col.dropped_ids and "events" not in col.missing_fields:  # reported already
             col.add("reference.empty-events", loc.field("events"), "reference trace has no events",
                     "the reference schema requires at least one event")
         for f in ("trace_id", "task_id"):
-            if getattr(tr, f) == "":
+            if getattr(tr, f) == "" and f not in col.missing_fields:  # a missing field is reported once
                 col.add("reference.empty-string", loc.field(f), f"`{f}` is empty", "give it a non-empty value")
     elif tr.schema_version not in KNOWN_SCHEMA_VERSIONS:
         col.add("version.unknown", loc.field("schema_version"),

@@ -86,7 +86,7 @@ from typing import Any
 import msgspec
 
 from ._problems import Problem
-from .errors import TraceDecodeError, TraceError, require
+from .errors import ConfigError, TraceDecodeError, TraceError, require
 from .trace import DecisionPayload, Edge, Event, Outcome, Signal, Trace
 from .vocab import Decision, EdgeType, EventType, Severity, Topology
 
@@ -270,7 +270,7 @@ def write_dataset(traces: Iterable[Trace], folder: str | os.PathLike[str], *,
     ['edges.parquet', 'events.parquet', 'traces.parquet']
     """
     if rows_per_group < 1:
-        raise ValueError(f"rows_per_group must be >= 1, got {rows_per_group}")
+        raise ConfigError(f"rows_per_group must be >= 1, got {rows_per_group}")
     pa = _pa()
     pq = require("pyarrow.parquet", extra="parquet")
     out = Path(folder)
@@ -588,7 +588,7 @@ def read_dataset(folder: str | os.PathLike[str], *, batch_rows: int = 64 * 1024,
     spans: list[tuple[int, int] | None] = [None, None, None]
     if traces is not None:
         if traces.step != 1 or traces.start < 0:
-            raise ValueError(f"traces must be a range(lo, hi) with lo >= 0, got {traces!r}")
+            raise ConfigError(f"traces must be a range(lo, hi) with lo >= 0, got {traces!r}")
         spans = _partition_rows(root, traces.start, max(traces.start, traces.stop), batch_rows)
     tables = [_Table(root, name, cols, batch_rows, rows=span) for name, cols, span in zip(
         TABLES, (_TRACE_COLS, _EVENT_COLS, _EDGE_COLS), spans, strict=True)]

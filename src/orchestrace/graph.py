@@ -74,12 +74,13 @@ from ._dag import (
     DEPENDENCY_CODES,
     EDGE_CODE,
     EVENT_CODE,
+    Columns,
     IdIndex,
+    column,
     cycle_message,
     dangling_message,
     duplicate_message,
     find_cycle,
-    shared,
     stable_argsort_small,
     unique_ints,
 )
@@ -250,21 +251,22 @@ class TraceGraph:
     derive from the graph through :meth:`derived`; nothing else is written to a graph.
     """
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, columns: Columns | None = None) -> None:
         """Use :meth:`from_trace`."""
         self.trace = trace
+        self._columns = columns
         self.trace_id = trace.trace_id
         #: What the graph assumed where the trace was silent (e.g. filled end times).
         self.assumptions: tuple[str, ...] = ()
         self._derived: dict[Hashable, Any] = {}
         ev = trace.events
         n = self.n = len(ev)
-        # columns the validator may already have pulled out of this trace (_dag.shared_columns)
+        # columns the validator may already have pulled out of this trace (handed over explicitly as a _dag.Columns)
         self.ids: list[str] = list(map(attrgetter("id"), ev))
-        self.t = shared(trace, "t", lambda: np.fromiter(map(attrgetter("t"), ev), dtype=np.float64, count=n))
-        t_end = np.array(shared(trace, "list:t_end", lambda: list(map(attrgetter("t_end"), ev))),
+        self.t = column(columns, trace, "t", lambda: np.fromiter(map(attrgetter("t"), ev), dtype=np.float64, count=n))
+        t_end = np.array(column(columns, trace, "list:t_end", lambda: list(map(attrgetter("t_end"), ev))),
                          dtype=np.float64).reshape(n)
-        codes = shared(trace, "event_type_code", lambda: np.fromiter(
+        codes = column(columns, trace, "event_type_code", lambda: np.fromiter(
             map(_EV_CODE_OR_NONE.get, map(attrgetter("type"), ev), itertools.repeat(-1)), dtype=np.int8, count=n))
         if n and codes.min() < 0:  # not an EventType: fail as the plain column would
             codes = np.fromiter(map(_EV.__getitem__, map(attrgetter("type"), ev)), dtype=np.int8, count=n)
@@ -280,16 +282,16 @@ class TraceGraph:
         self.agent = np.fromiter(map(self.agent_index.__getitem__, agent_names), dtype=_I32, count=n)
         ed = trace.edges
         m = self.m = len(ed)
-        ix = shared(trace, "id_index", lambda: IdIndex.of(self.ids))  # the validator's id index (one core)
+        ix = column(columns, trace, "id_index", lambda: IdIndex.of(self.ids))  # the validator's id index (one core)
         dup = ix.duplicates()
         if dup.size:
             raise _duplicate_ids(self.ids, dup, ix)
-        src = shared(trace, "edge_src", lambda: ix.lookup_of(ed, attrgetter("src")))  # (m,) −1 = no such event
-        dst = shared(trace, "edge_dst", lambda: ix.lookup_of(ed, attrgetter("dst")))
+        src = column(columns, trace, "edge_src", lambda: ix.lookup_of(ed, attrgetter("src")))  # (m,) −1 = no such event
+        dst = column(columns, trace, "edge_dst", lambda: ix.lookup_of(ed, attrgetter("dst")))
         if m and (src.min() < 0 or dst.min() < 0):
             raise _dangling(ed, src, dst)
         self.edge_src, self.edge_dst = src.astype(_I32), dst.astype(_I32)
-        etype = shared(trace, "edge_type_code", lambda: np.fromiter(
+        etype = column(columns, trace, "edge_type_code", lambda: np.fromiter(
             map(_ED_CODE_OR_NONE.get, map(attrgetter("type"), ed), itertools.repeat(-1)), dtype=np.int8, count=m))
         if m and etype.min() < 0:  # not an EdgeType: fail as the plain column would
             etype = np.fromiter(map(_ED.__getitem__, map(attrgetter("type"), ed)), dtype=np.int8, count=m)
@@ -312,10 +314,13 @@ class TraceGraph:
         return dict(zip(self.ids, range(self.n), strict=True))
 
     @classmethod
-    def from_trace(cls, trace: Trace) -> TraceGraph:
+    def from_trace(cls, trace: Trace, *, columns: Columns | None = None) -> TraceGraph:
         """Build the graph; raises :class:`~orchestrace.errors.TraceInvalidError` on duplicate
-        event ids, edges to unknown events, or a dependency cycle (naming its members)."""
-        g = cls(trace)
+        event ids, edges to unknown events, or a dependency cycle (naming its members).
+
+        ``columns`` — the :class:`~orchestrace._dag.Columns` a :func:`~orchestrace.validate`
+        call of the same trace filled — are reused instead of being pulled out again."""
+        g = cls(trace, columns)
         g._kahn  # noqa: B018 — detect cycles up front
         return g
 
@@ -364,7 +369,7 @@ class TraceGraph:
 
     # ------------------------------------------------------------------ per-event columns
     def _column(self, name: str) -> list:
-        return shared(self.trace, f"list:{name}", lambda: list(map(attrgetter(name), self.trace.events)))
+        return column(self._columns, self.trace, f"list:{name}", lambda: list(map(attrgetter(name), self.trace.events)))
 
     @cached_property
     def _tokens(self) -> tuple[np.ndarray, np.ndarray, bool]:

@@ -34,12 +34,12 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, NamedTuple
 
 import msgspec
 
 from ._problems import Problem
-from ._structural import Collector, _End, _Header, decode_bytes
+from ._structural import Collector, Decoded, _End, _Header, decode_bytes
 from .errors import (
     ConfigError,
     ReferenceLossWarning,
@@ -57,8 +57,10 @@ __all__ = [
     "dump",
     "dumps",
     "iter_traces",
+    "TraceFile",
     "load",
     "loads",
+    "read_traces",
     "to_reference",
 ]
 
@@ -229,8 +231,40 @@ def iter_traces(path: str | os.PathLike[str]) -> Iterator[Trace]:
     yield from _decode(read_bytes(path), str(path))
 
 
+class TraceFile(NamedTuple):
+    """Every trace of one file and the encoding they were decoded from.
+
+    ``format`` is what the decoder saw — ``"jsonl"`` for a stream (also one that starts
+    with a byte-order mark or a pretty-printed header), ``"native"`` or ``"reference"``
+    for one JSON document — so a rewrite in place keeps it without guessing again.
+    """
+
+    traces: list[Trace]
+    format: Format
+
+
+def read_traces(path: str | os.PathLike[str]) -> TraceFile:
+    """Every trace of a file and the format it was decoded from (for rewriting it in place).
+
+    >>> import tempfile, os
+    >>> from orchestrace.builder import TraceBuilder
+    >>> b = TraceBuilder("t1"); _ = b.add("spawn", "orchestrator", t=0, to="w1")
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> _ = open(p, "wb").write(dumps(b.build(), format="jsonl") * 2)
+    >>> f = read_traces(p); len(f.traces), f.format
+    (2, 'jsonl')
+    """
+    decoded = _decode_all(read_bytes(path), str(path))
+    fmt: Format = "jsonl" if decoded[0].stream else "reference" if decoded[0].reference else "native"
+    return TraceFile([d.trace for d in decoded], fmt)
+
+
 def _decode(data: bytes | str, source: str) -> list[Trace]:
     """Structural decode; raises on any structural error, warns for warnings."""
+    return [d.trace for d in _decode_all(data, source)]
+
+
+def _decode_all(data: bytes | str, source: str) -> list[Decoded]:
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     col = Collector()
@@ -244,8 +278,8 @@ def _decode(data: bytes | str, source: str) -> list[Trace]:
         raise TraceDecodeError(f"{source}: not a valid trace{where}{more}", errors or problems)
     for p in problems:
         cls = TruncatedStreamWarning if p.code.startswith("jsonl.") else TraceFormatWarning
-        warnings.warn(f"{source}: {p.path}: {p.message}", cls, stacklevel=3)
-    return [d.trace for d in decoded]
+        warnings.warn(f"{source}: {p.path}: {p.message}", cls, stacklevel=4)
+    return decoded
 
 
 def _problem(code: str, path: str, message: str, hint: str = "", severity: Severity = Severity.ERROR) -> Problem:
@@ -261,7 +295,7 @@ def dumps(trace: Trace, *, format: Format = "native") -> bytes:
         return _encoder.encode(to_reference(trace))
     if format == "jsonl":
         return b"".join(_jsonl_lines(trace))
-    raise ValueError(f"unknown format {format!r}; use 'native', 'reference' or 'jsonl'")
+    raise ConfigError(f"unknown format {format!r}; use 'native', 'reference' or 'jsonl'")
 
 
 def dump(trace: Trace, path: str | os.PathLike[str], *, format: Format | None = None) -> None:

@@ -42,7 +42,7 @@ from contextvars import ContextVar
 import msgspec
 import numpy as np
 
-from ._dag import shared_columns, unique_ints
+from ._dag import Columns, unique_ints
 from .errors import ConfigError, TraceInvalidError, did_you_mean
 from .graph import TraceGraph
 from .trace import Trace
@@ -771,32 +771,36 @@ def compute(
     *,
     validate: bool = True,
     max_flows: int = 50,
+    columns: Columns | None = None,
 ) -> MetricsResult:
     """Evaluate the selected measures (default: all) on one graph built once.
 
     With ``validate`` (default) a :class:`~orchestrace.Trace` is first checked with
     :func:`orchestrace.validate`; an invalid trace raises
     :class:`~orchestrace.errors.TraceInvalidError` carrying the validator's problems. A
-    dependency cycle raises it too, naming the cycle.
+    dependency cycle raises it too, naming the cycle. ``columns`` — the
+    :class:`~orchestrace._dag.Columns` a caller's own :func:`orchestrace.validate` call of this
+    trace filled — are handed to the graph; without them the validation here fills its own.
     """
-    with shared_columns():  # the graph reuses the columns the validator pulled out of the trace
-        if isinstance(trace, Trace) and validate:
-            _check(trace)
-        names = select_measures(select)
-        g = _graph(trace)
-        with _noting() as notes:
-            metrics = {name: _clean(MEASURES[name](g)) for name in names}
-            flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
-            if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
-                _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
+    if isinstance(trace, Trace) and columns is None:
+        columns = Columns(trace)  # the graph reuses the columns the validator pulls out of the trace
+    if isinstance(trace, Trace) and validate:
+        _check(trace, columns)
+    names = select_measures(select)
+    g = trace if isinstance(trace, TraceGraph) else TraceGraph.from_trace(trace, columns=columns)
+    with _noting() as notes:
+        metrics = {name: _clean(MEASURES[name](g)) for name in names}
+        flows = safety_flows(g, limit=max_flows) if any(n.startswith("safety/") for n in names) else []
+        if g.output >= 0 and not g.output_rule.startswith("aggregate/return"):
+            _note(g, f"final output = {g.ids[g.output]!r} ({g.output_rule})")
     assumptions = [*g.assumptions, *(n for n in notes if n not in g.assumptions)]
     return MetricsResult(trace_id=g.trace_id, metrics=metrics, assumptions=assumptions, flows=flows)
 
 
-def _check(trace: Trace) -> None:
+def _check(trace: Trace, columns: Columns | None = None) -> None:
     from ._validate import validate as run_validator
 
-    report = run_validator(trace)
+    report = run_validator(trace, columns=columns)
     if not report.valid:
         errors = [p for p in report.problems if str(p.severity) == "error"]
         raise TraceInvalidError(

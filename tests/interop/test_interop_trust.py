@@ -152,7 +152,7 @@ def test_export_of_an_imported_session_warns_and_takes_truth_and_baseline(fx: Pa
     r = _run("export", "trl", str(sess), "-o", str(out))
     assert r.returncode == 0
     assert "every exported reward is 0 (344 rows" in r.stderr and "--truth" in r.stderr
-    assert "343 of 344 completions carry no text" in r.stderr and "--content keep" in r.stderr
+    assert "343 of 344 completions carry a content reference, not text" in r.stderr and "--content keep" in r.stderr
     assert all(x["reward"] == 0 for x in _rows(out))
     r = _run("export", "trl", str(sess), "-o", str(out), "--truth", "true")
     assert r.returncode == 0 and "every exported reward is 0" not in r.stderr

@@ -1,7 +1,7 @@
 """The shared-columns path (the graph reusing the validator's columns) against the plain one.
 
 ``measures.compute(trace)`` and ``orchestrace metrics`` validate a trace, then build its graph
-inside ``_dag.shared_columns()``; the plain path builds the graph from the trace alone. On
+with the same explicit ``_dag.Columns`` object; the plain path builds the graph from the trace alone. On
 random traces — valid ones, and hostile ones with duplicate ids, dangling edges, cycles,
 time running backwards and unknown types — both must give the same graph arrays, the same
 measures, the same validation report and the same refusal.
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrace import Edge, EdgeType, Event, EventType, Trace, synth, validate
-from orchestrace._dag import shared, shared_columns
+from orchestrace._dag import Columns, column
 from orchestrace.errors import TraceInvalidError
 from orchestrace.graph import TraceGraph
 from orchestrace.measures import compute
@@ -77,9 +77,9 @@ def _same_metrics(a: dict[str, float | None], b: dict[str, float | None]) -> Non
 def _check(tr: Trace) -> None:
     plain_report = validate(tr)
     plain_graph = _graph_or_error(lambda: TraceGraph.from_trace(tr))
-    with shared_columns():
-        shared_report = validate(tr)
-        shared_graph = _graph_or_error(lambda: TraceGraph.from_trace(tr))
+    cols = Columns(tr)
+    shared_report = validate(tr, columns=cols)
+    shared_graph = _graph_or_error(lambda: TraceGraph.from_trace(tr, columns=cols))
     assert shared_report == plain_report
     _same_graph(shared_graph, plain_graph)
     if isinstance(plain_graph, TraceGraph):  # measures: through compute(trace) (shared) vs a plain graph
@@ -105,12 +105,25 @@ def test_shared_columns_change_nothing_on_synth_traces(seed: int) -> None:
     _check(synth(events=400 + 300 * seed, agents=3 + seed, seed=seed))
 
 
-def test_shared_arrays_are_read_only_and_dropped_after_the_block() -> None:
+def test_shared_arrays_are_read_only_and_belong_to_one_trace() -> None:
     tr = synth(events=50, agents=2, seed=0)
-    with shared_columns():
-        validate(tr)
-        t = shared(tr, "t", lambda: np.zeros(1))
-        assert t.shape == (50,) and not t.flags.writeable
-        with pytest.raises(ValueError):
-            t[0] = 1.0
-    assert shared(tr, "t", lambda: np.zeros(1)).shape == (1,)  # outside: nothing kept
+    cols = Columns(tr)
+    validate(tr, columns=cols)
+    t = column(cols, tr, "t", lambda: np.zeros(1))
+    assert t.shape == (50,) and not t.flags.writeable
+    with pytest.raises(ValueError):
+        t[0] = 1.0
+    assert column(None, tr, "t", lambda: np.zeros(1)).shape == (1,)  # no Columns: nothing kept
+    other = synth(events=50, agents=2, seed=1)
+    g = TraceGraph.from_trace(other, columns=cols)  # another trace's columns are never used
+    assert np.array_equal(g.t, TraceGraph.from_trace(other).t)
+
+
+def test_no_hidden_state_between_calls() -> None:
+    """A validate() call leaves nothing behind that a later graph could pick up (issue 27)."""
+    import orchestrace._dag as dag
+
+    assert not any(type(v).__name__ == "ContextVar" for v in vars(dag).values())
+    import orchestrace._validate as val
+
+    assert not hasattr(val, "_keep")

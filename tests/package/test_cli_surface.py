@@ -67,3 +67,19 @@ def test_inspect_prints_words_not_a_python_dict(tmp_path) -> None:  # type: igno
     assert res.exit_code == 0, res.output
     assert not re.search(r"\{'|': (None|True|False)", res.output), res.output
     assert re.search(r"outcome\s*│\s*(succeeded|failed)", res.output)
+
+
+def test_shared_options_are_declared_once() -> None:
+    """--ray, --ray-address, --quiet and -r are declared in cli/_app.py only (issue 27: 6, 4 and 3 copies)."""
+    from pathlib import Path
+
+    cli = Path(__file__).resolve().parents[2] / "src" / "orchestrace" / "cli"
+    for flag in ("--ray", "--ray-address", "--quiet", "--recursive"):
+        where = [p.name for p in sorted(cli.glob("*.py")) for _ in re.finditer(rf'"{flag}"', p.read_text())]
+        assert where == ["_app.py"], (flag, where)
+
+
+@pytest.mark.parametrize("command", ["validate", "metrics", "inspect", "reward", "credit"])
+def test_every_analysing_command_has_json(command: str) -> None:
+    r = CliRunner().invoke(app, [command, "--help"])
+    assert r.exit_code == 0 and "--json" in r.output

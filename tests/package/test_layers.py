@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "orchestrace"
 
 #: Top-level units of the package (a module or a subpackage) by layer, lowest first.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("vocab/errors", {"vocab", "errors", "_problems", "_methods", "_dag"}),
+    ("vocab/errors", {"vocab", "errors", "_problems", "_methods", "_dag", "_paths"}),
     ("trace/io", {"trace", "io", "_structural", "_validate", "builder", "dataset", "schema", "_synth",
                   "recorder", "importers", "corpus"}),
     ("graph", {"graph", "_units"}),
@@ -167,3 +167,33 @@ def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
         "orchestrace.credit", "orchestrace.env.world"}
     graph: dict[str, set[str]] = defaultdict(set, {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
     assert _circles(graph) == [("a", "b", "c")]
+
+
+def _private_crossings() -> list[tuple[str, str]]:
+    """(importer, imported) pairs where a module imports another subpackage's private module."""
+    modules = _modules()
+    bad = []
+    for name, path in modules.items():
+        parts = name.split(".")
+        home = parts[1] if len(parts) > 2 or path.name == "__init__.py" and len(parts) > 1 else None
+        for target in _imports(name, path, set(modules)):
+            tparts = target.split(".")
+            if len(tparts) < 3:
+                continue  # orchestrace.x, orchestrace._x: the package core, open to every layer
+            owner = tparts[1]
+            if owner != home and any(p.startswith("_") and p != "__init__" for p in tparts[2:]):
+                bad.append((name, target))
+    return sorted(bad)
+
+
+def test_no_module_imports_another_packages_private_modules() -> None:
+    """cli must not reach into ``scale._cluster`` (issue 27): a package's private modules are its own;
+    what others need is re-exported by the package (``orchestrace.scale``)."""
+    assert _private_crossings() == []
+
+
+def test_no_library_module_imports_the_cli() -> None:
+    modules = _modules()
+    bad = sorted((n, t) for n, p in modules.items() if not n.startswith(("orchestrace.cli", "orchestrace.__main__"))
+                 for t in _imports(n, p, set(modules)) if t.startswith("orchestrace.cli"))
+    assert bad == []

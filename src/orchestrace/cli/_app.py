@@ -40,14 +40,28 @@ app = typer.Typer(
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 #: Options shared by the dataset commands (validate, metrics, reward, credit), declared once.
-RAY_ADDRESS_OPTION: Any = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR.")
+RAY_ADDRESS_OPTION: Any = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR "
+                                       "(host:port, ray://host:port or auto) instead of starting a local one.")
+
+
+def ray_option(what: str) -> Any:
+    """The ``--ray N`` option of every command that can run on Ray, declared once (``what`` it runs there)."""
+    return typer.Option(None, "--ray", metavar="N", help=f"{what} on N Ray workers (needs orchestrace[ray]); "
+                        "the results are those of one process.")
+
+
 PARTITION_TRACES_OPTION: Any = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out).")
 RAY_MIN_WORK_OPTION: Any = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
                                         "much estimated one-process work (default: the break-even; 0: always).")
+#: ``-r``: the one rule for folders (:mod:`orchestrace._paths`), on every command that takes trace paths.
+RECURSIVE_OPTION: Any = typer.Option(False, "--recursive", "-r", help="Also read the .json/.jsonl files in "
+                                     "subfolders of a folder (without it: the files directly in it).")
+#: ``--json`` of every analysing command.
+JSON_OPTION: Any = typer.Option(False, "--json", help="One JSON object per line on stdout (machine-readable).")
+#: ``--quiet`` of the commands with progress bars.
+QUIET_OPTION: Any = typer.Option(False, "--quiet", "-q", help="No progress bars.")
 #: ``--ray`` and ``--out`` of the commands whose PATH may be a dataset folder (reward, credit).
-DATASET_RAY_OPTION: Any = typer.Option(None, "--ray", metavar="N", help="PATH is a dataset folder: compute its "
-                                       "partitions on N Ray workers (needs orchestrace[ray]); the output is the "
-                                       "one-process output.")
+DATASET_RAY_OPTION: Any = ray_option("PATH is a dataset folder: compute its partitions")
 DATASET_OUT_OPTION: Any = typer.Option(None, "--out", "-o", help="PATH is a dataset folder: also write per-trace "
                                        "results as partitioned Parquet (DIR/part-00000.parquet …).")
 
@@ -66,7 +80,11 @@ def keep(obj: Any) -> None:
 
 class _LazyConsole:
     """A :class:`rich.console.Console` built on first use (rich costs start-up time that
-    ``--help`` and ``--version`` do not need)."""
+    ``--help`` and ``--version`` do not need).
+
+    Written to a pipe or a file, text is never wrapped (``soft_wrap``): a message with a
+    long path stays one line that ``grep`` and a test can find whole. Tables keep their width.
+    """
 
     def __init__(self, **kw: Any) -> None:
         self._kw = kw
@@ -77,6 +95,8 @@ class _LazyConsole:
             from rich.console import Console
 
             self._console = Console(**self._kw)
+            if not self._console.is_terminal:
+                self._console.soft_wrap = True
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -49,20 +49,17 @@ def read_traces(path: Path) -> list[Trace]:
 
 def refuse_invalid(path: Path | str, traces: list[Trace], *, force: bool, verb: str) -> list[Trace]:
     """``traces`` when every one validates; else exit 1 listing the problems (``force``: warn and go on)."""
+    from .._problems import force_verdict
     from .._validate import validate
 
     for tr in traces:
         rep = validate(tr)
-        if rep.valid:
-            continue
-        n = len(rep.errors)
-        if force:
-            note(f"{path}: trace {tr.trace_id!r} is not valid ({n} error(s); `orchestrace validate` lists them); "
-                 f"--force: {verb} it anyway, results may be meaningless", kind="warning")
-            continue
-        error(f"{path}: trace {tr.trace_id!r} is not valid ({n} error(s)); `orchestrace validate {path}` lists "
-              f"them; fix the trace, or pass --force to {verb} it anyway", problems=rep.errors)
-        raise typer.Exit(EXIT_INVALID)
+        go_on, why = force_verdict(rep, tr.trace_id, force=force, verb=verb)
+        if go_on and why:
+            note(f"{path}: {why}", kind="warning")
+        elif not go_on:
+            error(f"{path}: {why}", problems=rep.errors)
+            raise typer.Exit(EXIT_INVALID)
     return traces
 
 

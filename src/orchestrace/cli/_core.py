@@ -12,7 +12,6 @@ which expands it to the ``*.json`` / ``*.jsonl`` files below it.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import sys
 import warnings
@@ -29,9 +28,11 @@ from ._app import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    JSON_OPTION,
     PARTITION_TRACES_OPTION,
     RAY_ADDRESS_OPTION,
     RAY_MIN_WORK_OPTION,
+    RECURSIVE_OPTION,
     app,
     console,
     err_console,
@@ -39,6 +40,7 @@ from ._app import (
     escape,
     fail,
     note,
+    ray_option,
     stdout_to_devnull,
 )
 from ._checks import FORCE_HELP
@@ -74,31 +76,15 @@ def _no_traceback() -> Iterator[None]:
 
 
 # ----------------------------------------------------------------------------- validate
-def _expand(args: list[str], recursive: bool) -> list[tuple[str, str | None]]:
-    """``(path, problem)`` pairs: files to check, or an argument that names none."""
-    out: list[tuple[str, str | None]] = []
-    for arg in args:
-        p = Path(arg)
-        if not p.exists() and any(ch in arg for ch in "*?["):
-            hits = sorted(h for h in glob.glob(arg, recursive=True) if Path(h).is_file())
-            out.extend((h, None) for h in hits) if hits else out.append((arg, "no file matches this glob"))
-        elif p.is_dir() and recursive:
-            hits = sorted(str(h) for h in p.rglob("*") if h.is_file() and h.suffix in (".json", ".jsonl"))
-            out.extend((h, None) for h in hits) if hits else out.append((arg, "no .json/.jsonl files in this directory"))
-        else:
-            out.append((arg, None))
-    return out
-
-
 @app.command()
 def validate(
     paths: list[str] = typer.Argument(..., help="Trace files (.json, .jsonl) or quoted globs ('runs/*.jsonl')."),
+    as_json: bool = JSON_OPTION,
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f",
-                                        help="text (human) or json (one object per file per line)."),
+                                        help="Deprecated: -f json is --json."),
     strict: bool = typer.Option(False, "--strict", help="Warnings count as errors (exit 1)."),
-    recursive: bool = typer.Option(False, "--recursive", "-r", help="Expand directories to their .json/.jsonl files."),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Validate a dataset folder's traces by partitions on N "
-                            "Ray workers (needs orchestrace[ray]); one report per trace, as in one process."),
+    recursive: bool = RECURSIVE_OPTION,
+    ray: int = ray_option("Validate a dataset folder's traces (one report per trace) by partitions"),
     ray_address: str = RAY_ADDRESS_OPTION,
     parts_out: Path = typer.Option(None, "--out", "-o", help="Write per-trace error/warning counts and codes of a "
                                    "dataset folder as partitioned Parquet (DIR/part-00000.parquet …)."),
@@ -111,14 +97,15 @@ def validate(
     has an error, 2 when a file cannot be read (or no file matches). With --ray or --out the
     paths are dataset folders and every trace gets its own report.
     """
-    from .. import _validate
     from .._problems import Problem, ValidationReport
-    from .._validate import validate as check
+    from .._validate import validate_keeping
     from ..vocab import Severity
     from ._app import QUICK_EXIT, keep
 
-    if QUICK_EXIT:
-        _validate._keep = keep
+    hold = keep if QUICK_EXIT else None  # a process ending in os._exit need not free the traces
+    if format is OutputFormat.json:
+        note("-f json is deprecated; use --json", kind="warning")
+    format = OutputFormat.json if as_json else format
 
     if ray is not None or ray_address is not None or parts_out is not None:
         from ._partitioned import measure_partitioned
@@ -140,19 +127,25 @@ def validate(
                             on_trace=show)
 
     with _no_traceback():
-        targets = _expand(paths, recursive)
+        from .._paths import expand_paths
+
+        got = expand_paths(paths, recursive=recursive, datasets=False)
+        targets = [(t.path, t.problem) for t in got.targets]
+        if got.skipped:
+            note(f"{got.skipped} trace file(s) in subfolders not read; pass -r to read them")
         io_error = invalid = False
         n_valid = 0
         with _progress(len(targets), enabled=len(targets) > 3) as advance:
             for path, why in targets:
                 if why is not None:
                     report = ValidationReport(source=path, problems=(Problem(
-                        code="io.not-found", severity=Severity.ERROR, path=path, message=why,
+                        code="io.is-directory" if Path(path).is_dir() else "io.not-found",
+                        severity=Severity.ERROR, path=path, message=why,
                         hint="check the path or the glob (quote it so the shell does not expand it)"),))
                 else:
-                    report = check(path, strict=strict)
+                    report = validate_keeping(path, strict=strict, keep=hold)
                 io_error |= any(p.code.startswith("io.") for p in report.problems)
-                ok = report.ok(strict=strict)
+                ok = report.passes(strict=strict)
                 invalid |= not ok
                 n_valid += ok
                 _print_report(report, format, ok)

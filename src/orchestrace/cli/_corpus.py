@@ -12,7 +12,16 @@ from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, console, err_console, error, escape
+from ._app import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    JSON_OPTION,
+    console,
+    err_console,
+    error,
+    escape,
+)
 
 __all__ = ["corpus_app"]
 
@@ -56,12 +65,14 @@ def _print_problems(problems: list, *, to_stderr: bool) -> None:
 @corpus_app.command("check")
 def check_cmd(
     path: Path = typer.Argument(..., metavar="FILE.csv", help="papers.csv or excluded.csv (told apart by the header)."),
-    fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", "-f", help="text or json."),
+    as_json: bool = JSON_OPTION,
+    fmt: CheckFormat = typer.Option(CheckFormat.text, "--format", "-f", help="text or json (json: also --json)."),
 ) -> None:
     """Report every problem of a pool CSV, located as papers.csv:row 12:reward_type."""
     from .._problems import ValidationReport
     from ..corpus import check
 
+    fmt = CheckFormat.json if as_json else fmt
     problems = check(path)
     code = _exit_code(problems)
     if fmt is CheckFormat.json:
@@ -82,11 +93,14 @@ def stats_cmd(
     papers: Path = typer.Argument(..., metavar="PAPERS.csv", help="The retained pool, papers.csv."),
     excluded: Path | None = typer.Option(None, "--excluded", "-e", metavar="EXCLUDED.csv",
                                          help="excluded.csv, for the excluded and audited counts."),
-    fmt: StatsFormat = typer.Option(StatsFormat.md, "--format", "-f", help="md (a statistics page) or json."),
+    as_json: bool = JSON_OPTION,
+    fmt: StatsFormat = typer.Option(StatsFormat.md, "--format", "-f", help="md (a statistics page) or json "
+                                    "(json: also --json)."),
 ) -> None:
     """Print the pool's statistics: headline counts, counts per column, cross-tabs, sparse cells."""
     from ..corpus import CorpusError, load_excluded, load_papers, stats, to_json, to_markdown
 
+    fmt = StatsFormat.json if as_json else fmt
     try:
         pool = load_papers(papers)
         ex = None if excluded is None else load_excluded(excluded)

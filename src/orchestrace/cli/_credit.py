@@ -94,17 +94,13 @@ def signals_and_baselines(traces: list[Any], spec: Any, truth: str | None, basel
     """Per trace: the reward signals to credit and the baseline (``group``: the task's mean reward)."""
     from ..credit import group_baselines
     from ..errors import ConfigError, TraceError
-    from ..rewards import default_signals, shared_outcome
+    from ..rewards import signals_for
 
     sigs: list[Any] = []
+    verdict = _truth(truth)
     for tr in traces:
-        try:
-            if spec is not None:
-                sigs.append(spec.evaluate(tr, truth=_truth(truth)))
-            elif truth is not None:  # an imported run with no recorded outcome: the user's verdict
-                sigs.append(shared_outcome(tr, truth=_truth(truth)))
-            else:
-                sigs.append(default_signals(tr))
+        try:  # an imported run with no recorded outcome: the user's verdict (--truth)
+            sigs.append(signals_for(tr, spec=spec, truth=verdict))
         except ConfigError as exc:
             raise fail(f"{where(tr)}: {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
@@ -142,7 +138,7 @@ def reward(
 ) -> None:
     """Evaluate reward functions (R1–R8) on each trace: one value per unit."""
     from ..errors import ConfigError, TraceError
-    from ..rewards import RewardSpec, Term
+    from ..rewards import RewardSpec, Term, signals_for
 
     rs = _spec(spec) or RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
     if ray is not None or ray_address is not None or parts_out is not None:
@@ -161,7 +157,7 @@ def reward(
     multi = len(traces) > 1
     for tr in traces:
         try:
-            sigs = rs.evaluate(tr, truth=_truth(truth))
+            sigs = signals_for(tr, spec=rs, truth=_truth(truth), printing=True)
         except ConfigError as exc:
             raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:

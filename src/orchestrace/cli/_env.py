@@ -9,7 +9,14 @@ from pathlib import Path
 
 import typer
 
-from ._app import app, console, err_console, fail
+from ._app import (
+    RAY_ADDRESS_OPTION,
+    app,
+    console,
+    err_console,
+    fail,
+    ray_option,
+)
 
 __all__ = ["env_app"]
 
@@ -64,10 +71,8 @@ def env_run(
     api_key_env: str = typer.Option(None, "--api-key-env", help="--workers llm: env var holding the API key "
                                     "(default ORCHESTRACE_API_KEY, then OPENAI_API_KEY)."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="--workers llm: cap on tokens per reply."),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Shard the seeds over N Ray workers (needs "
-                            "orchestrace[ray]); the file is byte-identical to the one-process run."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR "
-                                    "(host:port, ray://host:port or auto) instead of starting a local one."),
+    ray: int = ray_option("Shard the seeds (the file is byte-identical to the one-process run)"),
+    ray_address: str = RAY_ADDRESS_OPTION,
     ray_min_work: float = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only when the "
                                        "estimated one-process work is at least this long (default: the measured "
                                        "break-even; 0 always uses Ray)."),
@@ -127,12 +132,12 @@ def env_run(
 
         llm = functools.partial(make_llm_workers, base_url, model, suite=suite, api_key_env=api_key_env,
                                 max_tokens=max_tokens)
-    from ..scale._rollout import EpisodeJob
+    from ..scale import EpisodeJob
 
     job = EpisodeJob(env_id, tuple(set_), pol, name, llm=llm)
     use_ray = ray is not None or ray_address is not None
     if use_ray:
-        from ..scale._cluster import check_request
+        from ..scale import check_request
 
         try:
             check_request(ray, ray_address)
@@ -165,8 +170,7 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
     import time
 
     from ..learn.progress import progress_bar
-    from ..scale._cluster import break_even_s, connect, ray_running, should_distribute
-    from ..scale._rollout import ShardResult, _run_item, run_shard, shards
+    from ..scale import ShardResult, connect, ray_decision, run_item, run_shard, shards
 
     tmp = out.with_name(f".{out.name}.orchestrace-tmp")
     total = ShardResult(llm_calls_all_failed=True)
@@ -191,20 +195,16 @@ def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | No
             work = (time.perf_counter() - t0) * len(rest)
             distribute = False
             if use_ray and rest:
-                workers = ray or 2
-                started = ray_running() or ray_address is not None
-                distribute = should_distribute(work, workers, started=started, min_work_s=min_work_s)
+                distribute, why = ray_decision(work, ray or 2, address_given=ray_address is not None,
+                                               min_work_s=min_work_s)
                 if not distribute:
-                    limit = break_even_s(workers, started=started) if min_work_s is None else min_work_s
                     from ._app import note
 
-                    note(f"--ray: the remaining work is about {work:.2g} s in one process, below the break-even "
-                         f"of {limit:.2g} s for {workers} workers; running in one process "
-                         "(--ray-min-work 0 forces Ray)")
+                    note(why)
             if distribute:
                 with connect(ray, ray_address) as cluster:
                     parts = [(job, [rest[i] for i in r]) for r in shards(len(rest), 4 * cluster.workers)]
-                    for part in cluster.imap(_run_item, parts):
+                    for part in cluster.imap(run_item, parts):
                         add(part, fh)
                         advance(len(part.blobs))
             elif rest:

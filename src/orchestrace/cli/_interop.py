@@ -129,7 +129,7 @@ def _validate(tr):  # type: ignore[no-untyped-def]
 def _print_report(rep) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
-    from ..importers._report import BUCKETS
+    from ..importers import BUCKETS
 
     table = Table(title=f"import report ({rep.format})", show_lines=False)
     table.add_column("record type")

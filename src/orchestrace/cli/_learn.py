@@ -15,7 +15,17 @@ from typing import Any, Optional
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, console, fail
+from ._app import (
+    EXIT_INVALID,
+    EXIT_USAGE,
+    QUIET_OPTION,
+    RAY_ADDRESS_OPTION,
+    app,
+    console,
+    fail,
+    note,
+    ray_option,
+)
 
 __all__: list[str] = []
 
@@ -54,6 +64,58 @@ def _set_option() -> Any:
                              "type- and range-checked; recorded in the results.")
 
 
+#: The files ``orchestrace train`` writes into its run directory (``--overwrite`` removes these only).
+RUN_FILES = ("checkpoint.pt", "policy.pt", "best.pt", "config.json", "metrics.jsonl", "metrics.csv")
+
+
+def _describe(out: Path) -> str:
+    """What a run directory holds, in words: ``config.json, metrics.jsonl (12 rows) and 2 other files``."""
+    names = sorted(p.name for p in out.iterdir())
+    parts = []
+    for n in names[:6]:
+        if n == "metrics.jsonl":
+            with contextlib.suppress(OSError):
+                rows = sum(1 for line in (out / n).read_text(encoding="utf-8").splitlines() if line.strip())
+                n = f"{n} ({rows} rows)"
+        parts.append(n)
+    if len(names) > 6:
+        parts.append(f"{len(names) - 6} more")
+    return ", ".join(parts)
+
+
+def check_run_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse to train into a folder that is not empty unless ``--resume`` or ``--overwrite`` says what to do.
+
+    ``--resume`` needs ``config.json`` and ``checkpoint.pt``: a run stopped (Ctrl-C) before its
+    first checkpoint has neither a checkpoint to continue nor a reason to be kept, and the
+    message says so and how to start again. ``--overwrite`` removes the files a run writes
+    (:data:`RUN_FILES`) and nothing else.
+    """
+    if resume and overwrite:
+        raise fail("--resume continues the run in --out and --overwrite replaces it: pass one of them")
+    if out.exists() and not out.is_dir():
+        raise fail(f"{out} is a file; --out names the run directory")
+    held = out.is_dir() and any(out.iterdir())
+    if resume:
+        if not held or not (out / "config.json").is_file():
+            what = f"holds {_describe(out)}" if held else "is empty" if out.is_dir() else "does not exist"
+            raise fail(f"{out}: no config.json to resume from ({out} {what}); run "
+                       f"`orchestrace train --out {out}` first")
+        if not (out / "checkpoint.pt").is_file():
+            raise fail(f"{out}: nothing to resume — it holds {_describe(out)} but no checkpoint.pt: the run stopped "
+                       "before its first checkpoint (it is written every --checkpoint-every updates). Start it again "
+                       f"with the same options and --overwrite, or choose another --out")
+        return
+    if not held:
+        return
+    if not overwrite:
+        raise fail(f"{out} is not empty (it holds {_describe(out)}); pass --resume to continue the run in it, "
+                   "--overwrite to replace it, or choose another --out")
+    for name in RUN_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (out / name).unlink()
+
+
 def _train(**kw: Any) -> None:
     """Train an orchestration policy (REINFORCE, GRPO or PPO) into a run directory.
 
@@ -69,10 +131,12 @@ def _train(**kw: Any) -> None:
     if sets:
         kw["env_set"] = list(sets)
     resume: bool = kw.pop("resume")
+    overwrite: bool = kw.pop("overwrite")
     quiet: bool = kw.pop("quiet")
     ray_n: int | None = kw.pop("ray")
     ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
+    check_run_dir(out, resume=resume, overwrite=overwrite)
     if from_traces is not None:  # the stop learned from logged runs only (cli/_offline.py)
         from ._offline import train_from_traces
 
@@ -85,8 +149,6 @@ def _train(**kw: Any) -> None:
 
         if resume:
             path = out / "config.json"
-            if not path.is_file():
-                raise fail(f"{out}: no config.json to resume from; run `orchestrace train --out {out}` first")
             try:
                 saved = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError) as exc:
@@ -112,12 +174,10 @@ def _train(**kw: Any) -> None:
 def _ray_options() -> list[inspect.Parameter]:
     return [
         inspect.Parameter("ray", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[int],  # noqa: UP045
-                          default=typer.Option(None, "--ray", metavar="N", help="Step the rollout episodes on N Ray "
-                                               "actors (needs orchestrace[ray]); the learner stays here and the "
-                                               "checkpoint is bit-identical to the run without Ray.")),
+                          default=ray_option("Step the rollout episodes (the learner stays here; the checkpoint is "
+                                             "bit-identical to the run without Ray)")),
         inspect.Parameter("ray_address", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],  # noqa: UP045
-                          default=typer.Option(None, "--ray-address", metavar="ADDR",
-                                               help="Join the Ray cluster at ADDR (host:port, ray://…, auto).")),
+                          default=RAY_ADDRESS_OPTION),
     ]
 
 
@@ -140,7 +200,7 @@ def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator
                 maker.close()
         else:
             from ..learn.evaluate import players
-            from ..scale._batchenv import ray_player
+            from ..scale import ray_player
 
             with players(ray_player(cluster)):
                 yield
@@ -153,8 +213,11 @@ _train.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
                           default=typer.Option(..., "--out", "-o", help="Run directory (runs/NAME).")),
         inspect.Parameter("resume", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                           default=typer.Option(False, "--resume", help="Continue the run in --out bit-exactly.")),
+        inspect.Parameter("overwrite", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                          default=typer.Option(False, "--overwrite", help="Replace the run in --out (a folder that "
+                                               "is not empty is refused without --resume or --overwrite).")),
         inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
-                          default=typer.Option(False, "--quiet", "-q", help="No progress bar.")),
+                          default=QUIET_OPTION),
         inspect.Parameter("from_traces", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path],  # noqa: UP045
                           default=typer.Option(None, "--from-traces", metavar="CORPUS", help="Learn the stop gate "
                                                "from logged always-continue runs only (a corpus directory or .npz; "
@@ -181,10 +244,9 @@ def eval_cmd(
                                "(wasted work, E2–E4; one run only). A corpus of logged runs (directory or .npz): value "
                                "every stop rule and the RUN gates exactly on its test tasks instead."),
     oracle_all: bool = typer.Option(True, "--oracle-all/--no-oracle-all", help="Include the all-heads oracle (the costliest reference)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Play the evaluation episodes as shards on N Ray "
-                            "workers (needs orchestrace[ray]); the results are those of one process."),
-    ray_address: str = typer.Option(None, "--ray-address", metavar="ADDR", help="Join the Ray cluster at ADDR."),
+    quiet: bool = QUIET_OPTION,
+    ray: int = ray_option("Play the evaluation episodes as shards"),
+    ray_address: str = RAY_ADDRESS_OPTION,
 ) -> None:
     """Evaluate learned stops with the fair protocol: every stop rule on the same heads, tuned on validation seeds,
     claims decided by paired 95 % intervals; several runs are aggregated (k/n runs per claim)."""
@@ -241,10 +303,29 @@ def eval_cmd(
         raise _fail_from(exc) from None
     except OSError as exc:
         raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
+    text = _provenance(runs, set_, suite) + text
     if out is not None:
         (out / "summary.md").write_text(text, encoding="utf-8")
         console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
     console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _provenance(runs: list[Path], sets: list[str], suite: str | None) -> str:
+    """The head of summary.md: which runs (seed, recipe) were evaluated, in which world overrides."""
+    from ..learn.evaluate import training_of
+
+    lines = ["Runs evaluated:"]
+    for r in runs:
+        t = training_of(r)
+        if t["seed"] is None:
+            note(f"{r}: no config.json beside it, so its training seed and recipe are unknown (not checked)",
+                 kind="warning")
+            lines.append(f"- {r} (training seed and recipe unknown)")
+        else:
+            lines.append(f"- {r} (seed {t['seed']}, {t['recipe']})")
+    over = " ".join(sets) if sets else "none"
+    lines.append(f"World overrides (--set): {over}" + (f"; suite: {suite}" if suite else ""))
+    return "\n".join(lines) + "\n\n"
 
 
 @app.command("demo")
@@ -257,7 +338,7 @@ def demo_cmd(
     validation: int = typer.Option(2000, "--validation", help="Validation episodes for choosing every rule's parameter."),
     algo: str = typer.Option("grpo", "--algo", help="reinforce | grpo | ppo."),
     seed: int = typer.Option(0, "--seed", help="Training seed."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    quiet: bool = QUIET_OPTION,
 ) -> None:
     """The main job: train on Orchestrate-v1, evaluate with the fair protocol, write a results folder."""
     if steps is not None and steps < 1:

@@ -130,7 +130,9 @@ def llm_run(
                     f"status={r.status} tokens={r.tokens} wall={r.wall_clock_s:.2f}s calls={r.calls} errors={causes}",
                     markup=False, soft_wrap=True,
                 )
-        console.print(f"success {ok}/{episodes} ({plan}, {suite})", markup=False)
+                if k == 0 and r.calls and r.failed_calls >= r.calls:
+                    break  # no call of the first episode reached a model: more episodes would not either
+        console.print(f"success {ok}/{len(traces)} ({plan}, {suite})", markup=False)
         if out is not None:
             _write(traces, out)
     except OrchestraceError as exc:

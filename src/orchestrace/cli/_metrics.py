@@ -11,9 +11,7 @@ Exit codes: 0 ok; 1 a trace was refused (invalid, cyclic, undecodable); 2 usage 
 
 from __future__ import annotations
 
-import glob
 import math
-import os
 import warnings
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from ._app import (
     PARTITION_TRACES_OPTION,
     RAY_ADDRESS_OPTION,
     RAY_MIN_WORK_OPTION,
+    RECURSIVE_OPTION,
     app,
     console,
     err_console,
@@ -34,6 +33,7 @@ from ._app import (
     fail,
     keep,
     note,
+    ray_option,
 )
 from ._checks import FORCE_HELP
 
@@ -48,50 +48,33 @@ DEFAULT_COLUMNS = {
 _PROGRESS_MIN_FILES = 4
 
 
-def _expand(paths: list[str]) -> list[Path]:
-    """Files named by paths, folders (``*.json``/``*.jsonl`` and columnar datasets below them) and globs.
+def _expand(paths: list[str], recursive: bool) -> list[Path]:
+    """The files, folders, globs and dataset folders of the command line (:func:`orchestrace._paths.expand_paths`)."""
+    from .._paths import expand_paths
 
-    A folder holding ``traces.parquet`` is a columnar dataset (:mod:`orchestrace.dataset`)
-    and is kept as one entry; :func:`_traces_of` reads it.
-    """
-    from ..dataset import is_dataset
-
-    out: dict[Path, None] = {}
-    for raw in paths:
-        p = Path(raw)
-        if is_dataset(p):
-            out[p] = None
-        elif p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
-            found = sorted(found + [q.parent for q in p.rglob("traces.parquet") if is_dataset(q.parent)])
-            if not found:
-                raise fail(f"{raw}: folder holds no .json or .jsonl files (nor a dataset folder)", code=EXIT_USAGE)
-            out.update(dict.fromkeys(found))
-        elif p.exists():
-            out[p] = None
-        elif any(c in raw for c in "*?["):
-            hits = sorted(Path(h) for h in glob.glob(raw, recursive=True) if os.path.isfile(h))
-            if not hits:
-                raise fail(f"{raw}: glob matches no file")
-            out.update(dict.fromkeys(hits))
-        else:
-            raise fail(f"{raw}: no such file or folder", code=EXIT_USAGE)
-    return list(out)
+    got = expand_paths(paths, recursive=recursive)
+    for t in got.targets:
+        if t.problem is not None:
+            raise fail(f"{t.path}: {t.problem}", code=EXIT_USAGE)
+    if got.skipped:
+        note(f"{got.skipped} trace file(s) in subfolders not read; pass -r to read them")
+    return [Path(t.path) for t in got.targets]
 
 
-def _traces_of(path: Path):  # noqa: ANN202
-    """Traces of a file (:func:`orchestrace.io.iter_traces`) or of a columnar dataset folder."""
+def _traces_of(path: Path) -> tuple[list, str]:
+    """Traces of a file and the format they were decoded from, or of a columnar dataset folder ("dataset")."""
     from ..dataset import is_dataset, read_dataset
     from ..errors import MissingExtraError, require
-    from ..io import iter_traces
+    from ..io import read_traces
 
     if not is_dataset(path):
-        return iter_traces(path)
+        got = read_traces(path)
+        return got.traces, got.format
     try:
         require("pyarrow", extra="parquet")
     except MissingExtraError as exc:
         raise fail(str(exc)) from None
-    return read_dataset(path)
+    return list(read_dataset(path)), "dataset"
 
 
 def _fmt(v: float | None, *, short: bool = False) -> str:
@@ -113,22 +96,20 @@ def _refuse(where: str, exc: Exception) -> None:
     error(f"{where}: {msg}", problems=getattr(exc, "problems", []))
 
 
-def _write_back(path: Path, traces: list, results: list) -> None:
-    """Rewrite ``path`` with the measures merged into each trace's ``metrics``."""
+def _write_back(path: Path, fmt: str, traces: list, results: list, n_decoded: int) -> None:
+    """Rewrite ``path`` in the format it was decoded from, the measures merged into each trace's ``metrics``.
+
+    Every trace the file held is written back, or nothing is: a count that does not match
+    what was decoded refuses (exit 2) rather than shorten the file.
+    """
     import msgspec
 
-    from ..io import atomic_write, dumps, read_bytes
+    from ..io import atomic_write, dumps
     from ..measures import reference_metrics
 
-    data = read_bytes(path)
-    head = data.lstrip()[:12]
-    if head.startswith((b'{"header"', b'{"event"', b'{"edge"', b'{"end"')):
-        fmt = "jsonl"
-    elif b'"schema_version"' in data:
-        fmt = "native"
-    else:
-        fmt = "reference"
-    del data
+    if len(traces) != n_decoded or (fmt != "jsonl" and n_decoded != 1):
+        raise fail(f"not written: {path} holds {n_decoded} trace(s) in {fmt} format and {len(traces)} were "
+                   "measured; a rewrite would lose traces (use --json to keep the measures elsewhere)")
     new = []
     for tr, res in zip(traces, results, strict=True):
         merged = dict(tr.metrics)
@@ -158,8 +139,8 @@ def metrics(
     write: bool = typer.Option(False, "--write", help="Write the measures into each trace's metrics field, in place."),
     max_flows: int = typer.Option(10, "--flows", help="Safety flows to list for a single trace."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    ray: int = typer.Option(None, "--ray", metavar="N", help="Measure a dataset folder's partitions on N Ray "
-                            "workers (needs orchestrace[ray]); the results are the one-process results."),
+    recursive: bool = RECURSIVE_OPTION,
+    ray: int = ray_option("Measure a dataset folder's partitions"),
     ray_address: str = RAY_ADDRESS_OPTION,
     parts_out: Path = typer.Option(None, "--out", "-o", help="Write the per-trace measures of a dataset folder as "
                                    "partitioned Parquet (DIR/part-00000.parquet …), with or without --ray."),
@@ -169,7 +150,8 @@ def metrics(
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec
 
-    from .._dag import shared_columns
+    from .._dag import Columns
+    from .._problems import force_verdict
     from .._validate import validate
     from ..dataset import is_dataset
     from ..errors import ConfigError, TraceError
@@ -188,7 +170,7 @@ def metrics(
         measure_partitioned("metrics", paths, names=names, force=force, max_flows=max_flows, as_json=as_json,
                             ray=ray, ray_address=ray_address, out=parts_out, partition_traces=partition_traces,
                             min_work_s=ray_min_work, report=lambda rows: _report(rows, names, select, as_json))
-    files = _expand(paths)
+    files = _expand(paths, recursive)
     rows: list[tuple[str, object]] = []  # (label, MetricsResult)
     refused = 0
     io_error = False
@@ -203,35 +185,38 @@ def metrics(
     try:
         for path in files:
             traces, results, file_ok = [], [], True
+            fmt, n_decoded = "", 0
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    for tr in _traces_of(path):
-                        with shared_columns():  # the graph reuses the validator's columns
-                            rep = validate(tr)
-                            if not rep.valid and not force:
-                                error(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
-                                      "or pass --force to measure it anyway", problems=rep.errors)
-                                refused += 1
-                                file_ok = False
-                                continue
-                            if not rep.valid:
-                                note(f"{path}: trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); "
-                                     "--force: measuring it anyway", kind="warning")
-                            try:
-                                # validated just above: a valid trace is not checked a second time
-                                res = compute(tr, names, max_flows=max_flows, validate=not rep.valid)
-                            except TraceError as exc:
-                                _refuse(f"{path} trace {tr.trace_id!r}", exc)
-                                refused += 1
-                                file_ok = False
-                                continue
-                            traces.append(tr)
-                            results.append(res)
-                            rows.append((str(path), res))
-                            if as_json:
-                                console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
-                                                                   "assumptions": res.assumptions}).decode() + "\n")
+                    decoded, fmt = _traces_of(path)
+                    n_decoded = len(decoded)
+                    for tr in decoded:
+                        columns = Columns(tr)  # the graph reuses the validator's columns
+                        rep = validate(tr, columns=columns)
+                        go_on, why = force_verdict(rep, tr.trace_id, force=force, verb="measure")
+                        if not go_on:
+                            error(f"{path}: {why}", problems=rep.errors)
+                            refused += 1
+                            file_ok = False
+                            continue
+                        if why:
+                            note(f"{path}: {why}", kind="warning")
+                        try:
+                            # validated just above (with --force an invalid trace is measured as it is)
+                            res = compute(tr, names, max_flows=max_flows, validate=False,
+                                          columns=columns)
+                        except TraceError as exc:
+                            _refuse(f"{path} trace {tr.trace_id!r}", exc)
+                            refused += 1
+                            file_ok = False
+                            continue
+                        traces.append(tr)
+                        results.append(res)
+                        rows.append((str(path), res))
+                        if as_json:
+                            console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
+                                                               "assumptions": res.assumptions}).decode() + "\n")
                 except TraceError as exc:
                     _refuse(str(path), exc)
                     refused += 1
@@ -246,7 +231,7 @@ def metrics(
                                       "rewritten in place; use --json)")
                 elif file_ok:
                     try:
-                        _write_back(path, traces, results)
+                        _write_back(path, fmt, traces, results, n_decoded)
                     except OSError as exc:
                         raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
                     except TraceError as exc:

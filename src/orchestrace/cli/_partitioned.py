@@ -41,8 +41,7 @@ def _outcomes(job: Any, parts: list[range], *, ray: int | None, ray_address: str
               min_work_s: float | None, clusters: list[Any]) -> Iterator[Any]:
     """PartOutcomes in order: the first partition here (timing the work), the rest here or on Ray
     (a connection made here is kept in ``clusters`` for the command's next pass)."""
-    from ..scale._cluster import break_even_s, connect, ray_running, should_distribute
-    from ..scale._dataset import measure_partition
+    from ..scale import connect, measure_partition, ray_decision
 
     if not parts:
         return
@@ -54,16 +53,14 @@ def _outcomes(job: Any, parts: list[range], *, ray: int | None, ray_address: str
     work = (time.perf_counter() - t0) * len(rest)
     use_ray = ray is not None or ray_address is not None
     if use_ray:
-        workers = ray or 2
-        started = ray_running() or ray_address is not None
-        if should_distribute(work, workers, started=started, min_work_s=min_work_s, tasks=len(rest)):
+        distribute, why = ray_decision(work, ray or 2, address_given=ray_address is not None, min_work_s=min_work_s,
+                                       tasks=len(rest))
+        if distribute:
             if not clusters:
                 clusters.append(connect(ray, ray_address))
             yield from clusters[0].imap(measure_partition, [(job, r) for r in rest])
             return
-        limit = break_even_s(workers, started=started, tasks=len(rest)) if min_work_s is None else min_work_s
-        note(f"--ray: the remaining work is about {work:.2g} s in one process, below the break-even of "
-             f"{limit:.2g} s for {workers} workers; running in one process (--ray-min-work 0 forces Ray)")
+        note(why)
     for r in rest:
         yield measure_partition((job, r))
 
@@ -80,8 +77,7 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
 
     from ..dataset import count_traces
     from ..errors import ConfigError, MissingExtraError, TraceError
-    from ..scale._cluster import check_request
-    from ..scale._dataset import MeasureJob, partitions, write_parts
+    from ..scale import MeasureJob, check_request, partitions, write_parts
 
     folders = _datasets(paths)
     if out is not None and len(folders) != 1:
@@ -168,7 +164,7 @@ def _group_baselines(job: Any, folder: Path, partition_traces: int, **ray_kw: An
 
     from ..credit import group_baselines
     from ..dataset import count_traces
-    from ..scale._dataset import partitions
+    from ..scale import partitions
 
     first = dataclasses.replace(job, kind="signals", baselines=None)
     totals: list[float] = []

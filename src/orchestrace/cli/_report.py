@@ -26,14 +26,13 @@ _MAX_PRINTED = 30
 
 
 def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        found = sorted(q for q in path.rglob("*") if q.suffix in (".json", ".jsonl") and q.is_file())
-        if not found:
-            raise fail(f"{str(path)}: folder holds no .json or .jsonl files")
-        return found
-    if not path.exists():
-        raise fail(f"{str(path)}: no such file or folder")
-    return [path]
+    """The trace files of a report: a file, or every .json/.jsonl below a folder (one report of the tree)."""
+    from .._paths import expand_paths
+
+    (target, *more) = expand_paths([path], recursive=True, datasets=False).targets
+    if target.problem is not None:
+        raise fail(f"{str(path)}: {target.problem}")
+    return [Path(t.path) for t in (target, *more)]
 
 
 def _print_problems(where: str, problems: list) -> None:
@@ -95,8 +94,7 @@ def report(
     """Write a self-contained HTML report: timeline, critical path, wasted work, measures, credit."""
     from ..errors import ConfigError, MissingExtraError, TraceInvalidError
     from ..io import atomic_write
-    from ..report import report_html, save_png
-    from ..report._credit import credit_payload
+    from ..report import credit_payload, report_html, save_png
 
     t0 = time.perf_counter()
     files = _files(path)

@@ -91,6 +91,21 @@ def _text(e: Event) -> tuple[str, bool]:
     return body, ok
 
 
+def _calls_of(trace: Trace) -> dict[str, list[Event]]:
+    """``{turn id: [tool calls it made]}``: the same agent's tool_call events a turn causes (its
+    tool-use blocks, as the Claude Code and chat importers record them), in time order."""
+    by_id = {e.id: e for e in trace.events}
+    out: dict[str, list[Event]] = {}
+    for d in trace.edges:
+        src, dst = by_id.get(d.src), by_id.get(d.dst)
+        if (src is not None and dst is not None and dst.type is EventType.TOOL_CALL and src.agent == dst.agent
+                and src.type is not EventType.TOOL_CALL and src.content is None and src.content_ref is None):
+            out.setdefault(src.id, []).append(dst)
+    for v in out.values():
+        v.sort(key=lambda e: e.t)
+    return out
+
+
 def advantages_of(trace: Trace, *, method: str = "discounted", signals: Sequence[Signal] | None = None,
                   baseline: float | None = None, **kw: Any) -> dict[str, float]:
     """Per-turn credit ``{event id: value}`` from :func:`orchestrace.credit.assign` (unit ``turn``)
@@ -126,6 +141,7 @@ def turns_of(trace: Trace, advantages: Mapping[str, float] | None = None, *, met
     convo: dict[str, list[dict[str, str]]] = {}
     count: dict[str, int] = {}
     out: list[Turn] = []
+    calls = _calls_of(trace)
     inbox: dict[str, list[dict[str, str]]] = {}  # spawn prompts / messages addressed to an agent
     for e in sorted(trace.events, key=lambda e: e.t):
         hist = convo.setdefault(e.agent, [])
@@ -138,6 +154,9 @@ def turns_of(trace: Trace, advantages: Mapping[str, float] | None = None, *, met
         hist.extend(inbox.pop(e.agent, []))
         if e.type in _TURN_TYPES and e.type is not EventType.SPAWN:
             body, ok = _text(e)
+            if not body and e.id in calls:  # a turn that only called tools: its output is the calls
+                rendered = [_text(c) for c in calls[e.id]]
+                body, ok = "\n".join(b for b, _ in rendered), all(k for _, k in rendered)
             i = count.get(e.agent, 0)
             count[e.agent] = i + 1
             v = float(advantages.get(e.id, 0.0))
@@ -331,11 +350,14 @@ def export_warnings(turns: Sequence[Turn]) -> list[str]:
         out.append(f"every exported reward is 0 ({len(turns)} rows from {n_tr} trace(s)): the traces record no "
                    f"outcome, or failed with no baseline; pass --truth true|false or --spec SPEC for the outcome, "
                    f"and --baseline VALUE|group to give a failed run negative rewards on its causes")
-    blind = [t for t in turns if not t.has_text]
-    if blind:
-        out.append(f"{len(blind)} of {len(turns)} completions carry no text, only a sha256 reference or nothing "
-                   f"(content hashed or dropped at import, or never recorded); re-import with --content keep to "
-                   f"train on the text")
+    hashed = [t for t in turns if not t.has_text and "<" in t.completion]
+    empty = [t for t in turns if not t.completion]
+    if hashed:
+        out.append(f"{len(hashed)} of {len(turns)} completions carry a content reference, not text (content hashed "
+                   "or dropped at import); re-import with --content keep to train on the text")
+    if empty:
+        out.append(f"{len(empty)} of {len(turns)} completions are empty: the trace records no text for those turns "
+                   f"(first: trace {empty[0].trace_id!r}, event {empty[0].event_id!r})")
     return out
 
 

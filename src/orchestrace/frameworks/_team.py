@@ -46,7 +46,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ConfigError, OrchestraceWarning
-from ..importers._common import CONTENT_MODES, ContentMode, _digest
+from ..importers import CONTENT_MODES, ContentMode
+from ..importers import content_digest as _digest
 from ..recorder import AgentHandle, Recorder
 from ..vocab import Decision, EdgeType, EventType
 

@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import require
-from ..importers._common import ContentMode
+from ..importers import ContentMode
 from ..recorder import Recorder
 from ._team import Team
 

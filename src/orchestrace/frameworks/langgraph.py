@@ -36,7 +36,7 @@ from typing import Any
 from uuid import UUID
 
 from ..errors import require
-from ..importers._common import ContentMode
+from ..importers import ContentMode
 from ..recorder import Recorder
 from ._team import Team
 

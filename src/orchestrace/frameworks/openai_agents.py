@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import require
-from ..importers._common import ContentMode
+from ..importers import ContentMode
 from ..recorder import Recorder
 from ._team import Team
 

@@ -33,9 +33,13 @@ from pathlib import Path
 
 from ..errors import ConfigError, TraceDecodeError
 from ._common import CONTENT_MODES, ContentMode
-from ._report import ImportReport, ImportResult
+from ._common import (
+    _digest as content_digest,  # the sha256 reference of --content hash (frameworks' capture)
+)
+from ._report import BUCKETS, ImportReport, ImportResult
 
-__all__ = ["FORMATS", "ImportReport", "ImportResult", "import_traces"]
+__all__ = ["BUCKETS", "CONTENT_MODES", "FORMATS", "ContentMode", "ImportReport", "ImportResult", "content_digest",
+           "import_traces"]
 
 #: Formats accepted by :func:`import_traces` and ``orchestrace import``.
 FORMATS: tuple[str, ...] = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "chat", "reference", "auto")

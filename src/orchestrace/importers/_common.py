@@ -493,7 +493,9 @@ class Graph:
 
     def __init__(self, content: ContentMode = "hash", report: ImportReport | None = None) -> None:
         if content not in CONTENT_MODES:
-            raise ValueError(f"content must be one of {CONTENT_MODES}, got {content!r}")
+            from ..errors import ConfigError, did_you_mean
+
+            raise ConfigError(f"content must be one of {CONTENT_MODES}, got {content!r}{did_you_mean(content, CONTENT_MODES, prefix='; ')}")
         self.content = content
         self.report = report
         self.events: dict[str, Event] = {}

@@ -52,8 +52,20 @@ def resolve_env_id(name: str) -> str:
     'orchestrace/Orchestrate-small-v0'
     >>> resolve_env_id("orchestrace/Orchestrate-v0")
     'orchestrace/Orchestrate-v0'
+    >>> resolve_env_id("default-v2")
+    Traceback (most recent call last):
+    ...
+    orchestrace.errors.ConfigError: unknown environment 'default-v2'; did you mean 'default-v1' or 'default'? (short names: default, small, industrial, default-v1, v1, small-v1, industrial-v1; or a gymnasium id orchestrace/Orchestrate-…)
     """
-    return ENV_ALIASES.get(name, name)
+    if name in ENV_ALIASES:
+        return ENV_ALIASES[name]
+    if "/" in name:  # a gymnasium id: ``config_for`` checks it (with its own "did you mean")
+        return name
+    from ..errors import ConfigError, did_you_mean
+
+    hint = did_you_mean(name, list(ENV_ALIASES), prefix="; ", n=2)
+    raise ConfigError(f"unknown environment {name!r}{hint} (short names: {', '.join(ENV_ALIASES)}; "
+                      "or a gymnasium id orchestrace/Orchestrate-…)")
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ class TrainConfig:
     episodes in lock-step with the batched environment.
     """
 
-    env: str = field(default="default", metadata={"help": "Environment: small | default | industrial, or a gymnasium id."})
+    env: str = field(default="default", metadata={"help": "Environment: small | default | industrial (the v0 worlds), small-v1 | default-v1 | industrial-v1 (the demo's), or a gymnasium id."})
     env_set: tuple[str, ...] = field(default=(), metadata={"help": "World overrides FIELD=VALUE of EnvConfig (the CLI's repeatable --set), recorded with the run."})
     algo: str = field(default="grpo", metadata={"help": "Trainer: reinforce | grpo | ppo."})
     steps: int = field(default=400, metadata={"help": "Number of policy updates."})

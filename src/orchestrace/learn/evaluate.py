@@ -607,6 +607,45 @@ def _check_same_world(policies: list[Any]) -> None:
                           "one world — evaluate each group separately")
 
 
+def training_of(run: str | Path) -> dict[str, Any]:
+    """The training seed and recipe of a run (from its ``config.json``), ``None`` where unknown.
+
+    >>> training_of("no/such/run")
+    {'run': 'no/such/run', 'seed': None, 'recipe': None}
+    """
+    p = Path(run)
+    cfg_path = (p if p.is_dir() else p.parent) / "config.json"
+    seed = recipe = None
+    try:
+        cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        seed = cfg.get("seed")
+        stop = cfg.get("stop_update")
+        recipe = "fitted" if stop == "fitted" else f"{cfg.get('algo')} (stop update: {stop})"
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {"run": str(run), "seed": seed, "recipe": recipe}
+
+
+def _check_independent(training: list[dict[str, Any]]) -> None:
+    """Refuse runs that are not independent training seeds of one recipe (issue 27)."""
+    from ..errors import ConfigError
+
+    by_seed: dict[Any, list[str]] = {}
+    for t in training:
+        if t["seed"] is not None:
+            by_seed.setdefault(t["seed"], []).append(t["run"])
+    same = {s: r for s, r in by_seed.items() if len(r) > 1}
+    if same:
+        desc = "; ".join(f"seed {s}: {', '.join(r)}" for s, r in same.items())
+        raise ConfigError(f"runs share a training seed ({desc}); an across-seed claim needs independent runs — "
+                          "pass runs trained with different --seed")
+    recipes = {t["recipe"] for t in training if t["recipe"] is not None}
+    if len(recipes) > 1:
+        desc = "; ".join(f"{t['run']}: {t['recipe']}" for t in training if t["recipe"] is not None)
+        raise ConfigError(f"the runs mix training recipes ({desc}); an across-seed claim is about one recipe — "
+                          "evaluate each recipe's runs separately")
+
+
 def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tuple[str, ...] | list[str] = (),
                   episodes: int = 500, validation: int = 256, fit_episodes: int | None = None,
                   out: str | Path | None = None, oracle_all: bool = True, progress: bool = True,
@@ -617,6 +656,8 @@ def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tu
 
     if len(runs) < 2:
         raise ConfigError(f"an across-seed claim needs at least 2 runs, got {len(runs)}; pass more run directories")
+    training = [training_of(r) for r in runs]
+    _check_independent(training)
     pols = [load_policy(r) for r in runs]
     _check_same_world(pols)
     cache = {} if cache is None else cache
@@ -629,7 +670,7 @@ def evaluate_runs(runs: list[str | Path], *, env: str | None = None, env_set: tu
         rep["run"] = str(run)
         reports.append(rep)
     agg = {"env": reports[0]["env"], "env_set": reports[0]["env_set"], "episodes": episodes,
-           "runs": [str(r) for r in runs], **aggregate(reports)}
+           "runs": [str(r) for r in runs], "training": training, **aggregate(reports)}
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
         (Path(out) / "aggregate.json").write_text(json.dumps({"aggregate": agg, "reports": reports}, indent=1,

@@ -408,7 +408,7 @@ class ChatClient:
             delay = backoff_delay(attempt, base=self.backoff_base, cap=self.backoff_max)
             if outcome.retry_after is not None:
                 delay = max(delay, min(outcome.retry_after, self.retry_after_max))
-            _logger.warning(
+            _logger.debug(  # one line per retry is noise (78 lines for a wrong URL); the caller sums them up
                 "chat completion at %s: %s (attempt %d/%d), retrying in %.2f s",
                 redact_url(self.base_url), outcome.cause, attempt, self.max_retries + 1, delay,
             )

@@ -39,10 +39,11 @@ from typing import Any
 
 from ..trace import Trace
 from ._analysis import Analysis, analyse
+from ._credit import credit_payload
 from ._html import render_html
 from ._payload import many_payload, summary_row, trace_payload
 
-__all__ = ["Analysis", "analyse", "measures_of", "report_html", "save_png", "write_report"]
+__all__ = ["Analysis", "analyse", "credit_payload", "measures_of", "report_html", "save_png", "write_report"]
 
 #: Largest total number of events for which a many-trace page embeds every trace.
 EMBED_EVENTS = 60_000
@@ -63,10 +64,11 @@ def _as_traces(source: Trace | Iterable[Trace] | str | os.PathLike[str]) -> tupl
     if isinstance(source, Trace):
         return [source], source.trace_id
     if isinstance(source, (str, os.PathLike)):
+        from .._paths import expand_paths
         from ..io import iter_traces
 
         p = Path(source)
-        files = sorted(f for f in p.rglob("*") if f.suffix in (".json", ".jsonl") and f.is_file()) if p.is_dir() else [p]
+        files = [t.path for t in expand_paths([p], recursive=True, datasets=False).targets if t.problem is None]
         return [t for f in files for t in iter_traces(f)], str(p)
     traces = list(source)
     return traces, f"{len(traces)} traces"

@@ -105,11 +105,35 @@ __all__ = [
     "role_reward",
     "scale",
     "shared_outcome",
+    "signals_for",
     "split_correctness",
     "tool_use",
     "total",
     "weighted_sum",
 ]
+
+
+def signals_for(trace: Trace, *, spec: RewardSpec | None = None, truth: bool | float | None = None,
+                printing: bool = False) -> list[Signal]:
+    """The one rule for which reward signals a trace gets (``reward``, ``credit``, ``export``, ``--ray``).
+
+    A reward ``spec`` is evaluated (with the user's ``truth`` verdict, if any); else a ``truth``
+    verdict is R1 :func:`shared_outcome` of that verdict; else :func:`default_signals` (the
+    trace's own signals, or R1 of its recorded outcome). ``printing`` (``orchestrace reward``)
+    shows R1 when no spec is given, rather than the trace's stored signals.
+
+    >>> from orchestrace import synth
+    >>> tr = synth(events=60, agents=3, seed=4)
+    >>> [s.value for s in signals_for(tr)], [s.value for s in signals_for(tr, truth=False)]
+    ([1.0], [0.0])
+    """
+    if spec is None and printing:
+        spec = RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
+    if spec is not None:
+        return list(spec.evaluate(trace, truth=truth))
+    if truth is not None:
+        return list(shared_outcome(trace, truth=truth))
+    return default_signals(trace)
 
 
 def default_signals(trace: Trace) -> list[Signal]:

@@ -11,14 +11,15 @@ whose worker died), and the driver puts the outputs back in item order.
   them for a training run (``train --ray``: ``learn.train(cfg, out, envs=RayEnvs(cluster))``);
 - :class:`MeasureJob`, :func:`measure_partition`, :func:`partitions` — dataset measures by
   trace-aligned partitions (``metrics`` / ``validate`` / ``reward`` / ``credit --ray``);
-- :func:`break_even_s`, :func:`should_distribute` — below the break-even work, one process.
+- :func:`break_even_s`, :func:`should_distribute`, :func:`ray_decision` — below the break-even
+  work, one process (and the note that says so).
 
 See ``docs/scale.md``.
 """
 
 from __future__ import annotations
 
-from ._batchenv import RayBatchEnv, RayEnvs
+from ._batchenv import RayBatchEnv, RayEnvs, ray_player
 from ._cluster import (
     RAY_START_S,
     RAY_TASK_S,
@@ -26,10 +27,15 @@ from ._cluster import (
     break_even_s,
     check_request,
     connect,
+    ray_decision,
+    ray_running,
     should_distribute,
 )
-from ._dataset import MeasureJob, measure_partition, partitions
+from ._dataset import MeasureJob, measure_partition, partitions, write_parts
 from ._rollout import EpisodeJob, ShardResult, run_shard, shards
+from ._rollout import (
+    _run_item as run_item,  # the Ray task of ``env run`` (pickled by its module name)
+)
 
 __all__ = [
     "RAY_START_S",
@@ -45,7 +51,12 @@ __all__ = [
     "connect",
     "measure_partition",
     "partitions",
+    "ray_decision",
+    "ray_player",
+    "ray_running",
+    "run_item",
     "run_shard",
+    "write_parts",
     "shards",
     "should_distribute",
 ]

@@ -70,6 +70,25 @@ def should_distribute(work_s: float, workers: int, *, started: bool, min_work_s:
     return work_s >= limit
 
 
+def ray_decision(work_s: float, workers: int, *, address_given: bool = False, min_work_s: float | None = None,
+                 tasks: int | None = None) -> tuple[bool, str]:
+    """The one Ray break-even rule of every ``--ray`` command: ``(use Ray?, why not, in words)``.
+
+    Ray counts as started when this process is connected or an address was given.
+
+    >>> ray_decision(60.0, 2)
+    (True, '')
+    >>> ray_decision(0.01, 2, tasks=8)[1][:56]
+    '--ray: the remaining work is about 0.01 s in one process'
+    """
+    started = ray_running() or address_given
+    limit = break_even_s(workers, started=started, tasks=tasks) if min_work_s is None else min_work_s
+    if work_s >= limit:
+        return True, ""
+    return False, (f"--ray: the remaining work is about {work_s:.2g} s in one process, below the break-even of "
+                   f"{limit:.2g} s for {workers} workers; running in one process (--ray-min-work 0 forces Ray)")
+
+
 def ray_running() -> bool:
     """True when this process is already connected to a Ray cluster (without importing Ray otherwise)."""
     import sys

@@ -83,45 +83,37 @@ def partitions(n_traces: int, traces_per_part: int) -> list[range]:
 
 
 def _one(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:
+    from .._dag import Columns
+    from .._problems import force_verdict
     from .._validate import validate
     from ..errors import TraceError
     from ..measures import compute
 
-    rep = validate(tr)
+    cols = Columns(tr)  # the graph reuses the validator's columns
+    rep = validate(tr, columns=cols)
     if job.kind in ("reward", "signals", "credit") and (rep.valid or job.force):
         return _reward_or_credit(job, index, tr)
     if job.kind == "validate":
         import msgspec
 
         rep = msgspec.structs.replace(rep, source=f"{job.folder}[{index}] {tr.trace_id}")
-        return TraceOutcome(index, tr.trace_id, "ok" if rep.ok(strict=job.strict) else "invalid", rep)
-    if not rep.valid and not job.force:
-        return TraceOutcome(index, tr.trace_id, "refused", problems=list(rep.errors),
-                            message=f"trace {tr.trace_id!r} is not valid ({len(rep.errors)} error(s)); fix it, "
-                                    "or pass --force to measure it anyway")
+        return TraceOutcome(index, tr.trace_id, "ok" if rep.passes(strict=job.strict) else "invalid", rep)
+    go_on, why = force_verdict(rep, tr.trace_id, force=job.force, verb="measure" if job.kind == "metrics" else job.kind)
+    if not go_on:
+        return TraceOutcome(index, tr.trace_id, "refused", problems=list(rep.errors), message=why)
     status = "ok" if rep.valid else "forced"
     try:
-        res = compute(tr, list(job.names), max_flows=job.max_flows)
+        res = compute(tr, list(job.names), max_flows=job.max_flows, validate=False, columns=cols)  # checked above
     except TraceError as exc:
         return TraceOutcome(index, tr.trace_id, "error", message=str(exc), problems=list(exc.problems))
-    return TraceOutcome(index, tr.trace_id, status, res,
-                        message="" if rep.valid else f"trace {tr.trace_id!r} is not valid ({len(rep.errors)} "
-                                                     "error(s)); --force: measuring it anyway")
+    return TraceOutcome(index, tr.trace_id, status, res, message=why)
 
 
 def _signals(job: MeasureJob, tr: Any) -> list[Any]:
-    """The signals ``reward`` prints and ``credit`` credits (the CLI's rule: the spec, else the
-    user's verdict as R1, else the trace's own signals or outcome)."""
-    from ..rewards import RewardSpec, Term, default_signals, shared_outcome
+    """The signals ``reward`` prints and ``credit`` credits (:func:`orchestrace.rewards.signals_for`)."""
+    from ..rewards import signals_for
 
-    if job.kind == "reward":
-        spec = job.spec or RewardSpec(terms=(Term(fn="shared_outcome"),), name="default (R1 shared_outcome)")
-        return list(spec.evaluate(tr, truth=job.truth))
-    if job.spec is not None:
-        return list(job.spec.evaluate(tr, truth=job.truth))
-    if job.truth is not None:
-        return list(shared_outcome(tr, truth=job.truth))
-    return list(default_signals(tr))
+    return signals_for(tr, spec=job.spec, truth=job.truth, printing=job.kind == "reward")
 
 
 def _reward_or_credit(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:

@@ -6,18 +6,25 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrace.blame import blame, credit
+from orchestrace.blame import blame
 from orchestrace.builder import TraceBuilder
+from orchestrace.credit import CreditResult, assign
 from orchestrace.importers import import_traces
 from orchestrace.importers.chat import from_doc
-from orchestrace.trace import Outcome
+from orchestrace.trace import Outcome, Trace
 from orchestrace.vocab import DEPENDENCY_EDGE_TYPES
+
+
+def credit(trace: Trace, **kw: Any) -> CreditResult:
+    """The blame credit method, as a user calls it."""
+    return assign(trace, method="blame", **kw)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "whowhen"
 LABELS = ("mistake_agent", "mistake_step", "mistake_reason")

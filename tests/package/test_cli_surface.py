@@ -75,7 +75,7 @@ def test_shared_options_are_declared_once() -> None:
 
     cli = Path(__file__).resolve().parents[2] / "src" / "orchestrace" / "cli"
     for flag in ("--ray", "--ray-address", "--quiet", "--recursive"):
-        where = [p.name for p in sorted(cli.glob("*.py")) for _ in re.finditer(rf'"{flag}"', p.read_text())]
+        where = [p.name for p in sorted(cli.glob("*.py")) for _ in re.finditer(rf'Option\([^\n]*"{flag}"', p.read_text())]
         assert where == ["_app.py"], (flag, where)
 
 

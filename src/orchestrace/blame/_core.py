@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..importers._evidence import STRENGTH, Evidence, EvidenceKind, evidence_of
+from ..importers import STRENGTH, Evidence, EvidenceKind, evidence_of
 from ..vocab import EventType
 
 if TYPE_CHECKING:

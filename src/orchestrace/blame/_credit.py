@@ -23,8 +23,8 @@ failed run), and a failed run with reward 0 still gets non-trivial credit.
 >>> m2 = b.add("message", "runner", t=1, t_end=2, after=m1, error=True,
 ...            attrs={"evidence": [{"kind": "exec_failed", "blames": m1}]})
 >>> tr = msgspec.structs.replace(b.build(), outcome=Outcome(success=False))
->>> from orchestrace.blame import credit
->>> {k: round(v, 6) for k, v in credit(tr, unit="agent").as_dict().items()}
+>>> from orchestrace.credit import assign
+>>> {k: round(v, 6) for k, v in assign(tr, unit="agent", method="blame").as_dict().items()}
 {'coder': -0.1, 'runner': 0.1}
 """
 

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ConfigError, LLMError, TraceError
-from ..importers._chat_doc import LIST_KEYS
+from ..importers import CHAT_LIST_KEYS as LIST_KEYS
 from ..trace import Trace
 from ..vocab import EventType
 

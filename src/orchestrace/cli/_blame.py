@@ -33,7 +33,7 @@ def blame_cmd(
     """Name the decisive error of a failed run: agent, step, evidence, confidence, runner-up."""
     import msgspec
 
-    from ..blame._core import FALLBACKS, blame
+    from ..blame import FALLBACKS, blame
     from ..errors import ConfigError, TraceError
     from ._checks import load_traces
 

@@ -137,7 +137,7 @@ def collect_fit_sim(
 
     from ..errors import OrchestraceError
     from ..io import atomic_write
-    from ..offline._logged import load_logged_runs
+    from ..offline import load_logged_runs
     from ..offline.simfit import fit_simulator
 
     if split not in ("train", "validation", "test", "all"):

@@ -35,7 +35,7 @@ def _read(corpus: Path) -> Any:
 def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str], quiet: bool) -> None:
     """Fit the stop gate from the corpus's logged paths; write RUN/gate.json and RUN/fit.json."""
     from ..errors import ConfigError, MissingExtraError
-    from ..offline._fit import fit_gate
+    from ..offline import fit_gate
 
     if ignored:
         raise fail(f"--from-traces learns the stop from logged runs; {', '.join(ignored)} do(es) not apply "
@@ -67,9 +67,7 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
 def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool) -> None:
     """Value every rule and every gate run exactly on the corpus's test tasks; print the summary."""
     from ..errors import ConfigError
-    from ..offline import StopGate
-    from ..offline._eval import evaluate_traces
-    from ..offline._report import render, write_pareto
+    from ..offline import StopGate, evaluate_traces, render_summary, write_pareto
 
     logged, _ = _read(corpus)
     try:
@@ -84,7 +82,7 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
         res = evaluate_traces(logged, gates, names=names, log=log)
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_USAGE) from None
-    text = render(res)
+    text = render_summary(res)
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)

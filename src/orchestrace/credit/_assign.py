@@ -254,8 +254,7 @@ def _run(
             notes.append(_UNCAUSED)
         return vals, None, {}
     if m is CreditMethod.BLAME:
-        from ..blame._core import blame
-        from ..blame._credit import unit_values
+        from ..blame import blame, unit_values
 
         res = g.derived(("credit", "blame"), lambda: blame(g.trace, graph=g))
         notes.extend(res.notes)

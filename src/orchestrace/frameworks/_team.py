@@ -150,7 +150,7 @@ class Team:
                     error: bool | None = None, **fields: Any) -> str:
         """The result of ``call`` (``error=True`` when the tool failed); failure evidence (a non-zero exit code,
         a traceback in the output, the failure itself) goes on the event as ``attrs.evidence``, blaming the call."""
-        from ..importers._evidence import Evidence, EvidenceKind, scan, to_attrs
+        from ..importers import Evidence, EvidenceKind, scan, to_attrs
 
         found = scan(output)
         if error and not found:

@@ -501,7 +501,7 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
                 timing[f"test/{name}"] = time.perf_counter() - t
             raw[name] = shared["test"][name]
             advance(1, policy=name)
-    chosen = {h: same[h]["chosen"] for h in same}
+    chosen_by: dict[str, dict[str, str]] = {h: same[h]["chosen"] for h in same}
     summary = {n: _summary(r) for n, r in raw.items()}
     front = pareto({n: (s["success"]["mean"], s["tokens"]["mean"]) for n, s in summary.items()})
     from dataclasses import asdict
@@ -520,10 +520,10 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
         "policy_source": str(getattr(learned, "source", "") or ""),
         "policies": summary, "pareto": front,
         "same_heads": {
-            h: {"rules": {r: summary[f"{h}+{r}"] for r in same[h]["res"]}, "chosen": chosen[h],
+            h: {"rules": {r: summary[f"{h}+{r}"] for r in same[h]["res"]}, "chosen": chosen_by[h],
                 "validation": same[h]["val_means"]}
             for h in ("learned", "base")},
-        "claims": claims(raw, chosen), "eval_seconds": time.perf_counter() - t0, "timing": timing,
+        "claims": claims(raw, chosen_by), "eval_seconds": time.perf_counter() - t0, "timing": timing,
     }
     if sample_traces > 0:
         _sample_traces(report, cfg, env_id, learned, {h: same[h]["rules"] for h in same}, others, test[:sample_traces],

@@ -151,11 +151,11 @@ def collect(cfg: Any, heads: Any, seeds: np.ndarray, *, chunk: int = 1024) -> Pa
     # after a path's last check: the same outcome, CONTINUE illegal (first_stop never passes it)
     last = present.sum(1) - 1
     ar = np.arange(E)
-    for k in range(R):
-        after = k > last
+    for kk in range(R):
+        after = kk > last
         if after.any():
             for key in OUTCOMES:
-                outcome[key][after, k] = outcome[key][ar[after], last[after]]
+                outcome[key][after, kk] = outcome[key][ar[after], last[after]]
     flat = {f: v.reshape((E * R,) + v.shape[2:]) for f, v in states.items()}
     return Paths(seeds=seeds, present=present, legal=legal & present, outcome=outcome, difficulty=difficulty,
                  state=CheckState(**flat), own_stop=own)

@@ -32,6 +32,8 @@ from ._logged import (
     make_synthetic_logged,
     split_of,
 )
+from ._report import render as render_summary
+from ._report import write_pareto
 from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
 from .gate import StopDecision, StopGate
 from .rules import (
@@ -70,8 +72,10 @@ __all__ = [
     "logged_from_codes",
     "make_synthetic_logged",
     "read_corpus",
+    "render_summary",
     "save_runs",
     "split_of",
     "task_prices",
     "valuation",
+    "write_pareto",
 ]

@@ -70,8 +70,8 @@ def simulate_logged_runs(
     (True, (30, 2, 3))
     """
     from ..env import world as W
-    from ..env._rng import normal, uniform
     from ..env.config import SUBTASK_TYPES
+    from ..env.world import normal, uniform  # the world's counter-based draws (env._rng)
 
     c = env_config
     if n_tasks < 1 or rounds < 1 or width < 1:

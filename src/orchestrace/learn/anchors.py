@@ -116,8 +116,9 @@ class StopRule(Protocol):
 
 # ----------------------------------------------------------------------------- per-question criteria
 def _top2(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    s = -np.sort(-np.asarray(counts, np.int64), axis=-1)
-    return s[..., 0], (s[..., 1] if s.shape[-1] > 1 else np.zeros_like(s[..., 0]))
+    s = -np.sort(-np.asarray(counts, np.int64), axis=-1)  # (…, K) vote counts, largest first
+    first, *others = np.moveaxis(s, -1, 0)  # the largest count, then the others in order
+    return first, (others[0] if others else np.zeros_like(first))  # a missing second is 0
 
 
 @lru_cache(maxsize=8)
@@ -295,9 +296,9 @@ FITTED_FEATURES: tuple[str, ...] = (
 def _columns(cfg: Any) -> np.ndarray:
     """Summary-observation columns of :data:`FITTED_FEATURES` (without the last three in a world
     that shows no price)."""
-    from ..env.layout import S, obs_layout
+    from ..env.layout import S
 
-    lay = obs_layout(cfg.replace(obs_mode="summary"))
+    lay = cfg.layout.summary  # the hand-summarised features, whatever the observation mode
     names = FITTED_FEATURES if lay.price else FITTED_FEATURES[:-3]
     return np.array([lay.index(S[n]) for n in names])
 

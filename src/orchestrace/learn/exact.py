@@ -114,7 +114,7 @@ def collect(cfg: Any, heads: Any, seeds: np.ndarray, *, chunk: int = 1024) -> Pa
     seeds = np.asarray(seeds, np.int64).reshape(-1)
     E, R = len(seeds), int(cfg.max_rounds)
     act = _heads_fn(cfg, heads)
-    o5 = int(np.cumsum((0,) + tuple(cfg.head_sizes))[Phase.O5])
+    o5 = cfg.layout.heads.starts[Phase.O5]  # the flat index of the O5 head (STOP; CONTINUE = +1)
     present = np.zeros((E, R), bool)
     legal = np.zeros((E, R), bool)
     own = np.zeros((E, R), bool)

@@ -121,18 +121,6 @@ def _top2(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, (others[0] if others else np.zeros_like(first))  # a missing second is 0
 
 
-@lru_cache(maxsize=8)
-def _binom_cdf_half(n_max: int) -> np.ndarray:
-    """T[n, k] = P(Bin(n, ½) ≤ k) for 0 ≤ k ≤ n ≤ n_max (exact integers, then one division)."""
-    t = np.ones((n_max + 1, n_max + 1))
-    for n in range(n_max + 1):
-        acc = 0
-        for k in range(n + 1):
-            acc += math.comb(n, k)
-            t[n, k] = acc / 2**n
-    return t
-
-
 def beta_confidence(counts: np.ndarray) -> np.ndarray:
     """(M,) P(p > ½) for p ~ Beta(v₁ + 1, v₂ + 1), v₁ ≥ v₂ the two largest of each row of ``counts`` (M, K).
 
@@ -141,10 +129,10 @@ def beta_confidence(counts: np.ndarray) -> np.ndarray:
     >>> beta_confidence(np.array([[1, 0], [4, 0], [2, 2]])).tolist()
     [0.75, 0.96875, 0.5]
     """
+    from ..offline.rules import beta_criterion  # one implementation for the simulator and the logs
+
     v1, v2 = _top2(counts)
-    n = v1 + v2 + 1
-    table = _binom_cdf_half(max(int(n.max(initial=1)), 1))
-    return table[n, v1]
+    return beta_criterion(v1, v2)
 
 
 @lru_cache(maxsize=4096)

@@ -272,9 +272,11 @@ def _peak_rss_mb() -> float:
 def _offline_section(out: Path, log: Callable[[str], None]) -> str:
     """The learned-from-traces result on the committed real corpus, from ``orchestrace.offline.demo_section``
     (Markdown; the package writes its own files under ``out``), or a "not available" line."""
+    import importlib
+
     offline: Any
     try:
-        import orchestrace.offline as offline
+        offline = importlib.import_module("orchestrace.offline")  # the module sys.modules holds
     except ImportError:
         offline = None
     hook = getattr(offline, "demo_section", None)

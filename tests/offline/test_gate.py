@@ -145,3 +145,16 @@ def test_mlp_class_fits_and_is_seeded() -> None:
     g2, _ = fit_gate(runs, classes=("mlp",), seed=3, widths=[2])
     assert g1.model_class == "mlp" and g1.checks == g2.checks
     assert all(np.isfinite(c["validation_return"]) for c in r1["candidates"])
+
+
+def test_without_torch_the_default_fit_skips_the_mlp_and_says_so(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    from orchestrace.offline import fit_gate, make_synthetic_logged
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    said: list[str] = []
+    gate, report = fit_gate(make_synthetic_logged(T=200, R=3, W=2, seed=0), log=said.append)
+    assert "mlp" not in report["by_class"] and gate.model_class in ("linear", "quadratic")
+    assert any("mlp skipped" in s for s in said)

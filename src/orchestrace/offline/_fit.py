@@ -183,6 +183,12 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
     T, R, W = runs.answers.shape
     if R < 2:
         raise ConfigError(f"the corpus has {R} round(s) per task; learning when to stop needs at least 2")
+    if tuple(classes) == tuple(CLASSES) and "mlp" in classes:
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:  # the default set: fit what this install can
+            classes = tuple(c for c in classes if c != "mlp")
+            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
     sc = corpus_scales(train)
     p_tr, p_va = task_prices(train.task_ids, price_seed), task_prices(val.task_ids, price_seed)
     widths = list(widths) if widths is not None else list(range(1, W + 1))

@@ -9,7 +9,9 @@ mid-collection (the count done is printed; ``--resume`` continues) · 2 usage.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -39,10 +41,54 @@ def collect_run(
     no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Do not ask for token log-probs."),
 ) -> None:
     """Run an always-continue self-consistency vote on verifiable tasks; log every round as traces."""
+    from ..offline.collect import CollectConfig, parse_cells
+
+    def make() -> object:
+        return CollectConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, width=width,
+                             temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=not no_logprobs)
+
+    _run_collection(make, out, resume=resume, base_url=base_url, model=model, concurrency=concurrency,
+                    threads=threads)
+
+
+@collect_app.command("team")
+def collect_team(
+    out: Path = typer.Argument(..., help="Corpus folder (traces.jsonl + manifest.json)."),
+    suites: str = typer.Option("add:1,add:2,mentor:1,mentor:2", "--suites",
+                               help="SUITE:SIZE cells, cycled (add, mentor)."),
+    team: str = typer.Option("cold:0.2,hot:0.7,calc:0.2:calc,reviser:0.2:reviser", "--team",
+                             help="Members NAME:TEMPERATURE[:STYLE]; STYLE answer (default), calc (a tool "
+                                  "member) or reviser (shown the others' answers)."),
+    tasks: int = typer.Option(1000, "--tasks", "-n", help="Number of tasks."),
+    rounds: int = typer.Option(3, "--rounds", "-R", help="Rounds per task (always all of them, every member)."),
+    max_tokens: int = typer.Option(16, "--max-tokens", help="Tokens per reply."),
+    top_logprobs: int = typer.Option(5, "--top-logprobs", help="Top-k token log-probs to log (DeepConf; 0 = none)."),
+    seed: int = typer.Option(0, "--seed", help="First task seed; attempt seeds derive from it."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the collection in OUT."),
+    base_url: str = typer.Option(None, "--base-url", help="API root ending in /v1 (default: start serve-local)."),
+    model: str = typer.Option(None, "--model", help="Model name (with --base-url)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Tasks in flight (= the server's slots)."),
+    threads: int = typer.Option(1, "--threads", help="Local server compute threads."),
+) -> None:
+    """Run a heterogeneous team on verifiable tasks, every member every round; log it as traces."""
+    from ..offline.collect import parse_cells
+    from ..offline.team import TeamConfig, parse_team
+
+    def make() -> object:
+        return TeamConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, members=parse_team(team),
+                          max_tokens=max_tokens, top_logprobs=top_logprobs, seed=seed)
+
+    _run_collection(make, out, resume=resume, base_url=base_url, model=model, concurrency=concurrency,
+                    threads=threads)
+
+
+def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base_url: str | None,
+                    model: str | None, concurrency: int, threads: int) -> None:
+    """Build the config, start serve-local unless a URL is given, collect with a progress line."""
     import signal
 
     from ..errors import LLMError, OrchestraceError
-    from ..offline.collect import CollectConfig, collect, file_sha256, parse_cells
+    from ..offline.collect import collect, file_sha256
 
     def _term(*_: object) -> None:  # SIGTERM (and SIGINT, ignored in background jobs) end the run cleanly
         raise KeyboardInterrupt
@@ -52,8 +98,7 @@ def collect_run(
     srv = None
     bar = None
     try:
-        cfg = CollectConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, width=width,
-                            temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=not no_logprobs)
+        cfg: Any = make()
         if base_url is None:
             from ..llm.local import LocalServer, find_smollm2_gguf
 
@@ -78,7 +123,7 @@ def collect_run(
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         done = "" if bar is None or bar.done is None else f" with {bar.done} tasks written"
-        raise fail(f"interrupted{done}; `collect run {out} --resume` (same options) continues", code=130) from None
+        raise fail(f"interrupted{done}; the same command with --resume continues", code=130) from None
     finally:
         if srv is not None:
             srv.stop()

@@ -172,6 +172,10 @@ class ChatResult:
     raw_usage: Mapping[str, Any] = field(default_factory=dict)
     mean_logprob: float | None = None
     log: tuple[tuple[str | None, float, float], ...] = ()
+    #: per completion token: its log-prob, and the top-k alternatives' log-probs (when asked
+    #: for with ``extra={"top_logprobs": k}``); empty when the server gave none
+    token_logprobs: tuple[float, ...] = ()
+    top_logprobs: tuple[tuple[float, ...], ...] = ()
 
     @property
     def latency_s(self) -> float:
@@ -389,6 +393,8 @@ class ChatClient:
                     raw_usage=outcome.raw_usage,
                     mean_logprob=outcome.mean_logprob,
                     log=tuple(log),
+                    token_logprobs=outcome.token_logprobs,
+                    top_logprobs=outcome.top_logprobs,
                 )
             causes.append(outcome.cause)
             if outcome.usage is not None:  # e.g. a malformed-but-usage-bearing body
@@ -451,6 +457,8 @@ class _Reply:
     model: str | None
     raw_usage: Mapping[str, Any]
     mean_logprob: float | None = None
+    token_logprobs: tuple[float, ...] = ()
+    top_logprobs: tuple[tuple[float, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -479,7 +487,36 @@ def _parse_completion(data: Any) -> _Reply | _Failure:
     raw_u = data.get("usage")
     raw: dict[str, Any] = raw_u if isinstance(raw_u, dict) else {}
     model = data.get("model") if isinstance(data.get("model"), str) else None
-    return _Reply(text, finish if isinstance(finish, str) else None, usage, model, raw, _mean_logprob(choices[0]))
+    toks, tops = _token_logprobs(choices[0])
+    return _Reply(text, finish if isinstance(finish, str) else None, usage, model, raw, _mean_logprob(choices[0]),
+                  toks, tops)
+
+
+def _token_logprobs(choice: dict[str, Any]) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+    """Per token of ``choice.logprobs.content``: its log-prob and its ``top_logprobs`` (finite, ≤ 0 only).
+
+    >>> _token_logprobs({"logprobs": {"content": [{"logprob": -0.5, "top_logprobs": [{"logprob": -0.5},
+    ...     {"logprob": -1.5}]}, {"logprob": "x"}]}})
+    ((-0.5,), ((-0.5, -1.5),))
+    """
+    lp = choice.get("logprobs")
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not isinstance(content, list):
+        return (), ()
+
+    def ok(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v <= 0
+
+    toks: list[float] = []
+    tops: list[tuple[float, ...]] = []
+    for t in content[:4096]:
+        if not isinstance(t, dict) or not ok(t.get("logprob")):
+            continue
+        toks.append(float(t["logprob"]))
+        top = t.get("top_logprobs")
+        tops.append(tuple(float(x["logprob"]) for x in top[:64] if isinstance(x, dict) and ok(x.get("logprob")))
+                    if isinstance(top, list) else ())
+    return tuple(toks), tuple(tops) if any(tops) else ()
 
 
 def _mean_logprob(choice: dict[str, Any]) -> float | None:

@@ -73,6 +73,12 @@ class LoggedRuns:
     logprob_mean: np.ndarray  # (T, R, W) float32
     round_correct: np.ndarray  # (T, R) bool
     meta: dict
+    #: (W,) member kind of each attempt column; () = a homogeneous vote (every column the same sampler)
+    members: tuple[str, ...] = ()
+    #: per column, the columns whose answers (rounds 0..r, this round included) it was shown at round r
+    sees: tuple[tuple[int, ...], ...] = ()
+    #: (T, R, W) float32 DeepConf-style confidence of each reply (NaN where the server gave no top-k); or None
+    confidence: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -87,8 +93,9 @@ class LoggedRuns:
         (2, 2, 2)
         """
         idx = np.asarray(mask)
-        fields = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self) if f.name != "meta"}
-        return LoggedRuns(**fields, meta=dict(self.meta))
+        fields = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self)
+                  if isinstance(getattr(self, f.name), np.ndarray)}
+        return dataclasses.replace(self, **fields, meta=dict(self.meta))
 
 
 def split_of(task_id: str) -> str:
@@ -317,6 +324,7 @@ def load_logged_runs(
                           f"run's meta); got {R} x {W}")
     cells = cfg.get("cells", [])
     suites = {str(c[0]) for c in cells if isinstance(c, (list, tuple)) and c} if isinstance(cells, list) else set()
+    members = _members(cfg, runs)
     bad: dict[str, list[str]] = {}
     keep: list[_Run] = []
     seen_ids: set[str] = set()
@@ -368,6 +376,11 @@ def load_logged_runs(
                 not isinstance(_attrs(ev).get("logprob_mean", 0.0), (int, float, type(None))) for ev in run.returns):
             flag(run, "corpus.record", run.where, "tokens_in / tokens_out / attrs.logprob_mean of wrong type")
             continue
+        team_problem = _team_problem(run, members, W)
+        if team_problem:
+            flag(run, "corpus.team", run.where, team_problem,
+                 "a team corpus needs the same members in every run and every reviser's `saw` list")
+            continue
         seen_ids.add(run.task_id)
         keep.append(run)
     if problems and not exclude:
@@ -380,12 +393,58 @@ def load_logged_runs(
                       stacklevel=2)
     if not keep:
         raise TraceInvalidError(f"{path}: no usable runs", problems)
-    return _arrays(keep, R, W, {**manifest, "path": str(path), "rounds": R, "width": W, "excluded": bad,
+    return _arrays(keep, R, W, members, {**manifest, "path": str(path), "rounds": R, "width": W, "excluded": bad,
                                 "problems": [str(p) for p in problems[:50]]})
 
 
-def _arrays(runs: list[_Run], R: int, W: int, meta: dict) -> LoggedRuns:  # noqa: N803
+def _members(cfg: dict, runs: list[_Run]) -> tuple[str, ...]:
+    """The team's member columns: the manifest's ``config.members`` (else the first run's meta); () for a vote."""
+    listed = cfg.get("members")
+    if isinstance(listed, list) and listed:
+        names = [m.get("name") if isinstance(m, dict) else m for m in listed]
+    else:
+        first = runs[0].meta.get("members") if runs else None
+        names = first if isinstance(first, list) else []
+    if not all(isinstance(n, str) for n in names):
+        raise ConfigError("manifest config.members (or the first run's meta.members) must be a list of member names")
+    return tuple(names)
+
+
+def _team_problem(run: _Run, members: tuple[str, ...], W: int) -> str:  # noqa: N803
+    """Why a run does not fit the corpus's team ('' when it does, or when the corpus is a vote)."""
+    got = run.meta.get("members")
+    if not members and got in (None, []):
+        return ""
+    if list(members) != got:
+        return f"members {got!r} differ from the corpus's {list(members)!r}"
+    if len(members) != W:
+        return f"{len(members)} members for width {W}"
+    sees = run.meta.get("sees") or [[] for _ in members]
+    if not isinstance(sees, list) or len(sees) != W or not all(
+            isinstance(c, list) and all(isinstance(x, int) and 0 <= x < W for x in c) for c in sees):
+        return f"meta.sees must list, for each of the {W} columns, the columns it was shown"
+    logged = {(_attrs(e).get("round"), _attrs(e).get("worker")): _attrs(e).get("answer") for e in run.returns}
+    for ev in run.returns:
+        a = _attrs(ev)
+        w = a.get("worker")
+        if not isinstance(w, int) or not 0 <= w < W:
+            continue
+        if a.get("member") != members[w]:
+            return f"attempt in column {w} is by {a.get('member')!r}, expected {members[w]!r}"
+        if w < len(sees) and sees[w] and not isinstance(a.get("saw"), list):
+            return f"the {members[w]} (round {a.get('round')}) is logged without the answers it saw (attrs.saw)"
+        if w < len(sees) and sees[w]:
+            r = a.get("round")
+            shown = [logged.get((q, c)) for q in range(r + 1) for c in sees[w]] if isinstance(r, int) else None
+            if shown != a.get("saw"):
+                return (f"the {members[w]} (round {r}) saw {a.get('saw')!r}, but the logged answers of the columns "
+                        f"it sees are {shown!r}")
+    return ""
+
+
+def _arrays(runs: list[_Run], R: int, W: int, members: tuple[str, ...], meta: dict) -> LoggedRuns:  # noqa: N803
     T = len(runs)  # noqa: N806
+    conf = np.full((T, R, W), np.nan, dtype=np.float32)
     raw = np.full((T, R, W), -1, dtype=np.int64)
     pt = np.zeros((T, R, W), dtype=np.int32)
     ct = np.zeros((T, R, W), dtype=np.int32)
@@ -404,6 +463,9 @@ def _arrays(runs: list[_Run], R: int, W: int, meta: dict) -> LoggedRuns:  # noqa
             ct[i, r, w] = ev.get("tokens_out") or 0
             if a.get("logprob_mean") is not None:
                 lp[i, r, w] = a["logprob_mean"]
+            c = a.get("confidence")
+            if isinstance(c, (int, float)) and not isinstance(c, bool) and 0 <= c < 1e6:
+                conf[i, r, w] = c
         for _, ev in run.aggs[:R]:
             rc[i, int((ev.get("attrs") or {})["round"])] = bool(ev["outcome"]["success"])
     answers, cc = _recode(raw, truth)
@@ -411,4 +473,9 @@ def _arrays(runs: list[_Run], R: int, W: int, meta: dict) -> LoggedRuns:  # noqa
                             [int(r.meta.get("difficulty", 0)) for r in runs], answers, cc,
                             prompt_tokens=pt, completion_tokens=ct, logprob_mean=lp, meta=meta)
     out.meta["round_correct_recomputed_mismatch"] = int((out.round_correct != rc).any(axis=1).sum())
-    return dataclasses.replace(out, round_correct=rc)
+    sees: tuple[tuple[int, ...], ...] = ()
+    if members:
+        raw_sees = runs[0].meta.get("sees") or []
+        sees = tuple(tuple(int(x) for x in col) if isinstance(col, list) else () for col in raw_sees)
+    return dataclasses.replace(out, round_correct=rc, members=members, sees=sees,
+                               confidence=conf if bool(np.isfinite(conf).any()) else None)

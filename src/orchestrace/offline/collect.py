@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ConfigError, LLMError
 from ..llm.tasks import SUITES, VOTE_SUITES, Task, make_task, make_vote_task
@@ -109,6 +109,8 @@ class CollectConfig:
     seed: int = 0
     logprobs: bool = True
     stop: tuple[str, ...] = ("\n",)
+    #: the format tag of the corpus this config writes
+    format: ClassVar[str] = FORMAT
 
     def __post_init__(self) -> None:
         if self.n_tasks < 1:
@@ -130,6 +132,15 @@ class CollectConfig:
     def attempt_seed(self, task_index: int, r: int, w: int) -> int:
         """The sampling seed of attempt (round ``r``, worker ``w``) of task number ``task_index``."""
         return (self.seed * 7_919 + (task_index * self.rounds + r) * self.width + w) % 2**31
+
+    @property
+    def calls_per_task(self) -> int:
+        """LLM calls one task makes (``rounds × width``: the loop always continues)."""
+        return self.rounds * self.width
+
+    async def run_task(self, client: Any, index: int, task: Task) -> Any:
+        """Run task number ``index`` against ``client``; returns its native trace."""
+        return await _run_task(client, self, index, task)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for the manifest)."""
@@ -328,13 +339,13 @@ async def _collect_async(client: Any, cfg: CollectConfig, writer: CorpusWriter, 
             except asyncio.QueueEmpty:
                 return
             try:
-                tr = await _run_task(client, cfg, i, t)
+                tr = await cfg.run_task(client, i, t)
             except LLMError as exc:
                 failure.append(exc)
                 return
             writer.append(tr)
             result.written += 1
-            result.calls += cfg.rounds * cfg.width
+            result.calls += cfg.calls_per_task
             result.completion_tokens += sum(e.tokens_out or 0 for e in tr.events)
             if on_task is not None:
                 on_task(result.already + result.written, cfg.n_tasks)
@@ -386,7 +397,7 @@ def collect(
     result = CollectResult()
     t0 = time.time()
     manifest: dict[str, Any] = {
-        "format": FORMAT, "config": cfg.to_dict(), "model": model, "server": server_info or {"base_url": "external"},
+        "format": cfg.format, "config": cfg.to_dict(), "model": model, "server": server_info or {"base_url": "external"},
         "sessions": old.get("sessions", []), "versions": versions,
     }
     session: dict[str, Any] = {"started": t0, "cut_bytes": writer.cut_bytes}

@@ -159,8 +159,8 @@ def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0) -> LoggedRuns: 
         ids, ["synth"] * T, [1 + i % 3 for i in range(T)], answers, cc,
         prompt_tokens=np.full((T, R, W), 60, dtype=np.int32),
         completion_tokens=rng.integers(3, 17, (T, R, W)).astype(np.int32),
-        logprob_mean=np.where(answers == cc[:, None, None], -0.3, -1.2).astype(np.float32)
-        + rng.normal(0, 0.2, (T, R, W)).astype(np.float32),
+        logprob_mean=np.minimum(np.where(answers == cc[:, None, None], -0.3, -1.2).astype(np.float32)
+                                + rng.normal(0, 0.2, (T, R, W)).astype(np.float32), 0.0),  # a log-prob is <= 0
         meta={"source": "synthetic", "seed": seed, "rounds": R, "width": W},
     )
 

@@ -78,9 +78,10 @@ class StopDecision:
         return self.stop
 
 
-@dataclass
+@dataclass(frozen=True)
 class StopGate:
-    """A fitted stop gate for a vote loop (see the module docstring)."""
+    """A fitted stop gate for a vote loop (see the module docstring); frozen (``meta`` is its one
+    mutable part: provenance notes)."""
 
     model_class: str
     checks: list[dict[str, Any]]  # one model per check 0..max_rounds−2
@@ -105,31 +106,24 @@ class StopGate:
         if p.is_dir() or p.suffix != ".json":
             p.mkdir(parents=True, exist_ok=True)
             p = p / "gate.json"
-        p.write_text(json.dumps({"format": GATE_FORMAT, **asdict(self)}, indent=1, allow_nan=False), encoding="utf-8")
+        from ..io import atomic_write
+
+        # temp + fsync + rename (a failed write leaves the previous gate whole; symlinks are followed)
+        atomic_write(p, json.dumps({"format": GATE_FORMAT, **asdict(self)}, indent=1, allow_nan=False).encode())
         return p
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> StopGate:
         """Read a gate file (or a run directory holding ``gate.json``); located errors for a bad one."""
+        from ._readers import read_gate_file
+
         p = Path(path)
         if p.is_dir():
             p = p / "gate.json"
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{p}: no gate file; write one with `orchestrace train --from-traces CORPUS -o RUN`"
-                              ) from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{p}: not a readable gate file ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("format") != GATE_FORMAT:
-            got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-            raise ConfigError(f"{p}: $.format is {got!r}, expected {GATE_FORMAT!r} (not a stop-gate file)")
-        doc.pop("format")
-        names = {f for f in cls.__dataclass_fields__}
-        unknown = sorted(set(doc) - names)
-        missing = sorted(n for n in names - set(doc) if n not in ("price_seed", "meta"))
-        if unknown or missing:
-            raise ConfigError(f"{p}: unknown field(s) {unknown} / missing field(s) {missing} at $")
+        if not (p.exists() or p.is_symlink()):
+            raise ConfigError(f"{p}: no gate file; write one with `orchestrace train --from-traces CORPUS -o RUN`")
+        # a regular file under 16 MiB, typed and bounded: NaN/inf, std 0, wrong types are refused here
+        doc = read_gate_file(p, GATE_FORMAT)
         gate = cls(**doc)
         gate._check(str(p))
         return gate
@@ -164,6 +158,13 @@ class StopGate:
 
     # ----------------------------------------------------------------- one live loop
     def _codes(self, rounds: Sequence[Sequence[Hashable | None]]) -> np.ndarray:
+        if isinstance(rounds, (str, bytes)) or not isinstance(rounds, Sequence):
+            raise ConfigError(f"answers_so_far must be a list of rounds, each a list of answers, got "
+                              f"{type(rounds).__name__} (e.g. [['42', '41']] after one round of width 2)")
+        for i, r in enumerate(rounds):
+            if isinstance(r, (str, bytes)) or not isinstance(r, Sequence):
+                raise ConfigError(f"answers_so_far[{i}] must be a list of the round's answers, got "
+                                  f"{type(r).__name__}; wrap one round as [[...]]")
         seen: dict[Hashable, int] = {}
         out = np.full((len(rounds), max((len(r) for r in rounds), default=0)), -1, np.int64)
         for i, r in enumerate(rounds):
@@ -172,7 +173,11 @@ class StopGate:
                                   f"round needs the same width (the gate was fitted for {self.width})")
             for j, a in enumerate(r):
                 if a is not None:
-                    out[i, j] = seen.setdefault(a, len(seen))
+                    try:
+                        out[i, j] = seen.setdefault(a, len(seen))
+                    except TypeError:
+                        raise ConfigError(f"answers_so_far[{i}][{j}] is a {type(a).__name__}, not hashable; "
+                                          "give answers as strings or numbers (None: unparsed)") from None
         return out
 
     def _grid(self, name: str, x: Sequence[Sequence[float | None]] | None, shape: tuple[int, int],
@@ -196,7 +201,7 @@ class StopGate:
         log-prob and token counts (missing: the training corpus's means)."""
         if not len(answers_so_far):
             raise ConfigError("answers_so_far is empty: call the gate after each finished round")
-        if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
+        if isinstance(price, bool) or not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
             raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
                               f"{self.token_scale:.0f} tokens)")
         codes = self._codes(answers_so_far)

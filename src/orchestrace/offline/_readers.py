@@ -60,6 +60,7 @@ __all__ = [
     "check_aggregate",
     "check_return",
     "check_run_meta",
+    "corpus_fingerprint",
     "GateFile",
     "read_gate_file",
     "read_manifest",
@@ -382,3 +383,20 @@ def read_gate_file(path: str | os.PathLike[str], fmt: str) -> dict[str, Any]:
     out.pop("format")
     out["checks"] = [{k: v for k, v in msgspec.structs.asdict(c).items() if v is not None} for c in doc.checks]
     return out
+
+
+def corpus_fingerprint(runs: Any) -> str:
+    """A short hash of a corpus's identity (its task ids and shape), stored in a gate's meta so that
+    applying the gate to another corpus is flagged.
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> a, b = make_synthetic_logged(6, 2, 2, seed=0), make_synthetic_logged(7, 2, 2, seed=0)
+    >>> corpus_fingerprint(a) == corpus_fingerprint(a), corpus_fingerprint(a) == corpus_fingerprint(b)
+    (True, False)
+    """
+    import hashlib
+
+    h = hashlib.sha256(repr(tuple(int(x) for x in runs.answers.shape[1:])).encode())
+    for tid in sorted(map(str, runs.task_ids.tolist())):
+        h.update(tid.encode("utf-8", "replace") + b"\n")
+    return h.hexdigest()[:16]

@@ -311,15 +311,19 @@ def scrub_obj(obj: Any, *, secrets: tuple[str, ...] = ()) -> Any:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def printable(text: Any) -> str:
+def printable(text: Any, *, lines: bool = False) -> str:
     r"""``str(text)`` safe for a terminal: control characters (C0, DEL, C1, bidi overrides)
     are written as Python escapes, so an agent name cannot move the cursor or recolour output.
+    ``lines=True`` keeps newlines and tabs (a multi-line message).
 
     >>> printable("a\tb\x07c\u202e")
     'a\\tb\\x07c\\u202e'
+    >>> printable("a\nb\x1b", lines=True)
+    'a\nb\\x1b'
     """
     s = str(text)
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
+    return _CONTROL.sub(lambda m: m.group() if lines and m.group() in "\n\t" else
+                        m.group().encode("unicode_escape").decode("ascii"), s)
 
 
 _SECRETISH_SEGMENT = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-.~+=]{24,}$")

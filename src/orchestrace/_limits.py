@@ -63,6 +63,7 @@ __all__ = [
     "capped_lines",
     "check_number",
     "corpus_bytes",
+    "open_input",
     "printable",
     "read_capped",
     "redact_url",
@@ -154,6 +155,31 @@ def read_capped(path: str | os.PathLike[str], *, limit: int = MAX_SMALL_FILE_BYT
     if len(data) > limit:
         raise ConfigError(f"{path}: the {what} grew over the {limit}-byte limit while being read")
     return data
+
+
+def open_input(path: str | os.PathLike[str]) -> Any:
+    """``open(path, "rb")`` that never blocks on a FIFO without a writer: a FIFO is opened
+    non-blocking, then switched back to blocking reads (with no writer a read gives EOF at
+    once, so the caller sees an empty input; a pipe that has a writer, such as bash's
+    ``<(…)``, is read as usual).
+
+    >>> import tempfile, os
+    >>> q = os.path.join(tempfile.mkdtemp(), "q"); os.mkfifo(q)
+    >>> with open_input(q) as fh:
+    ...     fh.read()
+    b''
+    """
+    try:
+        fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        fifo = False
+    if not fifo:
+        return open(path, "rb")  # noqa: SIM115 (the caller closes it)
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return os.fdopen(fd, "rb")
 
 
 class _Capped:

@@ -119,7 +119,9 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
         size = p.stat().st_size
         if size > cap:
             raise _too_large(where, f"file is {size} bytes")
-        with open(p, "rb") as fh:
+        from ._limits import open_input
+
+        with open_input(p) as fh:  # a FIFO without a writer: EOF, never a hang
             # a device or a pipe has no size to trust: read it piecewise
             data = fh.read(cap + 1) if p.is_file() and size > 0 else _read_stream(fh, cap, where)
         if len(data) > cap:

@@ -226,9 +226,9 @@ def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
                     return
                 ln += 1
                 if len(line) > line_limit:
+                    yield ln, ValueError(f"the line is longer than {line_limit} bytes")
                     while line and not line.endswith(b"\n"):  # skip the rest, still capped
                         line = stream.readline(line_limit)
-                    yield ln, ValueError(f"the line is longer than {line_limit} bytes")
                     continue
                 yield ln, line
     except (OSError, EOFError, zlib.error) as exc:

@@ -355,6 +355,10 @@ class GateFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     meta: dict[str, Any] = {}
 
 
+class _Head(msgspec.Struct):
+    format: Any = None
+
+
 def read_gate_file(path: str | os.PathLike[str], fmt: str) -> dict[str, Any]:
     """The fields of the gate file at ``path`` (format tag ``fmt`` dropped), decoded through
     :class:`GateFile`: a regular file ≤ 16 MiB, typed, bounded, located errors (``$.field``).
@@ -369,11 +373,13 @@ def read_gate_file(path: str | os.PathLike[str], fmt: str) -> dict[str, Any]:
     """
     data = read_capped(path, limit=MAX_SMALL_FILE_BYTES, what="gate file")
     try:
-        head = msgspec.json.decode(data)
+        head = msgspec.json.decode(data, type=_Head)  # the other fields are skipped, not decoded
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{path}: not a stop-gate file ({exc}); expected a JSON object") from None
     except msgspec.DecodeError as exc:
         raise ConfigError(f"{path}: not a readable gate file ({exc})") from None
-    if not isinstance(head, dict) or head.get("format") != fmt:
-        got = head.get("format") if isinstance(head, dict) else type(head).__name__
+    if head.format != fmt:
+        got = head.format
         raise ConfigError(f"{path}: $.format is {str(got)[:80]!r}, expected {fmt!r} (not a stop-gate file)")
     try:
         doc = msgspec.json.decode(data, type=GateFile)

@@ -199,12 +199,12 @@ class StopGate:
         """Stop after the rounds so far? ``answers_so_far``: one list per finished round of parsed answers
         (any hashable; None = could not be parsed); the optional grids give per attempt the mean token
         log-prob and token counts (missing: the training corpus's means)."""
-        if not len(answers_so_far):
+        codes = self._codes(answers_so_far)  # rounds of answers, not a string or a flat list: ConfigError
+        if not len(codes):
             raise ConfigError("answers_so_far is empty: call the gate after each finished round")
         if isinstance(price, bool) or not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
             raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
                               f"{self.token_scale:.0f} tokens)")
-        codes = self._codes(answers_so_far)
         R = len(codes)
         if self.max_rounds <= R:
             return StopDecision(True, f"round limit {self.max_rounds} reached", float("nan"), {})

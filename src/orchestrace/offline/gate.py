@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._limits import LOGPROB_MIN, MAX_TOKENS
 from ..errors import ConfigError
 from ._features import FEATURES, features_from_attempts
 
@@ -165,6 +166,8 @@ class StopGate:
             if isinstance(r, (str, bytes)) or not isinstance(r, Sequence):
                 raise ConfigError(f"answers_so_far[{i}] must be a list of the round's answers, got "
                                   f"{type(r).__name__}; wrap one round as [[...]]")
+            if not len(r):
+                raise ConfigError(f"answers_so_far[{i}] is empty: a round has at least one answer (None: unparsed)")
         seen: dict[Hashable, int] = {}
         out = np.full((len(rounds), max((len(r) for r in rounds), default=0)), -1, np.int64)
         for i, r in enumerate(rounds):
@@ -181,16 +184,24 @@ class StopGate:
         return out
 
     def _grid(self, name: str, x: Sequence[Sequence[float | None]] | None, shape: tuple[int, int],
-              fill: float) -> np.ndarray:
+              fill: float, lo: float, hi: float) -> np.ndarray:
         if x is None:
             return np.full(shape, fill)
+        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) or any(
+                isinstance(r, (str, bytes)) or not isinstance(r, Sequence) for r in x):
+            raise ConfigError(f"{name}: expected one list of numbers per round, like the answers")
         try:
             a = np.array([[fill if v is None else float(v) for v in r] for r in x], np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{name}: expected one list of numbers per round ({exc})") from None
         if a.shape != shape:
             raise ConfigError(f"{name}: shape {a.shape} does not match the answers' {shape}")
-        return np.where(np.isfinite(a), a, fill)
+        a = np.where(np.isnan(a), fill, a)  # NaN: absent
+        off = (a < lo) | (a > hi)
+        if off.any():
+            i, j = (int(v[0]) for v in np.nonzero(off))
+            raise ConfigError(f"{name}[{i}][{j}]: {a[i, j]:g} is out of range [{lo:g}, {hi:g}]")
+        return a
 
     def decide(self, answers_so_far: Sequence[Sequence[Hashable | None]], *, price: float,
                logprobs: Sequence[Sequence[float | None]] | None = None,
@@ -202,16 +213,18 @@ class StopGate:
         codes = self._codes(answers_so_far)  # rounds of answers, not a string or a flat list: ConfigError
         if not len(codes):
             raise ConfigError("answers_so_far is empty: call the gate after each finished round")
-        if isinstance(price, bool) or not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
+        if isinstance(price, bool) or not (isinstance(price, (int, float)) and 0 <= price <= 1e9
+                                           and math.isfinite(float(price))):
             raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
                               f"{self.token_scale:.0f} tokens)")
         R = len(codes)
         if self.max_rounds <= R:
             return StopDecision(True, f"round limit {self.max_rounds} reached", float("nan"), {})
         comp_default = self.len_scale
-        comp = self._grid("completion_tokens", completion_tokens, codes.shape, comp_default)
-        prm = self._grid("prompt_tokens", prompt_tokens, codes.shape, max(self.attempt_tokens - comp_default, 0.0))
-        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill)
+        comp = self._grid("completion_tokens", completion_tokens, codes.shape, comp_default, 0, MAX_TOKENS - 1)
+        prm = self._grid("prompt_tokens", prompt_tokens, codes.shape, max(self.attempt_tokens - comp_default, 0.0),
+                         0, MAX_TOKENS - 1)
+        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill, LOGPROB_MIN, 0.0)
         # a loop narrower or wider than the gate's: token scale per attempt stays the logged one
         x = features_from_attempts(codes, lp, comp, prm + comp, float(price), self.max_rounds, self.token_scale,
                                    self.lp_fill, self.len_scale)
@@ -235,7 +248,7 @@ class StopGate:
         """The loop's answer: the gate's aggregation (majority, or log-prob-weighted) over every attempt,
         ties → the answer that appeared first; None when nothing could be parsed."""
         codes = self._codes(answers_so_far)
-        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill)
+        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill, LOGPROB_MIN, 0.0)
         wt = np.exp(lp) if self.aggregation == "logprob" else np.ones(codes.shape)
         flat, fw = codes.reshape(-1), wt.reshape(-1)
         if (flat < 0).all():

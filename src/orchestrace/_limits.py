@@ -23,7 +23,7 @@ function                     contract
 
 Limits (environment variables override them, read at use time):
 
-- ``ORCHESTRACE_MAX_CORPUS_BYTES`` (default 256 MiB): one corpus stream, on disk and decompressed;
+- ``ORCHESTRACE_MAX_CORPUS_BYTES`` (default 128 MiB: a corpus at the cap loads in ~30 s within ~340 MB): one corpus stream, on disk and decompressed;
 - ``MAX_LINE_BYTES`` (1 MiB): one JSONL record;
 - ``MAX_SMALL_FILE_BYTES`` (16 MiB): a manifest, a gate file, a task file;
 - ``ORCHESTRACE_SECRET_PATTERNS``: extra regular expressions to scrub, separated by newlines.
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 #: One corpus stream, on disk and decompressed (``ORCHESTRACE_MAX_CORPUS_BYTES`` overrides).
-MAX_CORPUS_BYTES = 256 * 1024**2
+MAX_CORPUS_BYTES = 128 * 1024**2
 #: One JSONL record (a trace-stream line).
 MAX_LINE_BYTES = 1024**2
 #: A manifest, a gate/policy file, a task file.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, app, console, err_console, fail
+from ._app import EXIT_INVALID, app, console, err_console, fail, note
 
 collect_app = typer.Typer(help="Collect real vote-loop runs as traces; fit the simulator to them.",
                           no_args_is_help=True)
@@ -146,8 +146,14 @@ def collect_fit_sim(
         raise fail(f"--search must be >= 1 and --sim-tasks >= 50, got {n_search} and {n_sim}")
     if not (corpus.exists() or corpus.is_symlink()):
         raise fail(f"{corpus}: no such corpus (a folder written by `collect run`, or one traces file)")
+    import warnings
+
     try:
-        runs = load_logged_runs(corpus, exclude=exclude_bad)
+        with warnings.catch_warnings(record=True) as caught:  # the counted exclusions: one plain line each
+            warnings.simplefilter("always")
+            runs = load_logged_runs(corpus, exclude=exclude_bad)
+        for w in caught:
+            note(str(w.message), kind="warning")
         if split != "all":
             runs = runs.subset(runs.split == split)
             if runs.shape[0] == 0:

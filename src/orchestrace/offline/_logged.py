@@ -335,6 +335,7 @@ def load_logged_runs(
     files, manifest = _streams(Path(path))
     problems: list[Problem] = []
     runs = _read_runs(files, problems)
+    stream_problems = len(problems)  # not counted against a run: lines outside any run, a stream's torn end
     cfg = manifest.get("config") or {}
     if not isinstance(cfg, dict):
         raise ConfigError(f"{path}: manifest.json $.config is not an object")
@@ -418,10 +419,12 @@ def load_logged_runs(
         n = len(problems)
         raise TraceInvalidError(f"{path}: {n} problem(s) in the corpus; first: {problems[0]}. Pass exclude=True "
                                 "to drop these runs, counted in meta['excluded']", problems)
-    if bad or lost:
+    if bad or lost or stream_problems:
         counts = ", ".join(f"{k}: {len(v)}" for k, v in sorted(bad.items()))
+        stream = (f"; {stream_problems} unreadable line(s) or stream end(s) outside the runs (first: "
+                  f"{problems[0]})" if stream_problems else "")
         warnings.warn(f"{path}: excluded {sum(map(len, bad.values())) + lost} run(s) ({counts}"
-                      f"{', ' if counts and lost else ''}{f'unreadable: {lost}' if lost else ''}); "
+                      f"{', ' if counts and lost else ''}{f'unreadable: {lost}' if lost else ''}){stream}; "
                       "see meta['excluded']", stacklevel=2)
     if not keep:
         raise TraceInvalidError(f"{path}: no usable runs", problems)

@@ -21,7 +21,7 @@ def _read(corpus: Path) -> Any:
     from ..errors import OrchestraceError
     from ..offline import check_runs, read_corpus
 
-    if not corpus.exists():
+    if not (corpus.exists() or corpus.is_symlink()):  # a dangling link or a loop: the loader says which
         raise fail(f"{corpus}: no such corpus (a directory of logged traces, or an .npz of logged runs)")
     try:
         runs, notes = check_runs(read_corpus(corpus), where=str(corpus))

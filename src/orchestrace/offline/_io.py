@@ -54,7 +54,7 @@ def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
 def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
     """Logged runs from ``path``: an ``.npz`` (:func:`save_runs`) or a native-trace corpus directory."""
     p = Path(path)
-    if not p.exists():
+    if not (p.exists() or p.is_symlink()):
         raise ConfigError(f"{p}: no such corpus (a directory of logged traces with manifest.json, or an .npz)")
     if p.is_dir() and (p / "logged.npz").is_file():
         p = p / "logged.npz"

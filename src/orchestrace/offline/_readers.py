@@ -183,8 +183,8 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     data = read_capped(path, limit=MAX_SMALL_FILE_BYTES, what="manifest")
     try:
         doc = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc}); a corpus manifest is a JSON object") from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); a corpus manifest is a JSON object in UTF-8") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: $ is a JSON {type(doc).__name__}, expected an object (a corpus manifest)")
     if doc.get("config") is not None:
@@ -376,14 +376,15 @@ def read_gate_file(path: str | os.PathLike[str], fmt: str) -> dict[str, Any]:
         head = msgspec.json.decode(data, type=_Head)  # the other fields are skipped, not decoded
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: not a stop-gate file ({exc}); expected a JSON object") from None
-    except msgspec.DecodeError as exc:
-        raise ConfigError(f"{path}: not a readable gate file ({exc})") from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable gate file ({exc}; NaN and Infinity are not JSON numbers)"
+                          ) from None
     if head.format != fmt:
         got = head.format
         raise ConfigError(f"{path}: $.format is {str(got)[:80]!r}, expected {fmt!r} (not a stop-gate file)")
     try:
         doc = msgspec.json.decode(data, type=GateFile)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not a valid gate file: {exc}") from None
     out = msgspec.structs.asdict(doc)
     out.pop("format")

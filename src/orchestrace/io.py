@@ -119,7 +119,9 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
         size = p.stat().st_size
         if size > cap:
             raise _too_large(where, f"file is {size} bytes")
-        with open(p, "rb") as fh:
+        from ._limits import open_input
+
+        with open_input(p) as fh:  # a FIFO without a writer: EOF, never a hang
             # a device or a pipe has no size to trust: read it piecewise
             data = fh.read(cap + 1) if p.is_file() and size > 0 else _read_stream(fh, cap, where)
         if len(data) > cap:
@@ -160,10 +162,13 @@ def _too_large(where: str, what: str) -> TraceDecodeError:
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file + rename), keeping an existing file's mode.
+    """Write ``data`` to ``path`` atomically (temporary file + fsync + rename), keeping an existing file's mode.
 
     A reader never sees a half-written file, a crash leaves the old file intact, and a
-    read-only file stays read-only (its permission bits are copied to the new file).
+    read-only file stays read-only (its permission bits are copied to the new file). A
+    symlink is followed (its target is replaced, the link kept); a file with other hard
+    links is rewritten in place after the new bytes are safely on disk beside it, so that
+    every name still shows the new content.
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "x.json"); atomic_write(p, b"{}")
@@ -173,11 +178,19 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     import stat
     import tempfile
 
-    p = Path(path)
+    # a symlink is followed: its target is replaced and the link stays a link (a dangling link
+    # creates its target); a symlink loop is an OSError (ELOOP) before anything is written
+    p = Path(os.path.realpath(path, strict=False)) if os.path.islink(path) else Path(path)
+    if os.path.islink(p):
+        raise OSError(40, "Too many levels of symbolic links", str(path))
     try:
-        mode: int | None = stat.S_IMODE(p.stat().st_mode)
+        st = p.stat()
+        mode: int | None = stat.S_IMODE(st.st_mode)
     except FileNotFoundError:
-        mode = None
+        mode, st = None, None
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        _write_linked(p, data)  # a rename would split a hard link from its other names
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -194,6 +207,28 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _write_linked(p: Path, data: bytes) -> None:
+    """Rewrite a hard-linked file in place (every name keeps seeing it), from a fsynced copy:
+    the new bytes are first written and synced beside it, so a failure before the in-place
+    copy leaves the file untouched, and the copy itself is one write of ``data`` then fsync."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        with open(p, "r+b") as out:
+            out.write(data)
+            out.truncate(len(data))
+            out.flush()
+            os.fsync(out.fileno())
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def load(path: str | os.PathLike[str]) -> Trace:

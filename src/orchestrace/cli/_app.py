@@ -141,10 +141,14 @@ def error(message: str, *, problems: Iterable[Problem] = (), limit: int = 20) ->
     """Print ``error: message`` and up to ``limit`` located problems (the rest are counted)."""
     from rich.text import Text
 
+    from .._limits import printable, scrub
+
+    # never a key, a bearer token or a terminal control sequence from the input in what is printed
+    message = printable(scrub(str(message)), lines=True)
     err_console.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
     problems = list(problems)
     for p in problems[:limit]:
-        err_console.print(f"  {p}", markup=False, soft_wrap=True)
+        err_console.print(f"  {printable(scrub(str(p)), lines=True)}", markup=False, soft_wrap=True)
     if len(problems) > limit:
         err_console.print(f"  … and {len(problems) - limit} more problem(s)", markup=False)
 
@@ -153,7 +157,10 @@ def note(message: str, *, kind: str = "note") -> None:
     """Print ``note: message`` (or ``warning: …``) to stderr, markup off for the message."""
     from rich.text import Text
 
-    err_console.print(Text.assemble((f"{kind}:", "yellow"), " ", message), soft_wrap=True)
+    from .._limits import printable, scrub
+
+    err_console.print(Text.assemble((f"{kind}:", "yellow"), " ", printable(scrub(str(message)), lines=True)),
+                      soft_wrap=True)
 
 
 #: Click's own errors (typer vendors click: its ClickException is found through BadParameter).

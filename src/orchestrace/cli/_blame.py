@@ -17,10 +17,16 @@ from pathlib import Path
 
 import typer
 
-from ._app import EXIT_INVALID, EXIT_USAGE, app, escape, fail, note
+from .._limits import printable, scrub
+from ._app import EXIT_INVALID, EXIT_USAGE, app, fail, note
 from ._checks import FORCE_HELP
 
 __all__ = ["blame_cmd"]
+
+
+def _p(x: object) -> str:
+    """A name or a line from the trace, safe for a terminal (control characters escaped)."""
+    return printable(x)
 
 
 @app.command("blame")
@@ -47,29 +53,29 @@ def blame_cmd(
         try:
             r = blame(tr, fallback=fallback)
         except (ConfigError, TraceError) as exc:
-            raise fail(f"{path}: trace {tr.trace_id!r}: {exc}", code=EXIT_INVALID) from None
+            raise fail(f"{_p(path)}: trace {_p(repr(tr.trace_id))}: {_p(scrub(str(exc)))}", code=EXIT_INVALID) from None
         nobody += r.decisive is None
         if as_json:
             typer.echo(msgspec.json.encode(r.to_dict()).decode())
             continue
-        typer.echo(f"{escape(tr.trace_id)}: " + ("failed run" if r.failed else "run not recorded as failed"
+        typer.echo(f"{_p(tr.trace_id)}: " + ("failed run" if r.failed else "run not recorded as failed"
                                                     if r.failed is False else "outcome unknown"))
         if not r.evidence_found:
             typer.echo("  no evidence of what went wrong in this trace")
         d = r.decisive
         if d is None:
-            typer.echo(f"  nobody to blame: {escape(r.rule)}")
+            typer.echo(f"  nobody to blame: {_p(r.rule)}")
         else:
-            typer.echo(f"  decisive error: agent {escape(d.agent)}, step {d.step} ({d.step_of}), event {d.event}, "
+            typer.echo(f"  decisive error: agent {_p(d.agent)}, step {d.step} ({d.step_of}), event {d.event}, "
                        f"confidence {d.confidence:g}")
-            typer.echo(f"  rule: {escape(r.rule)}")
+            typer.echo(f"  rule: {_p(r.rule)}")
             for line in d.evidence:
-                typer.echo(f"    {escape(line)}")
+                typer.echo(f"    {_p(scrub(line))}")
         if r.runner_up is not None:
             u = r.runner_up
-            typer.echo(f"  runner-up: agent {escape(u.agent)}, step {u.step}, event {u.event}, confidence "
-                       f"{u.confidence:g} ({escape(', '.join(u.kinds))})")
+            typer.echo(f"  runner-up: agent {_p(u.agent)}, step {u.step}, event {u.event}, confidence "
+                       f"{u.confidence:g} ({_p(', '.join(u.kinds))})")
         for n in r.notes:
-            note(f"{tr.trace_id}: {n}")
+            note(f"{_p(tr.trace_id)}: {_p(scrub(n))}")
     if nobody:
         raise typer.Exit(EXIT_INVALID)

@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, app, console, err_console, fail
+from ._app import EXIT_INVALID, app, console, err_console, fail, note
 
 collect_app = typer.Typer(help="Collect real vote-loop runs as traces; fit the simulator to them.",
                           no_args_is_help=True)
@@ -189,8 +189,16 @@ def collect_fit_sim(
         raise fail(f"--split {split!r}: choose train, validation, test or all")
     if n_search < 1 or n_sim < 50:
         raise fail(f"--search must be >= 1 and --sim-tasks >= 50, got {n_search} and {n_sim}")
+    if not (corpus.exists() or corpus.is_symlink()):
+        raise fail(f"{corpus}: no such corpus (a folder written by `collect run`, or one traces file)")
+    import warnings
+
     try:
-        runs = load_logged_runs(corpus, exclude=exclude_bad)
+        with warnings.catch_warnings(record=True) as caught:  # the counted exclusions: one plain line each
+            warnings.simplefilter("always")
+            runs = load_logged_runs(corpus, exclude=exclude_bad)
+        for w in caught:
+            note(str(w.message), kind="warning")
         if split != "all":
             runs = runs.subset(runs.split == split)
             if runs.shape[0] == 0:
@@ -198,10 +206,11 @@ def collect_fit_sim(
         fit = fit_simulator(runs, n_sim=n_sim, n_search=n_search, seed=seed)
         fit["corpus"], fit["split"] = str(corpus), split
         atomic_write(out, (json.dumps(fit, indent=1) + "\n").encode())
-    except OrchestraceError as exc:
-        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
+    except OrchestraceError as exc:  # the corpus is invalid: exit 1, as train --from-traces on the same corpus
+        hint = "" if exclude_bad or not getattr(exc, "problems", ()) else "; --exclude-bad drops the bad runs (counted)"
+        raise fail(f"{exc}{hint}", problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
     except OSError as exc:
-        raise fail(f"{out}: cannot write ({exc.strerror})") from None
+        raise fail(f"{out}: cannot write ({exc.strerror or exc})") from None
     real, sim = fit["moments"]["real"], fit["moments"]["simulated"]
     for key in ("acc", "maj_first", "maj_last", "wrong_agree", "tokens_out", "tokens_in"):
         console.print(f"{key:12s} real {real[key]:8.3f}   simulated {sim[key]:8.3f}", markup=False)

@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 
+from .._limits import printable
 from ._app import (
     DATASET_OUT_OPTION,
     DATASET_RAY_OPTION,
@@ -30,13 +31,21 @@ from ._app import (
     RAY_MIN_WORK_OPTION,
     app,
     console,
-    escape,
     fail,
     note,
+)
+from ._app import (
+    escape as _markup_escape,
 )
 from ._checks import FORCE_HELP
 
 __all__ = ["credit", "reward"]
+
+
+def escape(text: str) -> str:
+    """A name from the trace for a rich table: markup escaped, control characters written as escapes."""
+    return _markup_escape(printable(text))
+
 
 _UNITS = "token, tool_call, message, turn, agent, role, orchestrator, team"
 _METHODS = "broadcast, discounted, causal, leave-one-out, shapley, owen, c3, coma, blame"
@@ -271,7 +280,7 @@ def _print_credit(trace_id: str, res: Any, *, as_json: bool, multi: bool, limit:
         for rec in res.records():
             _json_line({"trace_id": trace_id, **rec} if multi else rec)
         for msg in res.notes:
-            note(msg)
+            note(printable(msg))
         return
     _table(trace_id, res, limit)
 

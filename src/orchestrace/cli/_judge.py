@@ -124,18 +124,23 @@ def _judge_all(transcripts: list[Any], cfg: Any, base_url: str, model: str, **kw
 
 
 def _print(v: Any) -> None:
+    from .._limits import printable, scrub
+
+    def p(x: Any) -> str:  # from the trace or the endpoint: no key, no terminal control
+        return printable(scrub(str(x)))
+
     cost = (f"{v.calls} call(s), {v.prompt_tokens:,}+{v.completion_tokens:,} tokens, {v.seconds:.1f} s"
             + (", with the ground truth" if v.with_ground_truth else ""))
     if v.ok:
         agent = v.agent if v.agent is not None else "(none named)"
         step = v.step if v.step is not None else "(none named)"
-        console.print(f"{v.trace_id}: agent {agent}, step {step} ({v.protocol}; {cost})", markup=False, soft_wrap=True)
-        console.print(f"  why: {v.reason}", markup=False, soft_wrap=True)
+        console.print(f"{p(v.trace_id)}: agent {p(agent)}, step {p(step)} ({v.protocol}; {cost})", markup=False, soft_wrap=True)
+        console.print(f"  why: {p(v.reason)}", markup=False, soft_wrap=True)
     else:
-        console.print(f"{v.trace_id}: {v.reason} ({v.protocol}; {cost})", markup=False, soft_wrap=True)
+        console.print(f"{p(v.trace_id)}: {p(v.reason)} ({v.protocol}; {cost})", markup=False, soft_wrap=True)
         last = v.raw[-1] if v.raw else ""
-        console.print(f"  raw reply: {json.dumps(last[:300], ensure_ascii=False)}", markup=False, soft_wrap=True)
+        console.print(f"  raw reply: {printable(json.dumps(scrub(last)[:300], ensure_ascii=False))}", markup=False, soft_wrap=True)
     if v.truncated:
         console.print(f"  truncated to fit: {v.truncation_summary()}", markup=False, soft_wrap=True)
     for n in v.notes:
-        console.print(f"  note: {n}", markup=False, soft_wrap=True)
+        console.print(f"  note: {p(n)}", markup=False, soft_wrap=True)

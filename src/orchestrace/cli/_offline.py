@@ -21,7 +21,7 @@ def _read(corpus: Path) -> Any:
     from ..errors import OrchestraceError
     from ..offline import check_runs, read_corpus
 
-    if not corpus.exists():
+    if not (corpus.exists() or corpus.is_symlink()):  # a dangling link or a loop: the loader says which
         raise fail(f"{corpus}: no such corpus (a directory of logged traces, or an .npz of logged runs)")
     try:
         runs, notes = check_runs(read_corpus(corpus), where=str(corpus))
@@ -48,12 +48,16 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
         raise fail(str(exc)) from None
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
+    from ..io import atomic_write
+    from ..offline._readers import corpus_fingerprint
+
     gate.meta["corpus_path"] = str(corpus)
+    gate.meta["corpus_fingerprint"] = corpus_fingerprint(runs)
     gate.meta["exclusions"] = notes
     try:
         path = gate.save(out)
-        (out / "fit.json").write_text(json.dumps({**report, "exclusions": notes, "seed": seed, "corpus": str(corpus)},
-                                                 indent=1, default=float), encoding="utf-8")
+        atomic_write(out / "fit.json", json.dumps({**report, "exclusions": notes, "seed": seed, "corpus": str(corpus)},
+                                                  indent=1, default=float).encode())
     except OSError as exc:
         raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
     c = report["chosen"]
@@ -74,6 +78,15 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
         gates = [StopGate.load(r) for r in runs]
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
+    from ..io import atomic_write
+    from ..offline._readers import corpus_fingerprint
+
+    here = corpus_fingerprint(logged)
+    for r, g in zip(runs, gates, strict=True):
+        there = g.meta.get("corpus_fingerprint")
+        if isinstance(there, str) and there != here:
+            note(f"{r}: this gate was fitted on another corpus ({str(g.meta.get('corpus_path'))[:200]}); its return "
+                 f"on {corpus} is not a held-out test on the tasks it was fitted for", kind="warning")
     names = [r.name if r.name != "gate.json" else r.parent.name for r in runs]
     if len(set(names)) != len(names):
         names = [str(r) for r in runs]
@@ -86,8 +99,8 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)
-            (out / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
-            (out / "summary.md").write_text(text, encoding="utf-8")
+            atomic_write(out / "results.json", json.dumps(res, indent=1, default=float).encode())
+            atomic_write(out / "summary.md", text.encode())
             pic = write_pareto(res, out / "pareto.png")
         except OSError as exc:
             raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None

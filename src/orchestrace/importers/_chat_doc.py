@@ -133,8 +133,10 @@ def orchestrator_of(speakers: Sequence[str]) -> str | None:
 
 def scalar_document(p: Path) -> str | None:
     """The JSON kind of a small file that is one JSON scalar (``"hello"``, ``42``), else None."""
+    from .._limits import open_input
+
     try:
-        with p.open("rb") as fh:  # bounded read: st_size is 0 for devices and pipes (/dev/zero)
+        with open_input(p) as fh:  # bounded read: st_size is 0 for devices and pipes (/dev/zero)
             raw = fh.read((1 << 16) + 1)
         if len(raw) > 1 << 16:
             return None

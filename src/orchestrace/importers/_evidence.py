@@ -79,7 +79,11 @@ class Evidence:
         if self.span is not None:
             d["span"] = [self.span[0], self.span[1]]
         if keep_excerpt and self.excerpt:
-            d["excerpt"] = self.excerpt
+            from .._limits import (
+                scrub,  # an error excerpt may quote a key ("Incorrect API key: sk-…")
+            )
+
+            d["excerpt"] = scrub(self.excerpt)
         if self.blames is not None:
             d["blames"] = self.blames
         return d
@@ -178,6 +182,8 @@ def evidence_of(attrs: Mapping[str, Any] | None) -> list[Evidence]:
     >>> evidence_of({"evidence": [{"kind": "refusal", "span": [0, 5]}, {"kind": "nope"}, 3]})
     [Evidence(kind=<EvidenceKind.REFUSAL: 'refusal'>, span=(0, 5), excerpt=None, blames=None)]
     """
+    from .._limits import scrub
+
     raw = (attrs or {}).get("evidence")
     if not isinstance(raw, list):
         return []
@@ -192,7 +198,7 @@ def evidence_of(attrs: Mapping[str, Any] | None) -> list[Evidence]:
         sp = r.get("span")
         span = (int(sp[0]), int(sp[1])) if (isinstance(sp, list) and len(sp) == 2
                                              and all(isinstance(x, int) for x in sp)) else None
-        ex = r.get("excerpt") if isinstance(r.get("excerpt"), str) else None
+        ex = scrub(r["excerpt"]) if isinstance(r.get("excerpt"), str) else None  # shown: never a key
         bl = r.get("blames") if isinstance(r.get("blames"), str) else None
         out.append(Evidence(kind, span, ex, bl))
     return out

@@ -151,7 +151,9 @@ def read(paths: Sequence[str | os.PathLike[str]], *, content: ContentMode = "has
 
 def _peek_parent(path: Path) -> str | None:
     try:
-        with open(path, "rb") as fh:
+        from .._limits import open_input
+
+        with open_input(path) as fh:  # a FIFO never blocks
             first = fh.readline(1 << 20)
         obj = json.loads(first)
     except (OSError, ValueError, RecursionError):

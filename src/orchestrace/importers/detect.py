@@ -60,7 +60,9 @@ _HEAD_BYTES = 1 << 20
 
 def _head(p: Path) -> bytes:
     try:
-        with open(p, "rb") as fh:
+        from .._limits import open_input
+
+        with open_input(p) as fh:  # a FIFO never blocks
             return fh.read(_HEAD_BYTES)
     except OSError:
         return read_bytes(p)  # raises the located io.* problem

@@ -71,6 +71,7 @@ CAUSES: tuple[str, ...] = (
     "http_429",  # rate limited
     "http_5xx",  # server error
     "http_4xx",  # other client error (bad model name, bad key …): not retried
+    "redirect",  # an HTTP 3xx (redirects are not followed: the base URL must be the API root itself)
     "malformed_json",  # the body is not the JSON shape of a chat completion
     "empty_completion",  # the model produced no text
     "deadline",  # the whole-call budget (retries included) is exhausted
@@ -119,16 +120,14 @@ class Secret:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without user-info and query string (they may carry credentials).
+    """``url`` without user-info, query string and secret-looking path segments (they may carry credentials).
 
     >>> redact_url("https://user:pw@api.example.com/v1?key=abc")
     'https://api.example.com/v1'
     """
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+    from .._limits import redact_url as _redact  # also a secret-looking path segment → ***
+
+    return _redact(url)
 
 
 def backoff_delay(attempt: int, *, base: float, cap: float, u: float | None = None) -> float:
@@ -278,8 +277,11 @@ class ChatClient:
         return self._key is not None
 
     def scrub(self, text: str) -> str:
-        """``text`` with the API key (if any) replaced by ``***``."""
-        return self._key.scrub(text) if self._key is not None else text
+        """``text`` with the API key (if any), and anything that looks like a key or a bearer
+        token (:func:`orchestrace._limits.scrub`), replaced by ``***``."""
+        from .._limits import scrub
+
+        return scrub(self._key.scrub(text) if self._key is not None else text)
 
     # -- lifecycle ----------------------------------------------------------------------
     async def __aenter__(self) -> ChatClient:
@@ -380,7 +382,7 @@ class ChatClient:
                     p_tok += outcome.usage[0]
                     c_tok += outcome.usage[1]
                 return ChatResult(
-                    text=outcome.text,
+                    text=self.scrub(outcome.text),  # an endpoint may echo the Authorization header
                     prompt_tokens=p_tok,
                     completion_tokens=c_tok,
                     finish_reason=outcome.finish_reason,
@@ -434,6 +436,14 @@ class ChatClient:
         except httpx.TransportError as exc:
             return _Failure("connect", type(exc).__name__)
         status = resp.status_code
+        if 300 <= status < 400:
+            where = resp.headers.get("location") or ""
+            target = str(resp.url.join(where)) if where else ""
+            same = target.rstrip("/") == str(resp.url).rstrip("/")
+            what = "a redirect loop (it redirects to itself)" if same else (
+                f"a redirect to {redact_url(target)}" if target else "a redirect without a Location")
+            return _Failure("redirect", f"HTTP {status}: {what}; redirects are not followed: give the final API "
+                                        "root as --base-url (ending in /v1)")
         if status == 429:
             return _Failure("http_429", f"HTTP 429 {_snippet(resp.text)}", retry_after=_retry_after(resp))
         if status >= 500:
@@ -525,9 +535,10 @@ def _mean_logprob(choice: dict[str, Any]) -> float | None:
     content = lp.get("content") if isinstance(lp, dict) else None
     if not isinstance(content, list):
         return None
-    vals = [
+    vals = [  # a log-prob is <= 0; finite values beyond the loader's bound are corrupt and not averaged
         float(t["logprob"]) for t in content
-        if isinstance(t, dict) and isinstance(t.get("logprob"), (int, float)) and math.isfinite(t["logprob"])
+        if isinstance(t, dict) and isinstance(t.get("logprob"), (int, float)) and not isinstance(t["logprob"], bool)
+        and math.isfinite(t["logprob"]) and -1000.0 <= t["logprob"] <= 0.0
     ]
     return sum(vals) / len(vals) if vals else None
 

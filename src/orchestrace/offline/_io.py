@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,10 @@ from ._value import valuation
 __all__ = ["SPLITS", "check_runs", "read_corpus", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
-_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name != "meta"]
+_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", "members", "sees", "confidence")]
 MAX_GRADE_MISMATCH = 0.05
+#: Fewest tasks a split may hold (one task per split gives a "validation return" and NaN intervals).
+MIN_TASKS_PER_SPLIT = 3
 
 
 def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
@@ -53,23 +54,15 @@ def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
 def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
     """Logged runs from ``path``: an ``.npz`` (:func:`save_runs`) or a native-trace corpus directory."""
     p = Path(path)
-    if not p.exists():
+    if not (p.exists() or p.is_symlink()):
         raise ConfigError(f"{p}: no such corpus (a directory of logged traces with manifest.json, or an .npz)")
     if p.is_dir() and (p / "logged.npz").is_file():
         p = p / "logged.npz"
     if p.suffix != ".npz":
         return load_logged_runs(p)
-    try:
-        with np.load(p, allow_pickle=False) as z:
-            missing = [n for n in [*_ARRAYS, "meta"] if n not in z.files]
-            if missing:
-                raise ConfigError(f"{p}: not a logged-runs file: missing array(s) {', '.join(missing)}")
-            kw = {n: z[n] for n in _ARRAYS}
-            meta = json.loads(str(z["meta"]))
-    except ConfigError:
-        raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # json.JSONDecodeError is a ValueError
-        raise ConfigError(f"{p}: not a readable logged-runs file ({type(exc).__name__}: {exc})") from None
+    from ._readers import read_npz
+
+    kw, meta = read_npz(p, _ARRAYS)  # regular file, capped sizes, dtypes, shapes, bounds, answer codes
     return LoggedRuns(**kw, meta=meta)
 
 
@@ -94,10 +87,24 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus") -> tuple[LoggedRuns, 
             raise ConfigError(f"{where}: no {s!r} tasks; the corpus must be split by task into {', '.join(SPLITS)}")
     if (runs.answers < -1).any() or ((runs.correct_code < -1).any()):
         raise ConfigError(f"{where}: answer codes below −1")
+    tokens = runs.prompt_tokens.astype(np.int64) + runs.completion_tokens.astype(np.int64)
+    if (runs.prompt_tokens < 0).any() or (runs.completion_tokens < 0).any():
+        raise ConfigError(f"{where}: negative token counts (task {runs.task_ids[(tokens < 0).any((1, 2))][0]})")
+    if not tokens.any():
+        raise ConfigError(f"{where}: every attempt has 0 tokens (tokens_in / tokens_out); the price of a round "
+                          "(token_scale) is measured in tokens and must be > 0")
+    small = [s for s in SPLITS if (runs.split == s).sum() < MIN_TASKS_PER_SPLIT]
+    if small:
+        raise ConfigError(f"{where}: too few tasks to fit and evaluate: " + ", ".join(
+            f"{int((runs.split == s).sum())} {s}" for s in small) + f" (at least {MIN_TASKS_PER_SPLIT} per split, "
+            "for a validation return and intervals that mean something)")
     notes: list[str] = []
     excluded = runs.meta.get("excluded") or {}
     if isinstance(excluded, dict):  # the loader's counted exclusions: reason → task ids
         notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+    lost = runs.meta.get("lost_runs")
+    if isinstance(lost, int) and lost > 0:
+        notes.append(f"{lost} run(s) the manifest records could not be read (unreadable data)")
     recomputed = valuation(runs, W, "majority", np.zeros(T), 1.0).correct
     mismatch = (recomputed != runs.round_correct.astype(bool)).any(1)
     if mismatch.any():

@@ -39,9 +39,7 @@ True
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import hashlib
-import json
 import os
 import warnings
 from dataclasses import dataclass
@@ -50,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .._limits import MAX_ROUNDS, MAX_WIDTH, capped_lines, corpus_bytes, regular_file
 from .._problems import Problem
 from ..errors import ConfigError, TraceInvalidError
 from ..vocab import Severity
@@ -126,9 +125,13 @@ def logged_from_codes(
     correct_code = np.asarray(correct_code, dtype=np.int32)
     correct = (answers == correct_code[:, None, None]) & (correct_code[:, None, None] >= 0)
     k = max(int(answers.max(initial=-1)) + 1, 1)
-    flat = answers.reshape(t, r * w)
-    onehot = (flat[:, :, None] == np.arange(k)[None, None, :]).astype(np.int32)  # (T, R*W, k)
-    counts = onehot.reshape(t, r, w, k).sum(axis=2).cumsum(axis=1)  # (T, R, k)
+    if k > max(r * w, 1) or int(answers.min(initial=-1)) < -1:
+        raise ConfigError(f"answer codes must be -1..{r * w - 1} (one distinct answer per attempt at most), got "
+                          f"{int(answers.min(initial=-1))}..{k - 1}")
+    counts = np.zeros((t, r, k), dtype=np.int32)  # (T, R, k) votes per code, then cumulated over rounds
+    ti, ri, _ = np.nonzero(answers >= 0)
+    np.add.at(counts, (ti, ri, answers[answers >= 0]), 1)
+    counts = counts.cumsum(axis=1)
     maj = counts.argmax(axis=2)
     has = counts.max(axis=2) > 0
     round_correct = has & (maj == correct_code[:, None])
@@ -163,8 +166,8 @@ def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0) -> LoggedRuns: 
         ids, ["synth"] * T, [1 + i % 3 for i in range(T)], answers, cc,
         prompt_tokens=np.full((T, R, W), 60, dtype=np.int32),
         completion_tokens=rng.integers(3, 17, (T, R, W)).astype(np.int32),
-        logprob_mean=np.where(answers == cc[:, None, None], -0.3, -1.2).astype(np.float32)
-        + rng.normal(0, 0.2, (T, R, W)).astype(np.float32),
+        logprob_mean=np.minimum(np.where(answers == cc[:, None, None], -0.3, -1.2).astype(np.float32)
+                                + rng.normal(0, 0.2, (T, R, W)).astype(np.float32), 0.0),  # a log-prob is <= 0
         meta={"source": "synthetic", "seed": seed, "rounds": R, "width": W},
     )
 
@@ -195,30 +198,27 @@ def _streams(path: Path) -> tuple[list[Path], dict]:
             raise ConfigError(f"{path}: no traces*.jsonl or traces*.jsonl.gz in this folder; is it a corpus "
                               "written by `orchestrace collect run`?")
         man = path / "manifest.json"
-    elif path.is_file():
+    elif path.exists() or path.is_symlink():
+        regular_file(path, limit=corpus_bytes(), what="corpus stream")  # a FIFO, a device, a loop: located
         files, man = [path], path.parent / "manifest.json"
     else:
         raise ConfigError(f"{path}: no such corpus file or folder")
     meta: dict = {}
-    if man.is_file():
-        try:
-            meta = json.loads(man.read_text())
-        except ValueError as exc:
-            raise ConfigError(f"{man}: not valid JSON ({exc})") from None
+    if man.exists() or man.is_symlink():
+        from ._readers import read_manifest
+
+        meta = read_manifest(man)
     return files, meta
 
 
-def _lines(p: Path) -> Any:
-    opener = gzip.open if p.name.endswith(".gz") else open
-    try:
-        with opener(p, "rb") as fh:
-            yield from enumerate(fh, 1)
-    except (OSError, EOFError) as exc:  # a torn gzip member: the records before it were yielded
-        yield 0, exc
+def _lines(p: Path, limit: int) -> Any:
+    # regular files only, the decompressed total and each line capped (_limits.capped_lines);
+    # a torn gzip member or the cap: one OSError after the records before it
+    yield from capped_lines(p, limit=limit)
 
 
 class _Run:
-    __slots__ = ("where", "task_id", "meta", "returns", "aggs", "stop", "ended")
+    __slots__ = ("where", "task_id", "meta", "returns", "aggs", "stop", "ended", "bad")
 
     def __init__(self, where: str, task_id: str, meta: dict) -> None:
         self.where, self.task_id, self.meta = where, task_id, meta
@@ -226,25 +226,42 @@ class _Run:
         self.aggs: list[tuple[str, dict]] = []
         self.stop = False
         self.ended = False
+        self.bad: list[tuple[str, str, str]] = []  # (where, code, what): a record of this run that is not valid
 
 
 def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
     import msgspec
 
+    from ._readers import check_aggregate, check_return, check_run_meta
+
     decode = msgspec.json.Decoder().decode
     runs: list[_Run] = []
+    budget = corpus_bytes()  # for the whole corpus, decompressed
     for f in files:
         cur: _Run | None = None
-        for ln, line in _lines(f):
-            if isinstance(line, Exception):
-                problems.append(Problem(code="corpus.unreadable", severity=Severity.ERROR, path=f"{f}",
+        for ln, line in _lines(f, budget):
+            where = f"{f}:{ln}"
+            if isinstance(line, OSError):
+                if cur is not None and not cur.ended:
+                    cur.bad.append((where, "corpus.unreadable", f"the stream ends in unreadable data inside this run ({line})"))
+                problems.append(Problem(code="corpus.unreadable", severity=Severity.ERROR, path=where,
                                         message=f"stream ends in unreadable data ({line})",
                                         hint="the runs before it are kept; re-compress or cut the file"))
                 break
-            where = f"{f}:{ln}"
+            if isinstance(line, ValueError):
+                if cur is not None:
+                    cur.bad.append((where, "corpus.json", str(line)))
+                else:
+                    problems.append(Problem(code="corpus.json", severity=Severity.ERROR, path=where,
+                                            message=str(line)))
+                continue
+            budget -= len(line)
             try:
                 rec = decode(line)
-            except (ValueError, msgspec.DecodeError):
+            except (ValueError, msgspec.DecodeError) as exc:
+                if cur is not None and not cur.ended:  # counted against the run it belongs to
+                    cur.bad.append((where, "corpus.json", f"line is not JSON, a torn write? ({exc})"))
+                    continue
                 problems.append(Problem(code="corpus.json", severity=Severity.ERROR, path=where,
                                         message="line is not JSON (a torn write?)",
                                         hint="`orchestrace collect run --resume` cuts a torn tail"))
@@ -257,8 +274,12 @@ def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
                 continue
             if kind == "header":
                 meta = body.get("meta")
-                cur = _Run(where, str(body.get("task_id")), meta if isinstance(meta, dict) else {})
+                tid = body.get("task_id")
+                cur = _Run(where, tid[:200] if isinstance(tid, str) else str(tid)[:200], meta if isinstance(meta, dict) else {})
                 runs.append(cur)
+                err = check_run_meta(cur.meta) if cur.meta.get("answer") is not None else None
+                if err is not None:
+                    cur.bad.append((where, "corpus.value", err.replace("`$", "`$.header.meta")))
             elif cur is None:
                 problems.append(Problem(code="corpus.orphan", severity=Severity.ERROR, path=where,
                                         message="record before any header"))
@@ -266,8 +287,15 @@ def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
                 et = body.get("type")
                 dec = body.get("decision")
                 if et == "return":
+                    err = check_return(body, MAX_ROUNDS, MAX_WIDTH)
+                    if err is not None:
+                        cur.bad.append((where, "corpus.value", err.replace("`$", "`$.event")))
+                    body.pop("content", None)  # the reply text is not read: not kept in memory
                     cur.returns.append(body)
                 elif et == "aggregate":
+                    err = check_aggregate(body, MAX_ROUNDS)
+                    if err is not None and isinstance(body.get("outcome"), dict) and "success" in body["outcome"]:
+                        cur.bad.append((where, "corpus.value", err.replace("`$", "`$.event")))
                     cur.aggs.append((where, body))
                 elif et == "orchestrator_decision" and isinstance(dec, dict) and dec.get("kind") == "stop":
                     cur.stop = True
@@ -314,14 +342,21 @@ def load_logged_runs(
     files, manifest = _streams(Path(path))
     problems: list[Problem] = []
     runs = _read_runs(files, problems)
+    stream_problems = len(problems)  # not counted against a run: lines outside any run, a stream's torn end
     cfg = manifest.get("config") or {}
     if not isinstance(cfg, dict):
-        raise ConfigError(f"{path}: manifest.json 'config' is not an object")
+        raise ConfigError(f"{path}: manifest.json $.config is not an object")
+    if not runs:
+        raise TraceInvalidError(f"{path}: no run could be read ({len(problems)} problem(s)"
+                                f"{'; first: ' + str(problems[0]) if problems else ''})", problems)
     R = _int(rounds or cfg.get("rounds") or (runs[0].meta.get("rounds") if runs else 0))  # noqa: N806
     W = _int(width or cfg.get("width") or (runs[0].meta.get("width") if runs else 0))  # noqa: N806
     if R < 1 or W < 1:
         raise ConfigError(f"{path}: no round limit / width (manifest config.rounds / config.width, or the first "
-                          f"run's meta); got {R} x {W}")
+                          f"run's meta at {runs[0].where}); got {R} x {W}")
+    if R > MAX_ROUNDS or W > MAX_WIDTH:
+        raise ConfigError(f"{path}: {R} rounds x {W} attempts; the limits are {MAX_ROUNDS} rounds x {MAX_WIDTH} "
+                          "attempts per round")
     cells = cfg.get("cells", [])
     suites = {str(c[0]) for c in cells if isinstance(c, (list, tuple)) and c} if isinstance(cells, list) else set()
     members = _members(cfg, runs)
@@ -343,6 +378,11 @@ def load_logged_runs(
             flag(run, "corpus.truncated", run.where,
                  f"run is cut short ({len(run.aggs)} graded rounds, stop={'yes' if run.stop else 'no'}, "
                  f"end record={'yes' if run.ended else 'no'})", "resume the collection or drop the run (exclude)")
+            continue
+        if run.bad:
+            flag(run, run.bad[0][1], run.bad[0][0], f"{run.bad[0][2]}"
+                 + (f" (and {len(run.bad) - 1} more invalid record(s) in this run)" if len(run.bad) > 1 else ""),
+                 "fix or drop the run (exclude)")
             continue
         if _int(m.get("rounds")) != R or _int(m.get("width")) != W:
             flag(run, "corpus.shape", run.where,
@@ -383,18 +423,32 @@ def load_logged_runs(
             continue
         seen_ids.add(run.task_id)
         keep.append(run)
+    lost = _lost(manifest, len(runs))
+    if lost:
+        problems.append(Problem(code="corpus.lost", severity=Severity.ERROR, path=str(path),
+                                message=f"the manifest records {lost + len(runs)} finished task(s), {len(runs)} "
+                                        f"run(s) could be read: {lost} run(s) lost to unreadable data"))
     if problems and not exclude:
         n = len(problems)
         raise TraceInvalidError(f"{path}: {n} problem(s) in the corpus; first: {problems[0]}. Pass exclude=True "
-                                "(CLI: --exclude-bad) to drop these runs, counted in meta['excluded']", problems)
-    if bad:
+                                "to drop these runs, counted in meta['excluded']", problems)
+    if bad or lost or stream_problems:
         counts = ", ".join(f"{k}: {len(v)}" for k, v in sorted(bad.items()))
-        warnings.warn(f"{path}: excluded {sum(map(len, bad.values()))} run(s) ({counts}); see meta['excluded']",
-                      stacklevel=2)
+        stream = (f"; {stream_problems} unreadable line(s) or stream end(s) outside the runs (first: "
+                  f"{problems[0]})" if stream_problems else "")
+        warnings.warn(f"{path}: excluded {sum(map(len, bad.values())) + lost} run(s) ({counts}"
+                      f"{', ' if counts and lost else ''}{f'unreadable: {lost}' if lost else ''}){stream}; "
+                      "see meta['excluded']", stacklevel=2)
     if not keep:
         raise TraceInvalidError(f"{path}: no usable runs", problems)
     return _arrays(keep, R, W, members, {**manifest, "path": str(path), "rounds": R, "width": W, "excluded": bad,
-                                "problems": [str(p) for p in problems[:50]]})
+                                         "lost_runs": lost, "problems": [str(p) for p in problems[:50]]})
+
+
+def _lost(manifest: dict, n_read: int) -> int:
+    """Runs the manifest says were written (``tasks_done``, or a packaged corpus's ``tasks``) but not read."""
+    done = manifest.get("tasks_done", manifest.get("tasks"))
+    return max(done - n_read, 0) if isinstance(done, int) and not isinstance(done, bool) else 0
 
 
 def _members(cfg: dict, runs: list[_Run]) -> tuple[str, ...]:

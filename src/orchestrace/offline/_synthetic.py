@@ -83,7 +83,7 @@ def structured_runs(T: int = 600, R: int = 5, W: int = 4, seed: int = 0) -> dict
         task_ids=np.array([f"synth-s{d}-{i:06d}" for i, d in enumerate(difficulty)]),
         suite=np.full(T, "synth"), difficulty=difficulty.astype(np.int64), split=splits,
         answers=answers, correct=correct, correct_code=correct_code, prompt_tokens=prompt.copy(),
-        completion_tokens=completion, logprob_mean=lp.astype(np.float32),
+        completion_tokens=completion, logprob_mean=np.minimum(lp, 0.0).astype(np.float32),
         round_correct=_majority_correct(answers, correct_code),
         meta={"model": "synthetic", "seed": seed, "rounds": R, "width": W, "suites": ["synth"]},
     )

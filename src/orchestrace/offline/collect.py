@@ -252,24 +252,43 @@ class CorpusWriter:
         self._fh = open(self.path, "ab")  # noqa: SIM115 (closed in close())
 
     def _scan_and_cut(self) -> None:
+        """Keep every complete trace (one whose ``end`` record is whole, even without its final
+        newline); cut only the torn tail after the last one. Damage *before* a complete trace
+        (a header that is not JSON) is a located ConfigError: cutting there would lose runs."""
+        from .._limits import regular_file
+
+        regular_file(self.path, limit=2**40, what="traces stream")  # never open a FIFO
         good_end = 0
         pos = 0
         current: str | None = None
+        damaged: str | None = None
+        add_newline = False
         with open(self.path, "rb") as fh:
-            for line in fh:
+            for ln, line in enumerate(fh, 1):
                 pos += len(line)
-                if not line.endswith(b"\n"):
-                    break
+                whole = line.endswith(b"\n")
                 if line.startswith(b'{"header":'):
-                    current = json.loads(line)["header"]["task_id"]
-                elif line.startswith(b'{"end":') and current is not None:
+                    current = _header_task_id(line)
+                    if current is None and whole:
+                        damaged = damaged or f"{self.path}:{ln}: a trace header that is not valid JSON"
+                elif line.startswith(b'{"end":') and current is not None and (whole or _is_json(line)):
+                    if damaged is not None:
+                        raise ConfigError(f"{damaged}, followed by complete traces; --resume would lose them: "
+                                          "remove that run's lines by hand, then resume")
                     self.done.add(current)
-                    good_end, current = pos, None
+                    good_end, current, add_newline = pos, None, not whole
+                if not whole:
+                    break
         size = self.path.stat().st_size
         if good_end < size:
             self.cut_bytes = size - good_end
             with open(self.path, "r+b") as fh:
                 fh.truncate(good_end)
+        if add_newline:  # the last trace was whole but for its newline: keep it, end its line
+            with open(self.path, "ab") as fh:
+                fh.write(b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
 
     def append(self, trace: Any) -> None:
         """Write one whole trace with a single write; flush and fsync."""
@@ -283,6 +302,22 @@ class CorpusWriter:
     def close(self) -> None:
         """Close the stream."""
         self._fh.close()
+
+
+def _header_task_id(line: bytes) -> str | None:
+    try:
+        tid = json.loads(line)["header"]["task_id"]
+    except (ValueError, KeyError, TypeError):  # torn, not UTF-8 (UnicodeDecodeError is a ValueError), no id
+        return None
+    return tid if isinstance(tid, str) else None
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -308,6 +343,8 @@ class CollectResult:
 
 
 async def _run_task(client: Any, cfg: CollectConfig, index: int, task: Task) -> Any:
+    from .._limits import scrub  # reply text may echo a key (an endpoint that echoes Authorization)
+
     rows: list[list[Attempt]] = []
     messages = task.whole_prompt()
     for r in range(cfg.rounds):
@@ -316,7 +353,7 @@ async def _run_task(client: Any, cfg: CollectConfig, index: int, task: Task) -> 
             seed = cfg.attempt_seed(index, r, w)
             res = await client.chat(messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
                                     seed=seed, logprobs=cfg.logprobs, stop=list(cfg.stop) or None)
-            row.append(Attempt(text=res.text, answer=task.parse(None, res.text), prompt_tokens=res.prompt_tokens,
+            row.append(Attempt(text=scrub(res.text), answer=task.parse(None, res.text), prompt_tokens=res.prompt_tokens,
                                completion_tokens=res.completion_tokens, logprob_mean=res.mean_logprob,
                                finish_reason=res.finish_reason, seed=seed, t_start=res.t_start, t_end=res.t_end))
         rows.append(row)
@@ -388,8 +425,17 @@ def collect(
     writer = CorpusWriter(folder, resume=resume)
     manifest_path = Path(folder) / MANIFEST_FILE
     old: dict[str, Any] = {}
-    if manifest_path.exists():
-        old = json.loads(manifest_path.read_text())
+    if manifest_path.exists() or manifest_path.is_symlink():
+        from ._readers import read_manifest
+
+        try:
+            old = read_manifest(manifest_path)  # a regular JSON object, its config typed
+        except ConfigError:
+            writer.close()
+            raise
+        if not isinstance(old.get("sessions", []), list):
+            writer.close()
+            raise ConfigError(f"{manifest_path}: $.sessions is not a list; fix or remove the manifest")
         if resume and old.get("config") and old["config"] != cfg.to_dict():
             writer.close()
             raise ConfigError(f"{manifest_path}: --resume with different settings than the collection there "
@@ -430,23 +476,26 @@ def collect(
 
         asyncio.run(main())
     except LLMError as exc:
+        from .._limits import scrub
+
         failure = exc
-        result.failed = str(exc)
+        result.failed = scrub(str(exc))
     finally:
         writer.close()
         record(True)
     if failure is not None:
         done = result.already + result.written
         raise LLMError(f"endpoint failed after {done} of {cfg.n_tasks} tasks were written; the collection in "
-                       f"{folder} is resumable with --resume. Cause: {failure}",
+                       f"{folder} is resumable with --resume. Cause: {result.failed}",
                        cause=failure.cause, attempts=failure.attempts, causes=failure.causes, log=failure.log)
     return result
 
 
 def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    from .._limits import scrub_obj
     from ..io import atomic_write
 
-    atomic_write(path, (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode())
+    atomic_write(path, (json.dumps(scrub_obj(manifest), indent=1, sort_keys=True) + "\n").encode())
 
 
 def _versions() -> dict[str, str]:

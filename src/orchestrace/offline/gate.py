@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._limits import LOGPROB_MIN, MAX_TOKENS
 from ..errors import ConfigError
 from ._features import FEATURES, features_from_attempts
 
@@ -78,9 +79,10 @@ class StopDecision:
         return self.stop
 
 
-@dataclass
+@dataclass(frozen=True)
 class StopGate:
-    """A fitted stop gate for a vote loop (see the module docstring)."""
+    """A fitted stop gate for a vote loop (see the module docstring); frozen (``meta`` is its one
+    mutable part: provenance notes)."""
 
     model_class: str
     checks: list[dict[str, Any]]  # one model per check 0..max_rounds−2
@@ -105,31 +107,24 @@ class StopGate:
         if p.is_dir() or p.suffix != ".json":
             p.mkdir(parents=True, exist_ok=True)
             p = p / "gate.json"
-        p.write_text(json.dumps({"format": GATE_FORMAT, **asdict(self)}, indent=1, allow_nan=False), encoding="utf-8")
+        from ..io import atomic_write
+
+        # temp + fsync + rename (a failed write leaves the previous gate whole; symlinks are followed)
+        atomic_write(p, json.dumps({"format": GATE_FORMAT, **asdict(self)}, indent=1, allow_nan=False).encode())
         return p
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> StopGate:
         """Read a gate file (or a run directory holding ``gate.json``); located errors for a bad one."""
+        from ._readers import read_gate_file
+
         p = Path(path)
         if p.is_dir():
             p = p / "gate.json"
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{p}: no gate file; write one with `orchestrace train --from-traces CORPUS -o RUN`"
-                              ) from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{p}: not a readable gate file ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("format") != GATE_FORMAT:
-            got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-            raise ConfigError(f"{p}: $.format is {got!r}, expected {GATE_FORMAT!r} (not a stop-gate file)")
-        doc.pop("format")
-        names = {f for f in cls.__dataclass_fields__}
-        unknown = sorted(set(doc) - names)
-        missing = sorted(n for n in names - set(doc) if n not in ("price_seed", "meta"))
-        if unknown or missing:
-            raise ConfigError(f"{p}: unknown field(s) {unknown} / missing field(s) {missing} at $")
+        if not (p.exists() or p.is_symlink()):
+            raise ConfigError(f"{p}: no gate file; write one with `orchestrace train --from-traces CORPUS -o RUN`")
+        # a regular file under 16 MiB, typed and bounded: NaN/inf, std 0, wrong types are refused here
+        doc = read_gate_file(p, GATE_FORMAT)
         gate = cls(**doc)
         gate._check(str(p))
         return gate
@@ -164,6 +159,15 @@ class StopGate:
 
     # ----------------------------------------------------------------- one live loop
     def _codes(self, rounds: Sequence[Sequence[Hashable | None]]) -> np.ndarray:
+        if isinstance(rounds, (str, bytes)) or not isinstance(rounds, Sequence):
+            raise ConfigError(f"answers_so_far must be a list of rounds, each a list of answers, got "
+                              f"{type(rounds).__name__} (e.g. [['42', '41']] after one round of width 2)")
+        for i, r in enumerate(rounds):
+            if isinstance(r, (str, bytes)) or not isinstance(r, Sequence):
+                raise ConfigError(f"answers_so_far[{i}] must be a list of the round's answers, got "
+                                  f"{type(r).__name__}; wrap one round as [[...]]")
+            if not len(r):
+                raise ConfigError(f"answers_so_far[{i}] is empty: a round has at least one answer (None: unparsed)")
         seen: dict[Hashable, int] = {}
         out = np.full((len(rounds), max((len(r) for r in rounds), default=0)), -1, np.int64)
         for i, r in enumerate(rounds):
@@ -172,20 +176,32 @@ class StopGate:
                                   f"round needs the same width (the gate was fitted for {self.width})")
             for j, a in enumerate(r):
                 if a is not None:
-                    out[i, j] = seen.setdefault(a, len(seen))
+                    try:
+                        out[i, j] = seen.setdefault(a, len(seen))
+                    except TypeError:
+                        raise ConfigError(f"answers_so_far[{i}][{j}] is a {type(a).__name__}, not hashable; "
+                                          "give answers as strings or numbers (None: unparsed)") from None
         return out
 
     def _grid(self, name: str, x: Sequence[Sequence[float | None]] | None, shape: tuple[int, int],
-              fill: float) -> np.ndarray:
+              fill: float, lo: float, hi: float) -> np.ndarray:
         if x is None:
             return np.full(shape, fill)
+        if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) or any(
+                isinstance(r, (str, bytes)) or not isinstance(r, Sequence) for r in x):
+            raise ConfigError(f"{name}: expected one list of numbers per round, like the answers")
         try:
             a = np.array([[fill if v is None else float(v) for v in r] for r in x], np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"{name}: expected one list of numbers per round ({exc})") from None
         if a.shape != shape:
             raise ConfigError(f"{name}: shape {a.shape} does not match the answers' {shape}")
-        return np.where(np.isfinite(a), a, fill)
+        a = np.where(np.isnan(a), fill, a)  # NaN: absent
+        off = (a < lo) | (a > hi)
+        if off.any():
+            i, j = (int(v[0]) for v in np.nonzero(off))
+            raise ConfigError(f"{name}[{i}][{j}]: {a[i, j]:g} is out of range [{lo:g}, {hi:g}]")
+        return a
 
     def decide(self, answers_so_far: Sequence[Sequence[Hashable | None]], *, price: float,
                logprobs: Sequence[Sequence[float | None]] | None = None,
@@ -194,19 +210,21 @@ class StopGate:
         """Stop after the rounds so far? ``answers_so_far``: one list per finished round of parsed answers
         (any hashable; None = could not be parsed); the optional grids give per attempt the mean token
         log-prob and token counts (missing: the training corpus's means)."""
-        if not len(answers_so_far):
+        codes = self._codes(answers_so_far)  # rounds of answers, not a string or a flat list: ConfigError
+        if not len(codes):
             raise ConfigError("answers_so_far is empty: call the gate after each finished round")
-        if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
+        if isinstance(price, bool) or not (isinstance(price, (int, float)) and 0 <= price <= 1e9
+                                           and math.isfinite(float(price))):
             raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
                               f"{self.token_scale:.0f} tokens)")
-        codes = self._codes(answers_so_far)
         R = len(codes)
         if self.max_rounds <= R:
             return StopDecision(True, f"round limit {self.max_rounds} reached", float("nan"), {})
         comp_default = self.len_scale
-        comp = self._grid("completion_tokens", completion_tokens, codes.shape, comp_default)
-        prm = self._grid("prompt_tokens", prompt_tokens, codes.shape, max(self.attempt_tokens - comp_default, 0.0))
-        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill)
+        comp = self._grid("completion_tokens", completion_tokens, codes.shape, comp_default, 0, MAX_TOKENS - 1)
+        prm = self._grid("prompt_tokens", prompt_tokens, codes.shape, max(self.attempt_tokens - comp_default, 0.0),
+                         0, MAX_TOKENS - 1)
+        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill, LOGPROB_MIN, 0.0)
         # a loop narrower or wider than the gate's: token scale per attempt stays the logged one
         x = features_from_attempts(codes, lp, comp, prm + comp, float(price), self.max_rounds, self.token_scale,
                                    self.lp_fill, self.len_scale)
@@ -230,7 +248,7 @@ class StopGate:
         """The loop's answer: the gate's aggregation (majority, or log-prob-weighted) over every attempt,
         ties → the answer that appeared first; None when nothing could be parsed."""
         codes = self._codes(answers_so_far)
-        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill)
+        lp = self._grid("logprobs", logprobs, codes.shape, self.lp_fill, LOGPROB_MIN, 0.0)
         wt = np.exp(lp) if self.aggregation == "logprob" else np.ones(codes.shape)
         flat, fw = codes.reshape(-1), wt.reshape(-1)
         if (flat < 0).all():

@@ -157,7 +157,13 @@ def test_fitted_rules_solve_their_objectives() -> None:
 @given(st.lists(st.integers(0, K - 1), min_size=1, max_size=12), st.sampled_from([0.6, 0.8, 0.875, 0.9, 0.95]),
        st.integers(1, 5), st.sampled_from([0.5, 0.75, 1.0]))
 def test_simulator_and_log_evaluation_decide_alike(seq: list[int], c: float, w: int, s: float) -> None:
-    from orchestrace.learn.anchors import BetaRule, CheckState, DirichletRule, EscRule, VoteShareRule
+    from orchestrace.learn.anchors import (
+        BetaRule,
+        CheckState,
+        DirichletRule,
+        EscRule,
+        VoteShareRule,
+    )
 
     counts = np.bincount(np.array(seq), minlength=K)[None, None, :]
     order = np.full((1, 1, 12), -1, np.int64)

@@ -200,7 +200,7 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
         cands += family_candidates(columns_of(runs, cols), itr, iv, price, sc, cols, config=config_name(runs, cols))
     outs = value_candidates(runs, cands, price, sc)
     log(f"{len(cands)} rule settings valued on {len(iv)} validation / {len(it)} test tasks")
-    rows = [{"family": c.family, "name": c.name, "cand": c, "val": {k: v[iv] for k, v in o.items()},
+    rows: list[dict[str, Any]] = [{"family": c.family, "name": c.name, "cand": c, "val": {k: v[iv] for k, v in o.items()},
              "test": {k: v[it] for k, v in o.items()}} for c, o in zip(cands, outs, strict=True)]
     chosen = {fam: max((c for c in rows if c["family"] == fam), key=lambda c: c["val"]["return"].mean())
               for fam in FAMILIES}

@@ -206,9 +206,9 @@ def fit_feature_rules(train: LoggedRuns, price: np.ndarray, scales: dict[str, fl
             ridge.append((tuple(m["w"]), m["b"]))
             beta = _logistic(Xs[:, k], (y > 0).astype(np.float64), np.abs(y) + 1e-6)
             logit.append((tuple(beta[:-1].tolist()), float(beta[-1])))
-        base = dict(mean=tuple(mu.tolist()), std=tuple(sd.tolist()), scales=sc, horizon=horizon)
-        out += [FeatureRule(kind="ridge", checks=tuple(ridge), margin=m, **base) for m in RIDGE_MARGINS]
-        out += [FeatureRule(kind="logistic", checks=tuple(logit), margin=m, **base) for m in LOGIT_MARGINS]
+        mean, std = tuple(mu.tolist()), tuple(sd.tolist())
+        out += [FeatureRule("ridge", horizon, tuple(ridge), mean, std, sc, m) for m in RIDGE_MARGINS]
+        out += [FeatureRule("logistic", horizon, tuple(logit), mean, std, sc, m) for m in LOGIT_MARGINS]
     return out
 
 

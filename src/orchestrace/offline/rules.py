@@ -97,8 +97,9 @@ class VoteState:
                 raise ConfigError(f"VoteState.{name}: expected shape ({n},), got {np.shape(getattr(self, name))}")
         for name in ("logprob", "confidence"):
             x = getattr(self, name)
-            if x is not None and (self.recent is None or np.shape(x) != np.shape(self.recent)):
-                raise ConfigError(f"VoteState.{name}: expected the shape of recent {np.shape(self.recent)}, "
+            if x is not None and (self.recent is None or np.shape(x) != np.asarray(self.recent).shape):
+                want = None if self.recent is None else np.asarray(self.recent).shape
+                raise ConfigError(f"VoteState.{name}: expected the shape of recent {want}, "
                                   f"got {np.shape(x)}")
 
 

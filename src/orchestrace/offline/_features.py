@@ -18,7 +18,7 @@ import numpy as np
 
 from ._logged import LoggedRuns
 from ._value import vote_counts
-from .rules import VoteState, beta_criterion
+from .rules import VoteState, beta_criterion, top_answer
 
 __all__ = ["FEATURES", "check_features", "features_from_attempts", "vote_states"]
 
@@ -65,9 +65,7 @@ def _features(answers: np.ndarray, lp: np.ndarray, comp: np.ndarray, tok: np.nda
     pos = np.arange(R)[:, None] * w + np.arange(w)[None, :]
     first = np.where(onehot, pos[None, :, :, None], R * w)  # (T, R, w, K)
     first = np.minimum.accumulate(first.min(2), axis=1)  # (T, R, K) first appearance so far
-    present = counts > 0
-    key = np.where(present, counts * (R * w + 1) - first, -np.inf)
-    top = key.argmax(2)  # (T, R)
+    top = np.maximum(top_answer(counts, first), 0)  # (T, R); 0 before any vote (its features are then guarded)
     tot = counts.sum(2)
     n = np.maximum(tot, 1e-12)
     srt = np.sort(counts, 2)

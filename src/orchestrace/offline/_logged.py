@@ -127,9 +127,10 @@ def logged_from_codes(
     flat = answers.reshape(t, r * w)
     onehot = (flat[:, :, None] == np.arange(k)[None, None, :]).astype(np.int32)  # (T, R*W, k)
     counts = onehot.reshape(t, r, w, k).sum(axis=2).cumsum(axis=1)  # (T, R, k)
-    maj = counts.argmax(axis=2)
-    has = counts.max(axis=2) > 0
-    round_correct = has & (maj == correct_code[:, None])
+    from .rules import top_answer  # the one majority vote (ties: the lowest code, the first seen)
+
+    maj = top_answer(counts)
+    round_correct = (maj >= 0) & (maj == correct_code[:, None])
     ids = np.asarray(task_ids, dtype=str)
     zeros = np.zeros((t, r, w), dtype=np.int32)
     return LoggedRuns(

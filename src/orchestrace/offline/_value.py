@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._logged import LoggedRuns
+from .rules import top_answer
 
 __all__ = ["AGGREGATIONS", "PRICE_HI", "PRICE_LO", "Valuation", "aggregation_weights", "confidence_of",
            "continuation_values", "first_stop", "task_prices", "valuation", "vote_counts"]
@@ -90,14 +91,7 @@ def vote_counts(runs: LoggedRuns, width: int, weights: np.ndarray | None = None)
 
 def _top(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
     """(T, R) aggregate code after each round (−1 when nothing voted yet): most votes, ties → earliest."""
-    T, R, K = counts.shape
-    present = counts > 0
-    # rank by (votes, −first): votes compared exactly, then the first appearance
-    order = np.where(present, first[:, None, :], np.iinfo(np.int64).max)
-    best = counts.max(2, keepdims=True)
-    tied = present & np.isclose(counts, best, rtol=0, atol=1e-9)
-    top = np.where(tied, order, np.iinfo(np.int64).max).argmin(2)
-    return np.where(present.any(2), top, -1)
+    return top_answer(counts, np.broadcast_to(first[:, None, :], counts.shape))
 
 
 def logprob_weights(runs: LoggedRuns) -> np.ndarray:

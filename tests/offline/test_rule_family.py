@@ -265,3 +265,17 @@ def test_tiny_vote_corpus_family_and_fresh_refusal() -> None:
                               {"token_scale": 100.0, "lp_fill": -0.7, "len_scale": 5.0}, (0, 1))
     out = value_candidates(renamed, cands, np.full(len(tiny.task_ids), 0.05), {"token_scale": 100.0})
     assert len(out) == len(cands) and all(np.isfinite(o["return"]).all() for o in out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1, 1), min_size=2, max_size=60))
+def test_the_one_t_interval_uses_the_exact_student_quantile(x: list[float]) -> None:
+    from scipy.stats import t as student_t
+
+    from orchestrace._stats import t975, t_interval
+
+    a = np.array(x)
+    r = t_interval(a)
+    h = student_t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a))
+    assert r["hi"] - r["mean"] == pytest.approx(h, rel=2e-6, abs=1e-12)
+    assert abs(t975(len(a) - 1) - student_t.ppf(0.975, len(a) - 1)) < 2e-6

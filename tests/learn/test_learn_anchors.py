@@ -150,10 +150,16 @@ def test_continuation_values_match_the_fitted_stops_plain_loop(E: int, R: int, s
     ep, kk = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
     paths = StopPaths(obs=np.zeros((len(rows), 1), np.float32), legal=legal[ep, kk], ep=ep, k=kk, payoff=pay[ep, kk],
                       final=pay[np.arange(E), n - 1], seeds=np.arange(E))
-    want = continuation_targets(paths, cont[ep, kk])
-    got = continuation_values(pay, legal, cont)[ep, kk]
+    # the plain loop: U_k = V_{k+1}, V_j = payoff_j where the rule stops at j (or j is the last check), else V_{j+1}
+    plain = np.empty((E, R))
+    for e in range(E):
+        v = pay[e, R - 1]
+        for k in range(R - 1, -1, -1):
+            plain[e, k] = v
+            v = v if (cont[e, k] and legal[e, k]) else pay[e, k]
     legal_rows = legal[ep, kk]
-    np.testing.assert_allclose(got[legal_rows], want[legal_rows])
+    np.testing.assert_allclose(continuation_values(pay, legal, cont)[ep, kk][legal_rows], plain[ep, kk][legal_rows])
+    np.testing.assert_allclose(continuation_targets(paths, cont[ep, kk])[legal_rows], plain[ep, kk][legal_rows])
 
 
 def test_the_fitted_rule_recovers_a_price_dependent_stop() -> None:

@@ -90,7 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-linear", action="store_true", help="skip the separate linear gate")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from orchestrace.offline import LoggedRuns, check_runs, evaluate_traces, fit_gate, read_corpus
+    from orchestrace.offline import (
+        LoggedRuns,
+        check_runs,
+        evaluate_traces,
+        fit_gate,
+        load_logged_runs,
+        read_corpus,
+    )
     from orchestrace.offline._report import render, write_pareto
     from orchestrace.offline._synthetic import structured_runs
 
@@ -127,7 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {seed}: won {rep['chosen']['class']} (w{rep['chosen']['width']}, {rep['chosen']['aggregation']}); "
               f"validation return by class {json.dumps({k: round(v, 4) for k, v in rep['by_class'].items()})}; "
               f"{time.perf_counter() - t:.0f} s", flush=True)
-    fresh = [(str(p), check_runs(read_corpus(p), where=str(p), splits=False)[0]) for p in args.test]
+    fresh = []
+    for p in args.test:  # a collection still being written: its torn last run is excluded, counted and stated
+        fr = load_logged_runs(p, exclude=True) if p.is_dir() else read_corpus(p)
+        fr, fnotes = check_runs(fr, where=str(p), splits=False)
+        fresh.append((str(p), fr))
+        print(f"fresh: {p} — {len(fr.task_ids)} tasks; exclusions: {fnotes or 'none'}", flush=True)
     res = evaluate_traces(runs, gates, names=names, price_seed=args.price_seed, tests=fresh)
     res["fits"] = fits
     res["benchmark_seconds"] = time.perf_counter() - t0

@@ -174,15 +174,17 @@ class FeatureRule:
     def name(self) -> str:
         return f"fitted-{self.kind}@{self.horizon}/m{self.margin:+g}"
 
-    def scores(self, runs: LoggedRuns, price: np.ndarray) -> np.ndarray:
-        """(T, R−1) the score at each check but the last."""
+    def scores(self, runs: LoggedRuns, price: np.ndarray, features: np.ndarray | None = None) -> np.ndarray:
+        """(T, R−1) the score at each check but the last (``features``: ``check_features`` of ``runs`` at
+        this rule's scales, when the caller has them)."""
         w = runs.answers.shape[2]
-        X = (check_features(runs, w, price, *self.scales) - np.array(self.mean)) / np.array(self.std)
+        F = check_features(runs, w, price, *self.scales) if features is None else features
+        X = (F - np.array(self.mean)) / np.array(self.std)
         return np.stack([X[:, k] @ np.array(wk) + bk for k, (wk, bk) in enumerate(self.checks)], 1)
 
-    def stops(self, runs: LoggedRuns, price: np.ndarray) -> np.ndarray:
+    def stops(self, runs: LoggedRuns, price: np.ndarray, features: np.ndarray | None = None) -> np.ndarray:
         """(T, R) stop decisions (the last check always stops)."""
-        s = self.scores(runs, price) <= self.margin
+        s = self.scores(runs, price, features) <= self.margin
         return np.concatenate([s, np.ones((len(s), 1), bool)], 1)
 
 
@@ -283,11 +285,16 @@ def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.nda
         states = vote_states(rc, w, price, logprob=lp, confidence=conf)
         vals: dict[str, Any] = {}
         stops: dict[Any, np.ndarray] = {}
+        feats: dict[tuple[float, float, float], np.ndarray] = {}  # the gate's features, once per scales
         for i in idx:
             c = cands[i]
             if c.rule not in stops:
-                stops[c.rule] = first_stop(np.stack([c.rule.stop_now(s) for s in states], 1)
-                                           if hasattr(c.rule, "stop_now") else c.rule.stops(rc, price))
+                if hasattr(c.rule, "stop_now"):
+                    stops[c.rule] = first_stop(np.stack([c.rule.stop_now(s) for s in states], 1))
+                else:
+                    if c.rule.scales not in feats:
+                        feats[c.rule.scales] = check_features(rc, w, price, *c.rule.scales)
+                    stops[c.rule] = first_stop(c.rule.stops(rc, price, feats[c.rule.scales]))
             stop = stops[c.rule]
             if c.aggregation == "own":
                 v = valuation(rc, w, c.rule.name, price, scales["token_scale"], _own_weights(c.rule, rc))

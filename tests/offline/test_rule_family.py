@@ -279,3 +279,15 @@ def test_the_one_t_interval_uses_the_exact_student_quantile(x: list[float]) -> N
     h = student_t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / np.sqrt(len(a))
     assert r["hi"] - r["mean"] == pytest.approx(h, rel=2e-6, abs=1e-12)
     assert abs(t975(len(a) - 1) - student_t.ppf(0.975, len(a) - 1)) < 2e-6
+
+
+def test_a_team_corpus_is_evaluated_and_missing_confidences_are_stated() -> None:
+    team = make_synthetic_logged(300, 3, 3, seed=2, members=("cold", "hot", "calc"), prefix="team")
+    conf = team.confidence.copy()
+    conf[:, :, 2] = np.nan  # the tool member: no top-k log-probs
+    team = dataclasses.replace(team, confidence=conf)
+    res = evaluate_traces(team, [])
+    assert any("900 of 2700 replies without a DeepConf confidence" in n for n in res["exclusions"])
+    assert res["confidence_source"].startswith("lowest group confidence")
+    assert res["candidates"] > 7 * 100  # 7 member subsets × the family × 3 aggregations
+    assert any(v["name"].endswith("/confidence") or "/cold" in v["name"] for v in res["chosen"].values())

@@ -131,6 +131,28 @@ def fresh_mismatch(corpus: LoggedRuns, fresh: LoggedRuns) -> list[str]:
     return out
 
 
+def fill_notes(runs: LoggedRuns, where: str) -> list[str]:
+    """Stated, not silent: replies without a log-prob (or, where confidences were logged, without one)
+    get the corpus mean (the log-prob vote, CISC, the features; DeepConf's confidence).
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> fill_notes(make_synthetic_logged(5, 2, 2, seed=0), "c")
+    []
+    """
+    out = []
+    n = runs.logprob_mean.size
+    miss = int((~np.isfinite(runs.logprob_mean)).sum())
+    if miss:
+        out.append(f"{where}: {miss} of {n} replies without a log-prob: the corpus mean stands in (log-prob vote, "
+                   "CISC, gate features)")
+    if runs.confidence is not None and np.isfinite(runs.confidence).any():
+        miss = int((~np.isfinite(runs.confidence)).sum())
+        if miss:
+            out.append(f"{where}: {miss} of {n} replies without a DeepConf confidence (no top-k log-probs): the "
+                       "corpus mean stands in")
+    return out
+
+
 def _gate_outcome(g: StopGate, runs: LoggedRuns, price: np.ndarray, token_scale: float
                   ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The gate's per-task outcome on ``runs`` and the clairvoyant return at its width and aggregation."""
@@ -167,6 +189,7 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
     collection of ``tests`` ((name, runs) pairs; all their tasks), decide the claims."""
     t0 = time.perf_counter()
     runs, notes = check_runs(runs)
+    notes += fill_notes(runs, "corpus")
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))
@@ -189,7 +212,7 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
             raise ConfigError(f"--test {tn}: its settings differ from the corpus's, so its tasks are not fresh tasks "
                               f"of the same loop: {'; '.join(diff)}")
         tr, tnotes = check_runs(tr, where=tn, splits=False)
-        fresh.append((tn, tr, tnotes))
+        fresh.append((tn, tr, tnotes + fill_notes(tr, tn)))
     train = runs.subset(runs.split == "train")
     sc = corpus_scales(train)
     price = task_prices(runs.task_ids, price_seed)

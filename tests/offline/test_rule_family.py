@@ -290,4 +290,5 @@ def test_a_team_corpus_is_evaluated_and_missing_confidences_are_stated() -> None
     assert any("900 of 2700 replies without a DeepConf confidence" in n for n in res["exclusions"])
     assert res["confidence_source"].startswith("lowest group confidence")
     assert res["candidates"] > 7 * 100  # 7 member subsets × the family × 3 aggregations
-    assert any(v["name"].endswith("/confidence") or "/cold" in v["name"] for v in res["chosen"].values())
+    names = {"+".join(team.members[c] for c in cols) for cols in configs(team)}
+    assert len(names) == 7 and all(any(f"/{n}" in v["name"] for n in names) for v in res["chosen"].values())

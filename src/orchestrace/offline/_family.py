@@ -70,6 +70,7 @@ from .rules import (
     DeepConf,
     FixedBudget,
     StopRule,
+    ThresholdRule,
     VoteShare,
     cisc_weights,
 )
@@ -283,21 +284,30 @@ def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.nda
         lp = np.log(logprob_weights(rc))
         conf, _ = confidence_of(rc)
         states = vote_states(rc, w, price, logprob=lp, confidence=conf)
-        vals: dict[str, Any] = {}
+        vals: dict[Any, Any] = {}
         stops: dict[Any, np.ndarray] = {}
         feats: dict[tuple[float, float, float], np.ndarray] = {}  # the gate's features, once per scales
+        crit: dict[tuple, np.ndarray] = {}  # (T, R) criterion values, once per criterion (all its thresholds)
         for i in idx:
             c = cands[i]
             if c.rule not in stops:
-                if hasattr(c.rule, "stop_now"):
+                if isinstance(c.rule, ThresholdRule):
+                    key = c.rule.criterion_key
+                    if key not in crit:
+                        crit[key] = np.stack([c.rule.criterion(s) for s in states], 1)
+                    stops[c.rule] = first_stop(crit[key] >= c.rule.threshold - 1e-12)
+                elif hasattr(c.rule, "stop_now"):
                     stops[c.rule] = first_stop(np.stack([c.rule.stop_now(s) for s in states], 1))
                 else:
                     if c.rule.scales not in feats:
                         feats[c.rule.scales] = check_features(rc, w, price, *c.rule.scales)
                     stops[c.rule] = first_stop(c.rule.stops(rc, price, feats[c.rule.scales]))
             stop = stops[c.rule]
-            if c.aggregation == "own":
-                v = valuation(rc, w, c.rule.name, price, scales["token_scale"], _own_weights(c.rule, rc))
+            if c.aggregation == "own":  # the vote depends on the criterion's parameters, not its threshold
+                key = ("own", c.rule.criterion_key)
+                if key not in vals:
+                    vals[key] = valuation(rc, w, c.rule.name, price, scales["token_scale"], _own_weights(c.rule, rc))
+                v = vals[key]
             else:
                 if c.aggregation not in vals:
                     vals[c.aggregation] = valuation(rc, w, c.aggregation, price, scales["token_scale"])

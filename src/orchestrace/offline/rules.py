@@ -69,7 +69,7 @@ import numpy as np
 from ..errors import ConfigError
 
 __all__ = ["CISC", "DIRICHLET_TOP_K", "ESC", "AdaptiveBeta", "AdaptiveDirichlet", "DeepConf", "FixedBudget",
-           "PriceLogistic", "StopRule", "VoteShare", "VoteState", "beta_criterion", "dirichlet_criterion",
+           "PriceLogistic", "StopRule", "ThresholdRule", "VoteShare", "VoteState", "beta_criterion", "dirichlet_criterion",
            "esc_stop", "top_answer", "top_share", "vote_summary", "VOTE_SUMMARY"]
 
 #: The Dirichlet criterion reads at most this many of the most voted answers (the published default).
@@ -112,6 +112,26 @@ class StopRule:
 
     def stop_now(self, state: VoteState) -> np.ndarray:
         raise NotImplementedError
+
+
+class ThresholdRule(StopRule):
+    """A rule that stops when a criterion of the state reaches a threshold: ``stop_now`` is
+    ``criterion(state) ≥ threshold``, and rules with the same ``criterion_key`` differ only in the
+    threshold (an evaluation computes the criterion once for all of them)."""
+
+    @property
+    def threshold(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def criterion_key(self) -> tuple:
+        raise NotImplementedError
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        raise NotImplementedError
+
+    def stop_now(self, state: VoteState) -> np.ndarray:
+        return self.criterion(state) >= self.threshold - 1e-12
 
 
 def _top2(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -252,7 +272,7 @@ class FixedBudget(StopRule):
 
 
 @dataclass(frozen=True)
-class VoteShare(StopRule):
+class VoteShare(ThresholdRule):
     """Stop when the top answer holds at least ``share`` of the votes (and there is a vote)."""
 
     share: float
@@ -261,13 +281,21 @@ class VoteShare(StopRule):
     def name(self) -> str:
         return f"share@{self.share:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
+    @property
+    def threshold(self) -> float:
+        return self.share
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("share",)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
         v = np.asarray(state.votes, np.float64)
-        return (v.sum(1) > 0) & (top_share(v) >= self.share - 1e-12)
+        return np.where(v.sum(1) > 0, top_share(v), -np.inf)
 
 
 @dataclass(frozen=True)
-class AdaptiveBeta(StopRule):
+class AdaptiveBeta(ThresholdRule):
     """Adaptive-Consistency, Beta criterion on the top-two counts (threshold ``c``, met at ≥)."""
 
     c: float
@@ -276,13 +304,21 @@ class AdaptiveBeta(StopRule):
     def name(self) -> str:
         return f"ac-beta@{self.c:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
+    @property
+    def threshold(self) -> float:
+        return self.c
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("ac-beta",)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
         v1, v2 = _top2(state.votes)
-        return beta_criterion(v1, v2) >= self.c
+        return beta_criterion(v1, v2)
 
 
 @dataclass(frozen=True)
-class AdaptiveDirichlet(StopRule):
+class AdaptiveDirichlet(ThresholdRule):
     """Adaptive-Consistency, Dirichlet criterion (:func:`dirichlet_criterion`; threshold ``c``, met at ≥)."""
 
     c: float
@@ -291,8 +327,16 @@ class AdaptiveDirichlet(StopRule):
     def name(self) -> str:
         return f"ac-dirichlet@{self.c:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
-        return dirichlet_criterion(state.votes) >= self.c
+    @property
+    def threshold(self) -> float:
+        return self.c
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("ac-dirichlet",)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        return dirichlet_criterion(state.votes)
 
 
 @dataclass(frozen=True)
@@ -346,7 +390,7 @@ def cisc_weights(logprob: np.ndarray, temperature: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class CISC(StopRule):
+class CISC(ThresholdRule):
     """Confidence-Informed Self-Consistency: softmax(log-prob / ``temperature``) votes, stop at a weighted share."""
 
     temperature: float
@@ -356,15 +400,23 @@ class CISC(StopRule):
     def name(self) -> str:
         return f"cisc@t{self.temperature:g}/s{self.share:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
+    @property
+    def threshold(self) -> float:
+        return self.share
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("cisc", self.temperature)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
         lp = _need(state, "logprob", self.name)
         codes = np.asarray(state.recent)
         v = _weighted_votes(codes, cisc_weights(np.where(codes >= 0, lp, -np.inf), self.temperature))
-        return (v.sum(1) > 0) & (top_share(v) >= self.share - 1e-12)
+        return np.where(v.sum(1) > 0, top_share(v), -np.inf)
 
 
 @dataclass(frozen=True)
-class DeepConf(StopRule):
+class DeepConf(ThresholdRule):
     """DeepConf online: warm-up rounds, a warm-up percentile threshold, low-confidence samples terminated,
     a confidence-weighted consensus stop (see the module docstring)."""
 
@@ -396,14 +448,23 @@ class DeepConf(StopRule):
         c = np.asarray(confidence, np.float64)
         return np.where(self.kept(c, per_round), c, 0.0)
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
+    @property
+    def threshold(self) -> float:
+        return self.consensus
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("deepconf", self.warmup, self.keep)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        """The top answer's confidence-weighted share of the kept votes; −∞ in the warm-up or without a vote."""
         conf = _need(state, "confidence", self.name)
         rnd = np.asarray(state.round_)
         if len(rnd) and (rnd != rnd[0]).any():
             raise ConfigError(f"{self.name}: every loop of a VoteState must be at the same round (one check)")
         per_round = conf.shape[1] // (int(rnd[0]) + 1) if len(rnd) else 1
         v = _weighted_votes(np.asarray(state.recent), self.weights(conf, per_round))
-        return (rnd + 1 >= self.warmup) & (v.sum(1) > 0) & (top_share(v) >= self.consensus - 1e-12)
+        return np.where((rnd + 1 >= self.warmup) & (v.sum(1) > 0), top_share(v), -np.inf)
 
 
 #: Names of :func:`vote_summary`'s columns (the price-aware logistic rule's features, in order).

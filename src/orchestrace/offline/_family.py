@@ -298,10 +298,14 @@ def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.nda
                     stops[c.rule] = first_stop(crit[key] >= c.rule.threshold - 1e-12)
                 elif hasattr(c.rule, "stop_now"):
                     stops[c.rule] = first_stop(np.stack([c.rule.stop_now(s) for s in states], 1))
-                else:
+                else:  # a fitted same-feature rule: scores once per fit, then each margin
                     if c.rule.scales not in feats:
                         feats[c.rule.scales] = check_features(rc, w, price, *c.rule.scales)
-                    stops[c.rule] = first_stop(c.rule.stops(rc, price, feats[c.rule.scales]))
+                    key = ("fitted", dataclasses.replace(c.rule, margin=0.0))
+                    if key not in crit:
+                        crit[key] = c.rule.scores(rc, price, feats[c.rule.scales])
+                    s = crit[key] <= c.rule.margin
+                    stops[c.rule] = first_stop(np.concatenate([s, np.ones((len(s), 1), bool)], 1))
             stop = stops[c.rule]
             if c.aggregation == "own":  # the vote depends on the criterion's parameters, not its threshold
                 key = ("own", c.rule.criterion_key)

@@ -183,12 +183,20 @@ def beta_criterion(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
     >>> beta_criterion(np.array([0.0, 3.0]), np.array([0.0, 0.0])).tolist()   # 1/2; 1 − 1/16
     [0.5, 0.9375]
     """
-    a = np.floor(np.asarray(v1, np.float64)).astype(np.int64) + 1
-    b = np.floor(np.asarray(v2, np.float64)).astype(np.int64) + 1
-    pairs, inv = np.unique(np.stack([a, b], 1).reshape(-1, 2), axis=0, return_inverse=True)
-    vals = np.array([math.fsum(math.comb(ai + bi - 1, j) for j in range(ai)) / 2.0 ** (ai + bi - 1)
-                     for ai, bi in pairs.tolist()])
-    return vals[inv.reshape(-1)] if len(a) else np.empty(0)
+    a = np.floor(np.asarray(v1, np.float64)).astype(np.int64).reshape(-1) + 1
+    b = np.floor(np.asarray(v2, np.float64)).astype(np.int64).reshape(-1) + 1
+    if len(a) == 0:
+        return np.empty(0)
+    span = int(b.max()) + 1
+    keys, inv = np.unique(a * span + b, return_inverse=True)  # one exact value per distinct (a, b)
+    vals = np.array([_beta_tail(int(k // span), int(k % span)) for k in keys.tolist()])
+    return vals[inv.reshape(-1)]
+
+
+@lru_cache(maxsize=65536)
+def _beta_tail(a: int, b: int) -> float:
+    """P(Beta(a, b) > ½) = P(Binomial(a + b − 1, ½) ≤ a − 1), exactly."""
+    return math.fsum(math.comb(a + b - 1, j) for j in range(a)) / 2.0 ** (a + b - 1)
 
 
 @lru_cache(maxsize=65536)

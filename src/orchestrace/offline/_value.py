@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -142,9 +143,9 @@ class Valuation:
     price: np.ndarray  # (T,)
     token_scale: float
 
-    @property
+    @functools.cached_property
     def payoff(self) -> np.ndarray:
-        """(T, R) return of stopping at check k."""
+        """(T, R) return of stopping at check k (computed once)."""
         return self.correct - self.price[:, None] * self.tokens / self.token_scale
 
     def at(self, stop: np.ndarray) -> dict[str, np.ndarray]:

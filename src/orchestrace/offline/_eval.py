@@ -221,10 +221,12 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
     cands: list[Candidate] = []
     for cols in configs(runs):
         cands += family_candidates(columns_of(runs, cols), itr, iv, price, sc, cols, config=config_name(runs, cols))
-    outs = value_candidates(runs, cands, price, sc)
+    outs = value_candidates(runs, cands, price, sc, keep=np.concatenate([iv, it]))  # validation, then test
+    nv = len(iv)
     log(f"{len(cands)} rule settings valued on {len(iv)} validation / {len(it)} test tasks")
-    rows: list[dict[str, Any]] = [{"family": c.family, "name": c.name, "cand": c, "val": {k: v[iv] for k, v in o.items()},
-             "test": {k: v[it] for k, v in o.items()}} for c, o in zip(cands, outs, strict=True)]
+    rows: list[dict[str, Any]] = [{"family": c.family, "name": c.name, "cand": c, "val": {k: v[:nv] for k, v in o.items()},
+                                   "test": {k: v[nv:] for k, v in o.items()}} for c, o in zip(cands, outs, strict=True)]
+    del outs
     chosen = {fam: max((c for c in rows if c["family"] == fam), key=lambda c: c["val"]["return"].mean())
               for fam in FAMILIES}
     best = max(chosen.values(), key=lambda c: c["val"]["return"].mean())

@@ -271,9 +271,10 @@ def _own_weights(rule: Any, runs: LoggedRuns) -> np.ndarray:
 
 
 def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.ndarray,
-                     scales: dict[str, float]) -> list[dict[str, np.ndarray]]:
+                     scales: dict[str, float], keep: np.ndarray | None = None) -> list[dict[str, np.ndarray]]:
     """Per candidate the exact per-task outcome (``return``, ``correct``, ``tokens``, ``calls``, ``rounds``,
-    each (T,)) on every task of ``runs`` (all its columns; each candidate uses its own)."""
+    each (T,)) on every task of ``runs`` (all its columns; each candidate uses its own); ``keep``: only
+    the outcomes of these task indices are kept (memory: thousands of candidates × T tasks)."""
     out: list[dict[str, np.ndarray] | None] = [None] * len(cands)
     by_cols: dict[tuple[int, ...], list[int]] = {}
     for i, c in enumerate(cands):
@@ -316,5 +317,6 @@ def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.nda
                 if c.aggregation not in vals:
                     vals[c.aggregation] = valuation(rc, w, c.aggregation, price, scales["token_scale"])
                 v = vals[c.aggregation]
-            out[i] = v.at(stop)
+            o = v.at(stop)
+            out[i] = o if keep is None else {k: x[keep] for k, x in o.items()}
     return [o for o in out if o is not None]

@@ -260,6 +260,9 @@ def test_tiny_vote_corpus_family_and_fresh_refusal() -> None:
     assert fresh_mismatch(tiny, renamed) == []
     hot = dataclasses.replace(renamed, meta={**renamed.meta, "config": {**renamed.meta["config"], "temperature": 0.2}})
     assert fresh_mismatch(tiny, hot) == ["temperature: corpus 0.7, fresh 0.2"]
+    other = dataclasses.replace(renamed, meta={**renamed.meta, "server": {**renamed.meta["server"], "model_sha256": "0" * 64}})
+    assert fresh_mismatch(tiny, other) == [f"model file sha256: corpus {tiny.meta['server']['model_sha256'][:12]}…, "
+                                           "fresh 000000000000…"]
     itr = np.flatnonzero(tiny.split == "train")
     cands = family_candidates(tiny, itr, itr, np.full(len(tiny.task_ids), 0.05),
                               {"token_scale": 100.0, "lp_fill": -0.7, "len_scale": 5.0}, (0, 1))

@@ -97,8 +97,9 @@ FRESH_SETTINGS = ("rounds", "width", "temperature", "max_tokens", "stop", "logpr
 def fresh_mismatch(corpus: LoggedRuns, fresh: LoggedRuns) -> list[str]:
     """The settings in which ``fresh`` differs from ``corpus`` (empty: it may be valued as fresh tasks).
 
-    Compared: rounds, width, member kinds, suites, the model, the manifest's sampling settings
-    (temperature, max tokens, stop, log-probs) where both list them, and shared task ids.
+    Compared: rounds, width, member kinds (and what each saw), suites, the model (name; the model
+    file's sha256 where both manifests give it), the manifest's sampling settings (temperature, max
+    tokens, stop, log-probs) where both list them, and shared task ids.
 
     >>> from orchestrace.offline import make_synthetic_logged
     >>> fresh_mismatch(make_synthetic_logged(10, 3, 2, seed=0), make_synthetic_logged(10, 4, 2, seed=1))[0]
@@ -120,6 +121,10 @@ def fresh_mismatch(corpus: LoggedRuns, fresh: LoggedRuns) -> list[str]:
     mc, mf = corpus.meta.get("model"), fresh.meta.get("model")
     if mc != mf:
         out.append(f"model: corpus {mc!r}, fresh {mf!r}")
+    hc, hf = ((m.get("server") or {}).get("model_sha256") if isinstance(m.get("server"), dict) else None
+              for m in (corpus.meta, fresh.meta))
+    if hc and hf and hc != hf:
+        out.append(f"model file sha256: corpus {hc[:12]}…, fresh {hf[:12]}…")
     cc, cf = corpus.meta.get("config") or {}, fresh.meta.get("config") or {}
     if isinstance(cc, dict) and isinstance(cf, dict):
         for k in FRESH_SETTINGS[2:]:

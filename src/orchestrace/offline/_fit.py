@@ -143,13 +143,14 @@ def ls_fit(X: np.ndarray, payoff: np.ndarray, fit: Callable[[np.ndarray, np.ndar
     0.5
     """
     T, R, _ = X.shape
-    U = payoff[:, R - 1].astype(np.float64).copy()
     models: list[dict[str, Any]] = [{}] * (R - 1)
+    legal = np.ones((T, R), bool)
+    legal[:, -1] = False
+    cont = np.zeros((T, R), bool)  # the fitted decisions so far (checks k+1 … R−2)
     for k in range(R - 2, -1, -1):
-        y = U - payoff[:, k]
+        y = continuation_values(payoff, legal, cont)[:, k] - payoff[:, k]  # the one backward pass
         models[k] = fit(X[:, k], y)
-        cont = predict(cls, models[k], X[:, k]) > 0
-        U = np.where(cont, U, payoff[:, k])
+        cont[:, k] = predict(cls, models[k], X[:, k]) > 0
     return models
 
 

@@ -150,6 +150,8 @@ def dirichlet_confidence(counts: np.ndarray) -> np.ndarray:
 def esc_agrees(order: np.ndarray, w: int) -> np.ndarray:
     """(M,) ESC on each row of ``order`` (M, A: answers in the order cast, −1 after the last): is the last
     complete non-overlapping window of ``w`` votes unanimous (:func:`orchestrace.offline.rules.esc_stop`)?
+    ``order`` holds the solver answers that voted (:meth:`CheckState.from_world`), so a window here
+    spans votes; on logs an unparsed sample is a sample that breaks its window.
 
     >>> esc_agrees(np.array([[1, 0, 0, -1], [0, 0, 1, -1], [2, 2, -1, -1]]), 2).tolist()
     [False, True, True]

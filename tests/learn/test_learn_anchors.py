@@ -47,14 +47,15 @@ def test_beta_criterion_is_the_beta_tail_of_the_two_largest_counts(seq: list[int
 
 
 def _dirichlet_reference(seq: list[int]) -> float:
-    """P(the most voted answer has the largest share) under Dirichlet(counts + 1) over the answers
-    seen (one unseen rival when only one is seen), by numerical integration of the gamma form."""
+    """The published criterion, by an independent route: with fewer than three answers seen, the Beta tail
+    of the top two (scipy); else P(the most voted answer has the largest share) under Dirichlet(counts + 1)
+    over the five most voted answers, by numerical integration of the gamma form."""
     from scipy import integrate
-    from scipy.stats import gamma
+    from scipy.stats import beta, gamma
 
-    c = sorted(Counter(seq).values(), reverse=True)
-    if len(c) == 1:
-        c.append(0)
+    c = sorted(Counter(seq).values(), reverse=True)[:5]
+    if len(c) < 3:
+        return float(beta.sf(0.5, c[0] + 1, (c[1] if len(c) > 1 else 0) + 1))
     a, rest = c[0] + 1, [x + 1 for x in c[1:]]
 
     def f(x: float) -> float:
@@ -79,19 +80,24 @@ def test_dirichlet_with_two_answers_seen_is_the_beta_criterion(seq: list[int]) -
 def test_dirichlet_by_sampling() -> None:
     # a third route: Monte Carlo draws of the Dirichlet itself
     rng = np.random.default_rng(0)
-    for c in ([3, 2, 1, 1], [2, 2, 1, 0], [5, 1, 1, 0]):
-        alpha = np.array([x + 1 for x in c if x > 0], float)
+    for c in ([3, 2, 1, 1], [2, 2, 1, 0], [5, 1, 1, 0], [4, 2, 1, 1, 1, 1]):
+        alpha = np.array([x + 1 for x in c if x > 0][:5], float)  # the five most voted answers (as published)
         mc = float((rng.dirichlet(alpha, 200_000).argmax(1) == 0).mean())
         assert dirichlet_confidence(np.array([c]))[0] == pytest.approx(mc, abs=6e-3)
 
 
 @settings(max_examples=100, deadline=None)
 @given(votes, st.integers(1, 5))
-def test_esc_is_the_last_window_all_agreeing(seq: list[int], w: int) -> None:
+def test_esc_is_the_last_complete_window_all_agreeing(seq: list[int], w: int) -> None:
     order = np.full((1, 12), -1, np.int64)
     order[0, :len(seq)] = seq
-    want = len(seq) >= w and len(set(seq[-w:])) == 1
-    assert bool(esc_agrees(order, w)[0]) == want
+    assert bool(esc_agrees(order, w)[0]) == _esc_plain(seq, w)
+
+
+def _esc_plain(seq: list[int], w: int) -> bool:
+    """ESC as published: samples in non-overlapping windows of w; the last complete window unanimous."""
+    windows = [seq[i:i + w] for i in range(0, len(seq) - w + 1, w)]
+    return bool(windows) and len(set(windows[-1])) == 1
 
 
 @settings(max_examples=100, deadline=None)
@@ -124,7 +130,7 @@ def test_an_episode_stops_when_every_subtask_meets_the_criterion(episodes: list[
 
     assert BetaRule(c).stop(state).tolist() == plain(lambda q: beta.sf(0.5, _top_two(q)[0] + 1, _top_two(q)[1] + 1) >= c)
     assert DirichletRule(c).stop(state).tolist() == plain(lambda q: dirichlet_confidence(_counts(q))[0] >= c)
-    assert EscRule(w).stop(state).tolist() == plain(lambda q: len(q) >= w and len(set(q[-w:])) == 1)
+    assert EscRule(w).stop(state).tolist() == plain(lambda q: _esc_plain(q, w))
     assert VoteShareRule(s).stop(state).tolist() == plain(lambda q: max(Counter(q).values()) / len(q) >= s - 1e-12)
 
 
@@ -144,10 +150,16 @@ def test_continuation_values_match_the_fitted_stops_plain_loop(E: int, R: int, s
     ep, kk = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
     paths = StopPaths(obs=np.zeros((len(rows), 1), np.float32), legal=legal[ep, kk], ep=ep, k=kk, payoff=pay[ep, kk],
                       final=pay[np.arange(E), n - 1], seeds=np.arange(E))
-    want = continuation_targets(paths, cont[ep, kk])
-    got = continuation_values(pay, legal, cont)[ep, kk]
+    # the plain loop: U_k = V_{k+1}, V_j = payoff_j where the rule stops at j (or j is the last check), else V_{j+1}
+    plain = np.empty((E, R))
+    for e in range(E):
+        v = pay[e, R - 1]
+        for k in range(R - 1, -1, -1):
+            plain[e, k] = v
+            v = v if (cont[e, k] and legal[e, k]) else pay[e, k]
     legal_rows = legal[ep, kk]
-    np.testing.assert_allclose(got[legal_rows], want[legal_rows])
+    np.testing.assert_allclose(continuation_values(pay, legal, cont)[ep, kk][legal_rows], plain[ep, kk][legal_rows])
+    np.testing.assert_allclose(continuation_targets(paths, cont[ep, kk])[legal_rows], plain[ep, kk][legal_rows])
 
 
 def test_the_fitted_rule_recovers_a_price_dependent_stop() -> None:

@@ -98,3 +98,38 @@ def test_bad_input_exits_are_located(corpus: Path, run: Path, tmp_path: Path) ->
     lone = save_runs(runs.subset(runs.split == "train"), tmp_path / "lone.npz")
     r = runner.invoke(app, ["eval", "--traces", str(lone)])
     assert r.exit_code == 1 and "no 'validation' tasks" in r.output
+
+
+def _fresh(seed: int, R: int = 3, T: int = 120) -> LoggedRuns:  # noqa: N803
+    """A separately collected set: new task ids, the corpus's settings."""
+    runs = structured(T=T, R=R, W=2, seed=seed)
+    return LoggedRuns(**{**runs.__dict__, "task_ids": np.array([f"fresh{seed}-{t}" for t in runs.task_ids])})
+
+
+def test_eval_test_values_everything_on_fresh_collections(corpus: Path, run: Path, tmp_path: Path) -> None:
+    f1, f2 = save_runs(_fresh(11), tmp_path / "f1.npz"), save_runs(_fresh(12, T=90), tmp_path / "f2.npz")
+    out = tmp_path / "ev"
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), str(run), "--test", str(f1), "--test", str(f2),
+                            "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    res = json.loads((out / "results.json").read_text())
+    assert [res["fresh"][str(f)]["tasks"] for f in (f1, f2)] == [120, 90]
+    g = res["fresh"][str(f1)]["gates"]["run"]
+    assert g["claims"]["beats_best_rule"]["baseline"] == res["best_rule"]  # chosen on the corpus, valued fresh
+    assert g["claims"]["beats_best_rule"]["return_diff"]["n"] == 120
+    assert f"Fresh collection {f1} (120 tasks" in r.output and "gate run − rule" in r.output
+
+
+def test_eval_test_refuses_what_is_not_fresh(corpus: Path, run: Path, tmp_path: Path) -> None:
+    r4 = save_runs(_fresh(13, R=4), tmp_path / "r4.npz")
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(r4)])
+    assert r.exit_code == 2 and f"--test {r4}" in r.output and "rounds: corpus 3, fresh 4" in r.output
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(corpus)])
+    assert r.exit_code == 2 and "task id(s) are in the corpus too" in r.output
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(tmp_path / "missing")])
+    assert r.exit_code == 2 and "no such --test collection" in r.output
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 not a zip")
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(tmp_path / "junk.npz")])
+    assert r.exit_code == 1 and "junk.npz: not a readable logged-runs file" in r.output
+    r = runner.invoke(app, ["eval", str(run), "--test", str(corpus)])
+    assert r.exit_code == 2 and "needs --traces CORPUS" in r.output

@@ -34,12 +34,11 @@ def test_beta_criterion_is_the_beta_tail() -> None:
     assert np.allclose(beta_criterion(v1, v2), want, atol=1e-12)
 
 
-def test_dirichlet_with_two_answers_is_the_beta_criterion_and_batch_independent() -> None:
-    votes = np.array([[3.0, 1.0], [5.0, 2.0], [4.0, 4.0]])
-    d = dirichlet_criterion(votes, samples=20_000)
-    assert np.allclose(d, beta_criterion(votes[:, 0], votes[:, 1]), atol=0.02)
-    one = dirichlet_criterion(votes[1:2], samples=20_000)
-    assert one[0] == d[1]  # the same count vector, the same draws, whatever else is in the batch
+def test_dirichlet_with_fewer_than_three_answers_is_the_beta_criterion_and_batch_independent() -> None:
+    votes = np.array([[3.0, 1.0], [5.0, 2.0], [4.0, 4.0], [2.0, 0.0]])
+    d = dirichlet_criterion(votes)
+    assert np.array_equal(d, beta_criterion(votes.max(1), votes.min(1)))  # as the authors' code: exactly Beta
+    assert dirichlet_criterion(votes[1:2])[0] == d[1]  # whatever else is in the batch
     three = dirichlet_criterion(np.array([[4.0, 1.0, 1.0]]))[0]
     assert three < dirichlet_criterion(np.array([[4.0, 1.0, 0.0]]))[0]  # a third answer lowers the top's chance
 

@@ -1,4 +1,4 @@
-"""``orchestrace train --from-traces CORPUS`` and ``orchestrace eval --traces CORPUS [RUN …]``.
+"""``orchestrace train --from-traces CORPUS`` and ``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]``.
 
 The stop learned and evaluated from logged real runs only (:mod:`orchestrace.offline`); the
 options live on the existing ``train`` / ``eval`` commands (``cli/_learn.py`` dispatches here).
@@ -17,14 +17,15 @@ from ._app import EXIT_INVALID, EXIT_USAGE, console, fail, note
 __all__: list[str] = []
 
 
-def _read(corpus: Path) -> Any:
+def _read(corpus: Path, *, fresh: bool = False) -> Any:
     from ..errors import OrchestraceError
     from ..offline import check_runs, read_corpus
 
+    what = "--test collection" if fresh else "corpus"
     if not (corpus.exists() or corpus.is_symlink()):  # a dangling link or a loop: the loader says which
-        raise fail(f"{corpus}: no such corpus (a directory of logged traces, or an .npz of logged runs)")
+        raise fail(f"{corpus}: no such {what} (a directory of logged traces, or an .npz of logged runs)")
     try:
-        runs, notes = check_runs(read_corpus(corpus), where=str(corpus))
+        runs, notes = check_runs(read_corpus(corpus), where=str(corpus), splits=not fresh)
     except OrchestraceError as exc:  # ConfigError, or the loader's TraceInvalidError with located problems
         raise fail(str(exc), problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
     for n in notes:
@@ -68,12 +69,15 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
     console.print(f"run: {out} ({path.name}, fit.json)", markup=False)
 
 
-def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool) -> None:
-    """Value every rule and every gate run exactly on the corpus's test tasks; print the summary."""
+def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool, tests: list[Path] | None = None
+                ) -> None:
+    """Value every rule and every gate run exactly on the corpus's test tasks and on every fresh collection
+    (``--test``); print the summary."""
     from ..errors import ConfigError
     from ..offline import StopGate, evaluate_traces, render_summary, write_pareto
 
     logged, _ = _read(corpus)
+    fresh = [(str(t), _read(t, fresh=True)[0]) for t in tests or []]
     try:
         gates = [StopGate.load(r) for r in runs]
     except ConfigError as exc:
@@ -92,7 +96,7 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
         names = [str(r) for r in runs]
     log = (lambda s: None) if quiet else (lambda s: console.print(s, markup=False, highlight=False))
     try:
-        res = evaluate_traces(logged, gates, names=names, log=log)
+        res = evaluate_traces(logged, gates, names=names, log=log, tests=fresh)
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_USAGE) from None
     text = render_summary(res)

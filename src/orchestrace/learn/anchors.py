@@ -13,9 +13,10 @@ task succeeds only if every subtask's aggregate is right).
                         (:func:`beta_confidence`, exact: a binomial tail)
 ``ac-dirichlet@C``      Adaptive-Consistency, Dirichlet criterion: stop when the most voted answer
                         is the most likely one with probability ≥ C under Dirichlet(counts + 1)
-                        over the answers seen (:func:`dirichlet_confidence`, exact closed form)
+                        over the (≤ 5) most voted answers; the Beta criterion with fewer than three
+                        answers seen (:func:`dirichlet_confidence`, exact closed form)
 ``esc@w``               Early-Stopping Self-Consistency (Li et al., ICLR 2024): stop when the last
-                        ``w`` votes agree (:func:`esc_agrees`)
+                        complete non-overlapping window of ``w`` votes is unanimous (:func:`esc_agrees`)
 ``vote-share@s``        stop when the most voted answer holds ≥ s of the votes (:func:`vote_share`)
 ``fitted-logistic``     the price-aware fitted rule: a cost-weighted logistic regression of "is
 ``fitted-quadratic``    continuing worth it" on the 16 summary statistics + price, remaining budget
@@ -25,9 +26,10 @@ task succeeds only if every subtask's aggregate is right).
                         iteration — the recipe of :mod:`orchestrace.learn.fitted_stop`)
 =====================  =======================================================================
 
-With only one answer seen, the Dirichlet criterion is taken over that answer and one unseen
-alternative (count 0) — the Beta criterion with v₂ = 0 — so that one vote never certifies
-itself. Budgets (``budget@r``), confidence thresholds (``threshold@c``) and the adaptive
+**One definition per rule**: the criteria are those of :mod:`orchestrace.offline.rules`, which the
+evaluation on logged runs calls too (the wrappers here only reshape the simulator's vote counts
+and answer order); with fewer than three answers seen the Dirichlet criterion is the Beta
+criterion (as the authors' code), so that one vote never certifies itself. Budgets (``budget@r``), confidence thresholds (``threshold@c``) and the adaptive
 heuristic's stop (``adaptive-stop``) are the environment's own rules
 (:class:`SummaryRule`). :func:`family` lists the whole family with its parameter grids.
 
@@ -42,12 +44,13 @@ heuristic's stop (``adaptive-stop``) are the environment's own rules
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
+
+from ..offline._value import continuation_values
+from ..offline.rules import beta_criterion, dirichlet_criterion, esc_stop, top_share
 
 __all__ = [
     "FITTED_FEATURES",
@@ -60,6 +63,7 @@ __all__ = [
     "SummaryRule",
     "VoteShareRule",
     "beta_confidence",
+    "continuation_values",
     "dirichlet_confidence",
     "esc_agrees",
     "family",
@@ -124,75 +128,45 @@ def _top2(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def beta_confidence(counts: np.ndarray) -> np.ndarray:
     """(M,) P(p > ½) for p ~ Beta(v₁ + 1, v₂ + 1), v₁ ≥ v₂ the two largest of each row of ``counts`` (M, K).
 
-    Exact: for integer parameters P(Beta(a, b) > ½) = P(Bin(a + b − 1, ½) ≤ a − 1).
+    The one implementation is :func:`orchestrace.offline.rules.beta_criterion` (exact: a binomial tail).
 
     >>> beta_confidence(np.array([[1, 0], [4, 0], [2, 2]])).tolist()
     [0.75, 0.96875, 0.5]
     """
-    from ..offline.rules import beta_criterion  # one implementation for the simulator and the logs
-
     v1, v2 = _top2(counts)
     return beta_criterion(v1, v2)
 
 
-@lru_cache(maxsize=4096)
-def _dirichlet_top(counts: tuple[int, ...]) -> float:
-    """P(G₀ > Gⱼ ∀ j ≥ 1) for independent Gⱼ ~ Gamma(cⱼ + 1) (= P(p₀ is the largest) under
-    Dirichlet(c + 1)), in closed form: ∫ g_a(x) Πⱼ F_bⱼ(x) dx with F_b(x) = 1 − e^{−x} Σ_{m<b} x^m/m!,
-    expanded over the subsets of the other answers."""
-    a, others = counts[0] + 1, [c + 1 for c in counts[1:]]
-    total = 0.0
-    for mask in range(1 << len(others)):
-        picked = [others[j] for j in range(len(others)) if mask >> j & 1]
-        poly = np.array([1.0])  # Π_{j∈S} Σ_{m<b_j} x^m/m!
-        for b in picked:
-            poly = np.convolve(poly, np.array([1.0 / math.factorial(m) for m in range(b)]))
-        s = len(picked)
-        # ∫ x^{a−1+m} e^{−(1+s)x} dx / (a−1)! = (a−1+m)! / ((a−1)! (1+s)^{a+m})
-        term = sum(coef * math.perm(a - 1 + m, m) / (1 + s) ** (a + m) for m, coef in enumerate(poly))
-        total += (-1) ** s * term
-    return float(min(max(total, 0.0), 1.0))
-
-
 def dirichlet_confidence(counts: np.ndarray) -> np.ndarray:
-    """(M,) probability that the most voted answer is the most likely one, under Dirichlet(counts + 1)
-    over the answers seen in each row of ``counts`` (M, K); one seen answer gets one unseen rival.
+    """(M,) Adaptive-Consistency's Dirichlet criterion of each row of ``counts`` (M, K):
+    :func:`orchestrace.offline.rules.dirichlet_criterion` (the Beta criterion with < 3 answers seen).
 
     >>> dirichlet_confidence(np.array([[2, 0, 0], [3, 1, 0], [2, 1, 1]])).round(4).tolist()
     [0.875, 0.8125, 0.5355]
     """
-    c = np.asarray(counts, np.int64)
-    out = np.empty(c.shape[0])
-    keys = [tuple(int(v) for v in sorted(row[row > 0], reverse=True)) for row in c]
-    for i, k in enumerate(keys):
-        out[i] = _dirichlet_top(k if len(k) >= 2 else (k[0] if k else 0, 0))
-    return out
+    return dirichlet_criterion(np.asarray(counts, np.int64))
 
 
 def esc_agrees(order: np.ndarray, w: int) -> np.ndarray:
-    """(M,) do the last ``w`` votes of each row of ``order`` (M, A: answers in the order cast, −1 after
-    the last) agree? Fewer than ``w`` votes never agree.
+    """(M,) ESC on each row of ``order`` (M, A: answers in the order cast, −1 after the last): is the last
+    complete non-overlapping window of ``w`` votes unanimous (:func:`orchestrace.offline.rules.esc_stop`)?
+    ``order`` holds the solver answers that voted (:meth:`CheckState.from_world`), so a window here
+    spans votes; on logs an unparsed sample is a sample that breaks its window.
 
     >>> esc_agrees(np.array([[1, 0, 0, -1], [0, 0, 1, -1], [2, 2, -1, -1]]), 2).tolist()
-    [True, False, True]
+    [False, True, True]
     """
     o = np.asarray(order, np.int64)
-    n = (o >= 0).sum(1)
-    if w > o.shape[1]:
-        return np.zeros(o.shape[0], bool)
-    idx = np.clip(n[:, None] - w + np.arange(w)[None, :], 0, o.shape[1] - 1)
-    last = np.take_along_axis(o, idx, 1)
-    return (n >= w) & (last == last[:, :1]).all(1)
+    return esc_stop(o, w, n=(o >= 0).sum(1))
 
 
 def vote_share(counts: np.ndarray) -> np.ndarray:
-    """(M,) the most voted answer's share of the votes (0 without votes).
+    """(M,) the most voted answer's share of the votes (0 without votes): :func:`orchestrace.offline.rules.top_share`.
 
     >>> vote_share(np.array([[2, 1, 1], [0, 0, 0]])).tolist()
     [0.5, 0.0]
     """
-    c = np.asarray(counts, np.int64)
-    return c.max(1) / np.maximum(c.sum(1), 1)
+    return top_share(np.asarray(counts, np.float64))
 
 
 def _every_subtask(state: CheckState, per_question: np.ndarray) -> np.ndarray:
@@ -236,7 +210,7 @@ class DirichletRule:
 
 @dataclass(frozen=True)
 class EscRule:
-    """Early-Stopping Self-Consistency: the last ``w`` votes of every subtask agree (``esc@w``)."""
+    """Early-Stopping Self-Consistency: every subtask's last complete window of ``w`` votes is unanimous (``esc@w``)."""
 
     w: int
     name: str = ""
@@ -374,25 +348,6 @@ def fit_rule(cfg: Any, summary: np.ndarray, payoff: np.ndarray, legal: np.ndarra
         cont = ((X @ beta) > 0).reshape(E, R) & legal
     rule_name = name or ("fitted-quadratic" if quadratic else "fitted-logistic")
     return FittedRule(columns=cols, mean=mean, scale=scale, weights=beta, quadratic=quadratic, name=rule_name)
-
-
-def continuation_values(payoff: np.ndarray, legal: np.ndarray, cont: np.ndarray) -> np.ndarray:
-    """U (E, R): the return of continuing at check k and following ``cont`` (continue where True and
-    legal) from check k + 1 on; NaN-free (the last check's U is its own payoff, never used).
-
-    >>> pay = np.array([[0.2, 0.5, 0.4]]); legal = np.array([[True, True, False]])
-    >>> continuation_values(pay, legal, np.array([[True, False, False]])).tolist()
-    [[0.5, 0.4, 0.4]]
-    """
-    E, R = payoff.shape
-    go = np.asarray(cont, bool) & legal
-    u = np.empty((E, R))
-    follow = payoff[:, R - 1].astype(np.float64).copy()  # V_{R−1}: the last check stops
-    u[:, R - 1] = follow
-    for k in range(R - 2, -1, -1):
-        u[:, k] = follow  # U_k = V_{k+1}
-        follow = np.where(go[:, k], follow, payoff[:, k])  # V_k
-    return u
 
 
 # ----------------------------------------------------------------------------- the family

@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from .._stats import ci_mean, paired_ci, t_interval
 from .anchors import PUBLISHED
 from .rollout import VALIDATION_BASE, held_out_seeds
 
@@ -116,41 +117,6 @@ SUITES: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 # ----------------------------------------------------------------------------- statistics
-def ci_mean(x: np.ndarray) -> dict[str, float]:
-    """Mean with a normal-approximation 95 % interval.
-
-    >>> ci_mean(np.array([1.0, 2.0, 3.0]))["mean"]
-    2.0
-    """
-    x = np.asarray(x, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return {"mean": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": 0}
-    m = float(x.mean())
-    h = 1.96 * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else float("nan")
-    return {"mean": m, "lo": m - h, "hi": m + h, "n": int(x.size)}
-
-
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
-
-
-def t_interval(x: np.ndarray) -> dict[str, float]:
-    """Mean with a Student-t 95 % interval (for a handful of training seeds).
-
-    >>> r = t_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0])); round(r["lo"], 3), round(r["hi"], 3)
-    (1.037, 4.963)
-    """
-    x = np.asarray(x, dtype=np.float64)
-    x = x[np.isfinite(x)]
-    if x.size < 2:
-        m = float(x.mean()) if x.size else float("nan")
-        return {"mean": m, "lo": float("nan"), "hi": float("nan"), "n": int(x.size)}
-    t = _T975.get(x.size - 1, 1.96 + 2.4 / (x.size - 1))
-    m = float(x.mean())
-    h = t * float(x.std(ddof=1)) / math.sqrt(x.size)
-    return {"mean": m, "lo": m - h, "hi": m + h, "n": int(x.size)}
-
-
 def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float]:
     """Wilson score interval of a success rate k/n.
 
@@ -164,10 +130,6 @@ def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float]:
     c = (p + z * z / (2 * n)) / den
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
     return {"mean": p, "lo": c - h, "hi": c + h, "n": n}
-
-
-def _paired(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    return ci_mean(np.asarray(a, np.float64) - np.asarray(b, np.float64))
 
 
 def _welch(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
@@ -272,7 +234,7 @@ def _summary(res: dict[str, np.ndarray]) -> dict[str, Any]:
 def _gap(a: np.ndarray, ref: np.ndarray) -> dict[str, float]:
     """(ref − a)/|mean ref| with a paired CI (scaled difference)."""
     scale = abs(float(np.mean(ref))) or 1.0
-    d = _paired(ref, a)
+    d = paired_ci(ref, a)
     return {k: (v / scale if k != "n" else v) for k, v in d.items()}
 
 
@@ -286,23 +248,23 @@ def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, st
     L = raw["learned"]
     out: dict[str, Any] = {}
     best = f"learned+{chosen['learned']['best_rule']}"
-    d = _paired(L["return"], raw[best]["return"])
+    d = paired_ci(L["return"], raw[best]["return"])
     out["beats_best_rule_same_heads"] = {"baseline": best, "return_diff": d, "met": bool(d["lo"] > 0)}
     for key, pick in (("beats_fitted_rule_same_heads", "fitted"), ("beats_published_rules_same_heads", "published")):
         if pick in chosen["learned"]:
             name = f"learned+{chosen['learned'][pick]}"
-            d = _paired(L["return"], raw[name]["return"])
+            d = paired_ci(L["return"], raw[name]["return"])
             out[key] = {"baseline": name, "return_diff": d, "met": bool(d["lo"] > 0)}
     th_l = f"learned+{chosen['learned']['threshold']}"
-    d = _paired(L["return"], raw[th_l]["return"])
+    d = paired_ci(L["return"], raw[th_l]["return"])
     out["beats_best_threshold_same_heads"] = {"baseline": th_l, "return_diff": d, "met": bool(d["lo"] > 0)}
     g = _gap(L["return"], raw["learned+clairvoyant"]["return"])
     out["near_clairvoyant_same_heads"] = {"baseline": "learned+clairvoyant", "gap": g, "met": bool(g["mean"] <= 0.025)}
     if "adaptive" in raw:
-        d = _paired(L["return"], raw["adaptive"]["return"])
+        d = paired_ci(L["return"], raw["adaptive"]["return"])
         out["beats_adaptive"] = {"baseline": "adaptive", "return_diff": d, "met": bool(d["lo"] > 0)}
     fb = f"base+{chosen['base']['budget_by_success']}"
-    dt, ds = _paired(L["tokens"], raw[fb]["tokens"]), _paired(L["success"], raw[fb]["success"])
+    dt, ds = paired_ci(L["tokens"], raw[fb]["tokens"]), paired_ci(L["success"], raw[fb]["success"])
     out["fewer_tokens_at_equal_success"] = {
         "baseline": fb, "tokens_diff": dt, "success_diff": ds,
         "token_saving": float(1.0 - L["tokens"].mean() / max(raw[fb]["tokens"].mean(), 1e-12)),

@@ -116,17 +116,21 @@ def clairvoyant_value(paths: StopPaths) -> np.ndarray:
 
 
 def continuation_targets(paths: StopPaths, cont: np.ndarray) -> np.ndarray:
-    """U_k (M,): the return of continuing at check k and following ``cont`` from check k+1 on."""
-    stop = ~(np.asarray(cont, bool) & paths.legal)
-    out = np.empty(len(paths.ep))
-    acc = 0.0
-    for i in range(len(paths.ep) - 1, -1, -1):
-        if i == len(paths.ep) - 1 or paths.ep[i + 1] != paths.ep[i]:
-            acc = float(paths.final[paths.ep[i]])
-        out[i] = acc
-        if stop[i]:
-            acc = float(paths.payoff[i])
-    return out
+    """U_k (M,): the return of continuing at check k and following ``cont`` from check k+1 on.
+
+    The one backward pass (:func:`orchestrace.offline._value.continuation_values`) on the ragged
+    paths laid out as (E, most checks + 1): an episode's columns after its last check hold its
+    final return and always stop."""
+    from ..offline._value import continuation_values
+
+    E = paths.n_episodes
+    n = np.bincount(paths.ep, minlength=E)
+    width = int(n.max()) + 1 if len(n) else 1
+    pay = np.repeat(paths.final.astype(np.float64)[:, None], width, 1)
+    go = np.zeros((E, width), bool)
+    pay[paths.ep, paths.k] = paths.payoff
+    go[paths.ep, paths.k] = np.asarray(cont, bool) & paths.legal
+    return continuation_values(pay, go, go)[paths.ep, paths.k]
 
 
 @torch.no_grad()

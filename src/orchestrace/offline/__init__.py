@@ -6,13 +6,15 @@ rule. This package fits and evaluates the stop (O5) from such logs alone — no 
 
     LoggedRuns (T tasks × R rounds × W attempts)  ──►  valuation: return of stopping at each check
         │                                                   │
-        ├─► rules: budgets, vote share, Adaptive-Consistency (Beta, Dirichlet), ESC, price-aware logistic
+        ├─► rules: budgets, vote share, Adaptive-Consistency (Beta, Dirichlet), ESC, CISC, DeepConf,
+        │          price-aware logistic, fitted same-feature ridge/logistic — × every configuration and
+        │          aggregation (family_candidates / value_candidates, one list the evaluations iterate)
         ├─► fit_gate: Longstaff–Schwartz backward induction, linear → quadratic → MLP, chosen on validation
         └─► evaluate_traces: every rule tuned on validation, valued on test, claims with paired CIs
                                                             │
     StopGate.load(path).should_stop(answers_so_far, price=…)  ◄── the fitted gate in user code
 
-CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]``.
+CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]``.
 
 >>> runs = make_synthetic_logged(T=200, R=3, W=2, seed=0)
 >>> gate, report = fit_gate(runs, classes=("linear",))
@@ -21,7 +23,16 @@ True
 """
 
 from ._demo import demo_section
-from ._eval import evaluate_traces
+from ._eval import evaluate_traces, fresh_mismatch
+from ._family import (
+    FAMILIES,
+    Candidate,
+    FeatureRule,
+    columns_of,
+    configs,
+    family_candidates,
+    value_candidates,
+)
 from ._features import FEATURES
 from ._fit import fit_gate, fit_price_logistic
 from ._io import check_runs, read_corpus, save_runs
@@ -37,37 +48,50 @@ from ._report import write_pareto
 from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
 from .gate import StopDecision, StopGate
 from .rules import (
+    CISC,
     ESC,
     AdaptiveBeta,
     AdaptiveDirichlet,
+    DeepConf,
     FixedBudget,
     PriceLogistic,
     StopRule,
+    ThresholdRule,
     VoteShare,
     VoteState,
 )
 
 __all__ = [
     "AGGREGATIONS",
+    "CISC",
     "ESC",
+    "FAMILIES",
     "FEATURES",
     "AdaptiveBeta",
     "AdaptiveDirichlet",
+    "Candidate",
+    "DeepConf",
+    "FeatureRule",
     "FixedBudget",
     "LoggedRuns",
     "PriceLogistic",
     "StopDecision",
     "StopGate",
     "StopRule",
+    "ThresholdRule",
     "Valuation",
     "VoteShare",
     "VoteState",
     "check_runs",
+    "columns_of",
+    "configs",
     "demo_section",
     "evaluate_traces",
+    "family_candidates",
     "first_stop",
     "fit_gate",
     "fit_price_logistic",
+    "fresh_mismatch",
     "load_logged_runs",
     "logged_from_codes",
     "make_synthetic_logged",
@@ -77,5 +101,6 @@ __all__ = [
     "split_of",
     "task_prices",
     "valuation",
+    "value_candidates",
     "write_pareto",
 ]

@@ -1,13 +1,17 @@
-"""``orchestrace eval --traces CORPUS [RUN …]``: every stop rule valued exactly on the test tasks.
+"""``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]``: every rule and gate valued exactly.
 
-1. **The family** (:func:`rule_grid`): fixed self-consistency budgets ``budget@k``, vote-share
-   thresholds ``share@c``, Adaptive-Consistency ``ac-beta@c`` / ``ac-dirichlet@c``, ESC
-   ``esc@w`` and the price-aware logistic rule (fitted on the training tasks, its margin on
-   validation), each at every width 1..W and both aggregations.
-2. **Tuning on validation tasks only**: per family the (parameter, width, aggregation) with the
-   best validation mean return; the best rule of the whole family is the best of those.
+1. **The family** (:mod:`._family`): every stop rule — fixed budgets, vote share, Adaptive-
+   Consistency Beta / Dirichlet, ESC, CISC, DeepConf, the price-aware logistic rule and the
+   fitted same-feature rules (ridge / logistic on the gate's own features) — at every fixed
+   configuration (width, or team member subset) and every aggregation (majority, log-prob
+   weighted, confidence weighted where logged; budgets included).
+2. **Tuning on validation tasks only**: per family the (rule, configuration, aggregation) with the
+   best validation mean return; the best rule is the best of that whole product.
 3. **Test tasks** (never used in fitting or tuning) value every chosen rule and every gate
-   exactly (:mod:`._value`); all comparisons are paired over the same test tasks.
+   exactly (:mod:`._value`); all comparisons are paired over the same tasks. Each **fresh
+   collection** (``tests``: separately collected tasks under the corpus's settings) is valued the
+   same way on all its tasks, with everything fitted and tuned on the corpus alone; a collection
+   whose settings differ from the corpus's is refused with the difference named.
 4. **Claims** (:data:`CLAIM_RULES`, printed beside PASS/MISS), per gate run; several runs
    (fitting seeds) are aggregated: k/n runs pass, and mean ± 95 % t-interval across runs.
 
@@ -22,73 +26,49 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._features import check_features, vote_states
-from ._fit import PRICE_SEED, corpus_scales, fit_price_logistic
+from .._stats import ci_mean, t_interval
+from ..errors import ConfigError
+from ._family import (
+    FAMILIES,
+    Candidate,
+    columns_of,
+    config_name,
+    configs,
+    family_candidates,
+    rule_aggregations,
+    rule_grid,
+    value_candidates,
+)
+from ._features import check_features
+from ._fit import PRICE_SEED, corpus_scales
 from ._io import check_runs
 from ._logged import LoggedRuns
-from ._value import AGGREGATIONS, PRICE_HI, PRICE_LO, first_stop, task_prices, valuation
+from ._value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
 from .gate import StopGate
-from .rules import ESC, AdaptiveBeta, AdaptiveDirichlet, FixedBudget, StopRule, VoteShare
 
-__all__ = ["CLAIM_RULES", "FAMILIES", "evaluate_traces", "rule_grid"]
+__all__ = ["CLAIM_RULES", "FAMILIES", "evaluate_traces", "fresh_mismatch", "rule_grid"]
 
-FAMILIES = ("budget", "share", "ac-beta", "ac-dirichlet", "esc", "price-logistic")
 CLAIM_RULES: dict[str, str] = {
-    "beats_best_rule": "paired return difference vs the validation-chosen best rule of the whole family (budgets, "
-                       "vote shares, Adaptive-Consistency Beta/Dirichlet, ESC, price-aware logistic) on the test "
-                       "tasks: 95 % CI above 0",
-    "fewer_calls_at_equal_accuracy": "vs the cheapest fixed self-consistency budget whose validation accuracy is at "
-                                     "least the gate's: LLM-call saving CI (paired bootstrap) lower bound ≥ 40 % and "
-                                     "accuracy-difference CI not below 0",
+    "beats_best_rule": "paired return difference vs the validation-chosen best of the whole family × fixed "
+                       "configuration × aggregation (budgets, vote shares, Adaptive-Consistency Beta/Dirichlet, ESC, "
+                       "CISC, DeepConf, price-aware logistic, fitted ridge/logistic on the gate's features) on the "
+                       "evaluation tasks: 95 % CI above 0",
+    "fewer_calls_at_equal_accuracy": "vs the cheapest fixed budget (any configuration, any aggregation — the same "
+                                     "aggregations the gate may use) whose validation accuracy is at least the gate's: "
+                                     "LLM-call saving CI (paired bootstrap) lower bound ≥ 40 % and accuracy-difference "
+                                     "CI not below 0",
     "gap_to_clairvoyant": "reference, not a target: return gap to the best stopping time in hindsight at the gate's "
                           "width and aggregation",
 }
 
 
-def rule_grid(R: int, W: int) -> dict[str, list[StopRule]]:
-    """The parameter grids of the hand-written families (the logistic rule is fitted, not gridded)."""
-    return {
-        "budget": [FixedBudget(k) for k in range(1, R + 1)],
-        "share": [VoteShare(c) for c in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)],
-        "ac-beta": [AdaptiveBeta(c) for c in (0.6, 0.7, 0.8, 0.9, 0.95, 0.99)],
-        "ac-dirichlet": [AdaptiveDirichlet(c) for c in (0.6, 0.7, 0.8, 0.9, 0.95, 0.99)],
-        "esc": [ESC(w) for w in sorted({2, 3, 4, 5, 6, 8, W} - {1}) if w <= R * W],
-    }
-
-
 # ----------------------------------------------------------------------------- statistics
-def ci_mean(x: np.ndarray) -> dict[str, float]:
-    """Mean with a normal-approximation 95 % interval (over tasks: paired when ``x`` is a difference).
-
-    >>> ci_mean(np.array([1.0, 2.0, 3.0]))["mean"]
-    2.0
-    """
-    x = np.asarray(x, np.float64)
-    m = float(x.mean())
-    h = 1.96 * float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
-    return {"mean": m, "lo": m - h, "hi": m + h, "n": int(len(x))}
-
-
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def t_interval(x: Sequence[float]) -> dict[str, float]:
-    """Mean ± Student-t 95 % interval across a few runs (1.96 beyond 10)."""
-    a = np.asarray(x, np.float64)
-    m = float(a.mean())
-    if len(a) < 2:
-        return {"mean": m, "lo": float("nan"), "hi": float("nan"), "n": int(len(a))}
-    h = _T975.get(len(a) - 1, 1.96) * float(a.std(ddof=1)) / math.sqrt(len(a))
-    return {"mean": m, "lo": m - h, "hi": m + h, "n": int(len(a))}
-
-
 def saving_ci(calls: np.ndarray, base_calls: np.ndarray, reps: int = 2000, seed: int = 0) -> dict[str, float]:
     """1 − mean(calls)/mean(base_calls) with a paired bootstrap 95 % interval over tasks (fixed seed).
 
@@ -110,13 +90,111 @@ def _summary(o: dict[str, np.ndarray]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- evaluation
-def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Sequence[str] | None = None,
-                    price_seed: int = PRICE_SEED, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """Tune the whole family on validation, value it and every gate on the test tasks, decide the claims."""
-    from ..errors import ConfigError
+#: Settings a fresh collection must share with the corpus (manifest ``config`` keys; the model).
+FRESH_SETTINGS = ("rounds", "width", "temperature", "max_tokens", "stop", "logprobs")
 
+
+def fresh_mismatch(corpus: LoggedRuns, fresh: LoggedRuns) -> list[str]:
+    """The settings in which ``fresh`` differs from ``corpus`` (empty: it may be valued as fresh tasks).
+
+    Compared: rounds, width, member kinds (and what each saw), suites, the model (name; the model
+    file's sha256 where both manifests give it), the manifest's sampling settings (temperature, max
+    tokens, stop, log-probs) where both list them, and shared task ids.
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> fresh_mismatch(make_synthetic_logged(10, 3, 2, seed=0), make_synthetic_logged(10, 4, 2, seed=1))[0]
+    'rounds: corpus 3, fresh 4'
+    """
+    out: list[str] = []
+    (_, R, W), (_, Rf, Wf) = corpus.answers.shape, fresh.answers.shape
+    if Rf != R:
+        out.append(f"rounds: corpus {R}, fresh {Rf}")
+    if Wf != W:
+        out.append(f"width: corpus {W}, fresh {Wf}")
+    if tuple(corpus.members) != tuple(fresh.members):
+        out.append(f"members: corpus {list(corpus.members) or 'one sampler'}, fresh {list(fresh.members) or 'one sampler'}")
+    if tuple(corpus.sees) != tuple(fresh.sees):
+        out.append(f"sees: corpus {corpus.sees}, fresh {fresh.sees}")
+    sc, sf = sorted(set(corpus.suite.tolist())), sorted(set(fresh.suite.tolist()))
+    if sc != sf:
+        out.append(f"suites: corpus {sc}, fresh {sf}")
+    mc, mf = corpus.meta.get("model"), fresh.meta.get("model")
+    if mc != mf:
+        out.append(f"model: corpus {mc!r}, fresh {mf!r}")
+    hc, hf = ((m.get("server") or {}).get("model_sha256") if isinstance(m.get("server"), dict) else None
+              for m in (corpus.meta, fresh.meta))
+    if hc and hf and hc != hf:
+        out.append(f"model file sha256: corpus {hc[:12]}…, fresh {hf[:12]}…")
+    cc, cf = corpus.meta.get("config") or {}, fresh.meta.get("config") or {}
+    if isinstance(cc, dict) and isinstance(cf, dict):
+        for k in FRESH_SETTINGS[2:]:
+            if k in cc and k in cf and cc[k] != cf[k]:
+                out.append(f"{k}: corpus {cc[k]!r}, fresh {cf[k]!r}")
+    shared = np.intersect1d(corpus.task_ids, fresh.task_ids)
+    if len(shared):
+        out.append(f"{len(shared)} task id(s) are in the corpus too (first: {shared[0]}); fresh tasks must be new")
+    return out
+
+
+def fill_notes(runs: LoggedRuns, where: str) -> list[str]:
+    """Stated, not silent: replies without a log-prob (or, where confidences were logged, without one)
+    get the corpus mean (the log-prob vote, CISC, the features; DeepConf's confidence).
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> fill_notes(make_synthetic_logged(5, 2, 2, seed=0), "c")
+    []
+    """
+    out = []
+    n = runs.logprob_mean.size
+    miss = int((~np.isfinite(runs.logprob_mean)).sum())
+    if miss:
+        out.append(f"{where}: {miss} of {n} replies without a log-prob: the corpus mean stands in (log-prob vote, "
+                   "CISC, gate features)")
+    if runs.confidence is not None and np.isfinite(runs.confidence).any():
+        miss = int((~np.isfinite(runs.confidence)).sum())
+        if miss:
+            out.append(f"{where}: {miss} of {n} replies without a DeepConf confidence (no top-k log-probs): the "
+                       "corpus mean stands in")
+    return out
+
+
+def _gate_outcome(g: StopGate, runs: LoggedRuns, price: np.ndarray, token_scale: float
+                  ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The gate's per-task outcome on ``runs`` and the clairvoyant return at its width and aggregation."""
+    X = check_features(runs, g.width, price, g.token_scale, g.lp_fill, g.len_scale)
+    v = valuation(runs, g.width, g.aggregation, price, token_scale)
+    return v.at(first_stop(g.stops(X))), v.payoff.max(1)
+
+
+def _judge(gt: dict[str, np.ndarray], gv: dict[str, np.ndarray], clair: np.ndarray, best: dict[str, Any],
+           budgets: list[dict[str, Any]], chosen: dict[str, dict[str, Any]], key: str) -> dict[str, Any]:
+    """The claims of one gate on one set of evaluation tasks (``key``: the candidates' outcome there)."""
+    acc_ok = [c for c in budgets if c["val"]["correct"].mean() >= gv["correct"].mean() - 1e-12]
+    eq = (min(acc_ok, key=lambda c: (c["val"]["calls"].mean(), -c["val"]["correct"].mean())) if acc_ok
+          else max(budgets, key=lambda c: c["val"]["correct"].mean()))
+    d = ci_mean(gt["return"] - best[key]["return"])
+    sv = saving_ci(gt["calls"], eq[key]["calls"])
+    da = ci_mean(gt["correct"] - eq[key]["correct"])
+    claims = {
+        "beats_best_rule": {"baseline": best["name"], "return_diff": d, "met": bool(d["lo"] > 0)},
+        "fewer_calls_at_equal_accuracy": {"baseline": eq["name"], "call_saving": sv, "accuracy_diff": da,
+                                          "met": bool(sv["lo"] >= 0.40 and da["hi"] >= 0)},
+        "gap_to_clairvoyant": {"baseline": "clairvoyant", "gap": ci_mean(clair - gt["return"]), "met": None},
+    }
+    for k, v in claims.items():
+        v["rule"] = CLAIM_RULES[k]
+    return {"summary": _summary(gt), "claims": claims,
+            "vs_family_best": {fam: ci_mean(gt["return"] - c[key]["return"]) for fam, c in chosen.items()}}
+
+
+def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Sequence[str] | None = None,
+                    price_seed: int = PRICE_SEED, log: Callable[[str], None] = lambda s: None,
+                    tests: Sequence[tuple[str, LoggedRuns]] = ()) -> dict[str, Any]:
+    """Tune the whole family on validation, value it and every gate on the test tasks and on every fresh
+    collection of ``tests`` ((name, runs) pairs; all their tasks), decide the claims."""
     t0 = time.perf_counter()
     runs, notes = check_runs(runs)
+    notes += fill_notes(runs, "corpus")
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))
@@ -132,87 +210,96 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
                               "tasks of the suites it was fitted on")
         if g.price_seed != price_seed:
             notes.append(f"{n}: fitted with price seed {g.price_seed}, evaluated with {price_seed}")
-    train, val, test = (runs.subset(runs.split == s) for s in ("train", "validation", "test"))
+    fresh: list[tuple[str, LoggedRuns, list[str]]] = []
+    for tn, tr in tests:
+        diff = fresh_mismatch(runs, tr)
+        if diff:
+            raise ConfigError(f"--test {tn}: its settings differ from the corpus's, so its tasks are not fresh tasks "
+                              f"of the same loop: {'; '.join(diff)}")
+        tr, tnotes = check_runs(tr, where=tn, splits=False)
+        fresh.append((tn, tr, tnotes + fill_notes(tr, tn)))
+    train = runs.subset(runs.split == "train")
     sc = corpus_scales(train)
     price = task_prices(runs.task_ids, price_seed)
     itr, iv, it = (np.flatnonzero(runs.split == s) for s in ("train", "validation", "test"))
-    vals = {(w, a): valuation(runs, w, a, price, sc["token_scale"]) for w in range(1, W + 1) for a in AGGREGATIONS}
-    # 1–2. every hand-written rule at every width: decisions once, valued under both aggregations
-    grid = rule_grid(R, W)
-    cands: list[dict[str, Any]] = []
-    for w in range(1, W + 1):
-        states = vote_states(runs, w, price)
-        for fam, rules in grid.items():
-            for rule in rules:
-                stop = first_stop(np.stack([rule.stop_now(s) for s in states], 1))
-                for a in AGGREGATIONS:
-                    if fam == "budget" and a != "majority":
-                        continue  # self-consistency is the plain majority vote
-                    cands.append({"family": fam, "rule": rule.name, "width": w, "aggregation": a, "stop": stop})
-        for a in AGGREGATIONS:
-            rule, _ = fit_price_logistic(train, val, valuation(train, w, a, price[itr], sc["token_scale"]),
-                                         valuation(val, w, a, price[iv], sc["token_scale"]))
-            stop = first_stop(np.stack([rule.stop_now(s) for s in states], 1))
-            cands.append({"family": "price-logistic", "rule": rule.name, "width": w, "aggregation": a, "stop": stop})
+    # 1–2. every rule × configuration × aggregation, fitted on train, valued on every task
+    cands: list[Candidate] = []
+    for cols in configs(runs):
+        cands += family_candidates(columns_of(runs, cols), itr, iv, price, sc, cols, config=config_name(runs, cols))
+    outs = value_candidates(runs, cands, price, sc, keep=np.concatenate([iv, it]))  # validation, then test
+    nv = len(iv)
     log(f"{len(cands)} rule settings valued on {len(iv)} validation / {len(it)} test tasks")
-    for c in cands:
-        out = vals[(c["width"], c["aggregation"])].at(c["stop"])
-        c["val"] = {k: v[iv] for k, v in out.items()}
-        c["test"] = {k: v[it] for k, v in out.items()}
-        c["name"] = f"{c['rule']}/w{c['width']}/{c['aggregation']}"
-    chosen = {fam: max((c for c in cands if c["family"] == fam), key=lambda c: c["val"]["return"].mean())
+    rows: list[dict[str, Any]] = [{"family": c.family, "name": c.name, "cand": c, "val": {k: v[:nv] for k, v in o.items()},
+                                   "test": {k: v[nv:] for k, v in o.items()}} for c, o in zip(cands, outs, strict=True)]
+    del outs
+    chosen = {fam: max((c for c in rows if c["family"] == fam), key=lambda c: c["val"]["return"].mean())
               for fam in FAMILIES}
     best = max(chosen.values(), key=lambda c: c["val"]["return"].mean())
-    budgets = [c for c in cands if c["family"] == "budget"]
-    always = next(c for c in budgets if c["rule"] == f"budget@{R}" and c["width"] == W)
-    # 3. gates
+    budgets = [c for c in rows if c["family"] == "budget"]
+    full = tuple(range(W))
+    always = next(c for c in budgets if c["cand"].rule.rounds == R and c["cand"].columns == full
+                  and c["cand"].aggregation == "majority")
+    # 3. gates on the test split
     out_gates: dict[str, Any] = {}
+    gate_val: dict[str, dict[str, np.ndarray]] = {}
     for n, g in zip(names, gates, strict=True):
-        X = check_features(runs, g.width, price, g.token_scale, g.lp_fill, g.len_scale)
-        o = vals[(g.width, g.aggregation)].at(first_stop(g.stops(X)))
+        o, clair = _gate_outcome(g, runs, price, sc["token_scale"])
         gv, gt = ({k: v[ix] for k, v in o.items()} for ix in (iv, it))
-        clair = vals[(g.width, g.aggregation)].payoff[it].max(1)
-        # the cheapest budget at least as accurate as the gate on validation (else the most accurate)
-        acc_ok = [c for c in budgets if c["val"]["correct"].mean() >= gv["correct"].mean() - 1e-12]
-        eq = (min(acc_ok, key=lambda c: (c["val"]["calls"].mean(), -c["val"]["correct"].mean())) if acc_ok
-              else max(budgets, key=lambda c: c["val"]["correct"].mean()))
-        d = ci_mean(gt["return"] - best["test"]["return"])
-        sv = saving_ci(gt["calls"], eq["test"]["calls"])
-        da = ci_mean(gt["correct"] - eq["test"]["correct"])
-        gap = ci_mean(clair - gt["return"])
-        claims = {
-            "beats_best_rule": {"baseline": best["name"], "return_diff": d, "met": bool(d["lo"] > 0)},
-            "fewer_calls_at_equal_accuracy": {"baseline": eq["name"], "call_saving": sv, "accuracy_diff": da,
-                                              "met": bool(sv["lo"] >= 0.40 and da["hi"] >= 0)},
-            "gap_to_clairvoyant": {"baseline": "clairvoyant", "gap": gap, "met": None},
-        }
-        for k, v in claims.items():
-            v["rule"] = CLAIM_RULES[k]
-        vs_family = {fam: ci_mean(gt["return"] - c["test"]["return"]) for fam, c in chosen.items()}
-        out_gates[n] = {"summary": _summary(gt), "validation_return": float(gv["return"].mean()),
-                        "model_class": g.model_class, "width": g.width, "aggregation": g.aggregation,
-                        "fit_seed": g.meta.get("fit_seed"), "claims": claims, "vs_family_best": vs_family}
+        gate_val[n] = gv
+        out_gates[n] = {**_judge(gt, gv, clair[it], best, budgets, chosen, "test"),
+                        "validation_return": float(gv["return"].mean()), "model_class": g.model_class,
+                        "width": g.width, "aggregation": g.aggregation, "fit_seed": g.meta.get("fit_seed")}
+    _, conf_source = confidence_of(runs)
     report: dict[str, Any] = {
         "corpus": {"tasks": {s: int((runs.split == s).sum()) for s in ("train", "validation", "test")},
-                   "rounds": R, "width": W, "suites": suites, "meta": runs.meta},
+                   "rounds": R, "width": W, "members": list(runs.members), "suites": suites, "meta": runs.meta},
         "exclusions": notes,
         "price": {"distribution": "log-uniform", "lo": PRICE_LO, "hi": PRICE_HI, "seed": price_seed,
                   "token_scale": sc["token_scale"], "unit": "correct answers per full-width round of tokens"},
+        "confidence_source": conf_source,
+        "candidates": len(cands),
         "chosen": {fam: {"name": c["name"], "validation_return": float(c["val"]["return"].mean()),
                          "test": _summary(c["test"])} for fam, c in chosen.items()},
         "best_rule": best["name"],
         "always_continue": {"name": always["name"], "test": _summary(always["test"])},
         "budgets": {c["name"]: {"validation_accuracy": float(c["val"]["correct"].mean()), "test": _summary(c["test"])}
                     for c in budgets},
-        "clairvoyant": ci_mean(np.max([v.payoff[it].max(1) for v in vals.values()], axis=0)),
+        "clairvoyant": ci_mean(np.max([valuation(columns_of(runs, cols), len(cols), a, price, sc["token_scale"])
+                                       .payoff[it].max(1) for cols in configs(runs) for a in rule_aggregations(runs)],
+                                      axis=0)),
         "gates": out_gates,
         "points": {c["name"]: {"family": c["family"], "accuracy": float(c["test"]["correct"].mean()),
                                "calls": float(c["test"]["calls"].mean()), "return": float(c["test"]["return"].mean())}
-                   for c in cands},
-        "eval_seconds": time.perf_counter() - t0,
+                   for c in rows if c["family"] in ("budget", "share", "ac-beta", "esc") or c in chosen.values()},
     }
     if len(gates) > 1:
         report["aggregate"] = aggregate(out_gates)
+    # 4. fresh collections: everything fitted and chosen above, valued on all their tasks
+    keep = {id(c): c for c in [*chosen.values(), best, always, *budgets]}
+    report["fresh"] = {}
+    for tn, tr, tnotes in fresh:
+        pf = task_prices(tr.task_ids, price_seed)
+        kept = list(keep.values())
+        fo = value_candidates(tr, [c["cand"] for c in kept], pf, sc)
+        for c, o in zip(kept, fo, strict=True):
+            c["fresh"] = o
+        fg: dict[str, Any] = {}
+        for n, g in zip(names, gates, strict=True):
+            o, clair = _gate_outcome(g, tr, pf, sc["token_scale"])
+            fg[n] = {**_judge(o, gate_val[n], clair, best, budgets, chosen, "fresh"), "model_class": g.model_class,
+                     "width": g.width, "aggregation": g.aggregation, "fit_seed": g.meta.get("fit_seed")}
+        entry: dict[str, Any] = {
+            "tasks": int(len(tr.task_ids)), "exclusions": tnotes, "meta": tr.meta,
+            "chosen": {fam: {"name": c["name"], "test": _summary(c["fresh"])} for fam, c in chosen.items()},
+            "best_rule": best["name"],
+            "always_continue": {"name": always["name"], "test": _summary(always["fresh"])},
+            "budgets": {c["name"]: {"test": _summary(c["fresh"])} for c in budgets},
+            "gates": fg}
+        if len(gates) > 1:
+            entry["aggregate"] = aggregate(fg)
+        report["fresh"][tn] = entry
+        log(f"{tn}: {len(tr.task_ids)} fresh tasks valued")
+    report["eval_seconds"] = time.perf_counter() - t0
     return report
 
 

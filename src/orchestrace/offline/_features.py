@@ -18,7 +18,7 @@ import numpy as np
 
 from ._logged import LoggedRuns
 from ._value import vote_counts
-from .rules import VoteState, beta_criterion
+from .rules import VoteState, beta_criterion, top_answer
 
 __all__ = ["FEATURES", "check_features", "features_from_attempts", "vote_states"]
 
@@ -32,13 +32,24 @@ FEATURES: tuple[str, ...] = (
 )
 
 
-def vote_states(runs: LoggedRuns, width: int, price: np.ndarray) -> list[VoteState]:
-    """One :class:`VoteState` per check k (N = T tasks each), on the first ``width`` attempts."""
+def vote_states(runs: LoggedRuns, width: int, price: np.ndarray, *, logprob: np.ndarray | None = None,
+                confidence: np.ndarray | None = None) -> list[VoteState]:
+    """One :class:`VoteState` per check k (N = T tasks each), on the first ``width`` attempts.
+
+    ``logprob`` / ``confidence`` (T, R, ≥ width), NaN-free: the per-sample values CISC and DeepConf read.
+    """
     counts, _ = vote_counts(runs, width)
     T, R, _ = counts.shape
     seq = runs.answers[:, :, :width].reshape(T, R * width)
-    return [VoteState(votes=counts[:, k], recent=seq[:, :(k + 1) * width], price=np.asarray(price, np.float64),
-                      round_=np.full(T, k), max_rounds=R) for k in range(R)]
+
+    def flat(x: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None else np.asarray(x, np.float64)[:, :, :width].reshape(T, R * width)
+
+    lp, cf = flat(logprob), flat(confidence)
+    n = (np.arange(R) + 1) * width
+    return [VoteState(votes=counts[:, k], recent=seq[:, :n[k]], price=np.asarray(price, np.float64),
+                      round_=np.full(T, k), max_rounds=R, logprob=None if lp is None else lp[:, :n[k]],
+                      confidence=None if cf is None else cf[:, :n[k]]) for k in range(R)]
 
 
 def _features(answers: np.ndarray, lp: np.ndarray, comp: np.ndarray, tok: np.ndarray, price: np.ndarray,
@@ -54,9 +65,7 @@ def _features(answers: np.ndarray, lp: np.ndarray, comp: np.ndarray, tok: np.nda
     pos = np.arange(R)[:, None] * w + np.arange(w)[None, :]
     first = np.where(onehot, pos[None, :, :, None], R * w)  # (T, R, w, K)
     first = np.minimum.accumulate(first.min(2), axis=1)  # (T, R, K) first appearance so far
-    present = counts > 0
-    key = np.where(present, counts * (R * w + 1) - first, -np.inf)
-    top = key.argmax(2)  # (T, R)
+    top = np.maximum(top_answer(counts, first), 0)  # (T, R); 0 before any vote (its features are then guarded)
     tot = counts.sum(2)
     n = np.maximum(tot, 1e-12)
     srt = np.sort(counts, 2)

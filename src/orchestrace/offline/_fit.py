@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from ._features import FEATURES, check_features, vote_states
 from ._logged import LoggedRuns
-from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
+from ._value import AGGREGATIONS, Valuation, continuation_values, first_stop, task_prices, valuation
 from .gate import StopGate, predict
 from .rules import VOTE_SUMMARY, PriceLogistic, vote_summary
 
@@ -143,13 +143,14 @@ def ls_fit(X: np.ndarray, payoff: np.ndarray, fit: Callable[[np.ndarray, np.ndar
     0.5
     """
     T, R, _ = X.shape
-    U = payoff[:, R - 1].astype(np.float64).copy()
     models: list[dict[str, Any]] = [{}] * (R - 1)
+    legal = np.ones((T, R), bool)
+    legal[:, -1] = False
+    cont = np.zeros((T, R), bool)  # the fitted decisions so far (checks k+1 … R−2)
     for k in range(R - 2, -1, -1):
-        y = U - payoff[:, k]
+        y = continuation_values(payoff, legal, cont)[:, k] - payoff[:, k]  # the one backward pass
         models[k] = fit(X[:, k], y)
-        cont = predict(cls, models[k], X[:, k]) > 0
-        U = np.where(cont, U, payoff[:, k])
+        cont[:, k] = predict(cls, models[k], X[:, k]) > 0
     return models
 
 
@@ -288,15 +289,13 @@ def fit_price_logistic(train: LoggedRuns, val: LoggedRuns, v_tr: Valuation, v_va
     Xs, Xv = (Z - mu) / sd, (Zv - mu) / sd
     pay = v_tr.payoff
     stop = np.zeros((T, R), bool)
+    legal = np.ones((T, R), bool)
+    legal[:, -1] = False
     stop[:, 1:] = True  # round 0 of policy iteration: stop at the next check (one-step look-ahead)
     beta = np.zeros(F + 1)
     for _ in range(iterations):
         # U_k: the return of continuing at k and following `stop` from k+1 on
-        U = np.empty((T, R))
-        acc = pay[:, R - 1].copy()
-        for k in range(R - 1, -1, -1):
-            U[:, k] = acc
-            acc = np.where(stop[:, k] | (k == R - 1), pay[:, k], acc)
+        U = continuation_values(pay, legal, ~stop)
         y = (U[:, :-1] - pay[:, :-1]).reshape(-1)
         X = Xs[:, :-1].reshape(-1, F)
         beta = _logistic(X, (y > 0).astype(np.float64), np.abs(y) + 1e-6)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ from ._value import valuation
 __all__ = ["SPLITS", "check_runs", "read_corpus", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
-_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", "members", "sees", "confidence")]
+_TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
+_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", *_TEAM)]
 MAX_GRADE_MISMATCH = 0.05
 #: Fewest tasks a split may hold (one task per split gives a "validation return" and NaN intervals).
 MIN_TASKS_PER_SPLIT = 3
@@ -46,7 +48,11 @@ def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
     arrays = {n: np.asarray(getattr(runs, n)) for n in _ARRAYS}
     for n in ("task_ids", "suite", "split"):
         arrays[n] = arrays[n].astype(str)
-    payload: dict[str, Any] = {**arrays, "meta": np.array(json.dumps(runs.meta, default=str))}
+    payload: dict[str, Any] = {**arrays, "meta": np.array(json.dumps(runs.meta, default=str)),
+                               "team": np.array(json.dumps({"members": list(runs.members),
+                                                            "sees": [list(x) for x in runs.sees]}))}
+    if runs.confidence is not None:
+        payload["confidence"] = np.asarray(runs.confidence, np.float32)
     np.savez_compressed(p, **payload)
     return p
 
@@ -63,11 +69,24 @@ def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
     from ._readers import read_npz
 
     kw, meta = read_npz(p, _ARRAYS)  # regular file, capped sizes, dtypes, shapes, bounds, answer codes
+    try:  # a team corpus's columns and confidences (the file passed read_npz's size and type checks)
+        with np.load(p, allow_pickle=False) as z:
+            team = json.loads(str(z["team"])) if "team" in z.files else {}
+            kw["members"] = tuple(str(m) for m in team.get("members", ()))
+            kw["sees"] = tuple(tuple(int(c) for c in x) for x in team.get("sees", ()))
+            conf = z["confidence"] if "confidence" in z.files else None
+    except (OSError, ValueError, TypeError, AttributeError, EOFError, zipfile.BadZipFile) as exc:
+        raise ConfigError(f"{p}: unreadable team fields ({type(exc).__name__}: {exc})") from None
+    if conf is not None and (conf.shape != kw["answers"].shape or conf.dtype.kind != "f"):
+        raise ConfigError(f"{p}: confidence must be a float array shaped like answers {kw['answers'].shape}")
+    kw["confidence"] = conf
     return LoggedRuns(**kw, meta=meta)
 
 
-def check_runs(runs: LoggedRuns, *, where: str = "corpus") -> tuple[LoggedRuns, list[str]]:
-    """Hold ``runs`` to the contract; return the runs kept and the stated exclusions (module docstring)."""
+def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) -> tuple[LoggedRuns, list[str]]:
+    """Hold ``runs`` to the contract; return the runs kept and the stated exclusions (module docstring).
+
+    ``splits=False``: a fresh collection valued on all its tasks, which need not hold every split."""
     if runs.answers.ndim != 3:
         raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
     T, R, W = runs.answers.shape
@@ -79,10 +98,17 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus") -> tuple[LoggedRuns, 
         if a.shape != want:
             raise ConfigError(f"{where}: {n} has shape {a.shape}, expected {want} (every task needs R = {R} rounds "
                               f"of W = {W} attempts; a truncated run must be excluded by the loader)")
+    if runs.confidence is not None and np.shape(runs.confidence) != (T, R, W):
+        raise ConfigError(f"{where}: confidence has shape {np.shape(runs.confidence)}, expected {(T, R, W)}")
+    if runs.members and len(runs.members) != W:
+        raise ConfigError(f"{where}: {len(runs.members)} member kinds for {W} attempt columns")
+    if runs.sees and (len(runs.sees) != W or any(not 0 <= c < W for x in runs.sees for c in x)):
+        raise ConfigError(f"{where}: sees must list, for each of the {W} columns, columns in 0..{W - 1}; got "
+                          f"{runs.sees}")
     bad = sorted(set(runs.split.tolist()) - set(SPLITS))
     if bad:
         raise ConfigError(f"{where}: unknown split(s) {bad}; expected {', '.join(SPLITS)}")
-    for s in SPLITS:
+    for s in SPLITS if splits else ():
         if not (runs.split == s).any():
             raise ConfigError(f"{where}: no {s!r} tasks; the corpus must be split by task into {', '.join(SPLITS)}")
     if (runs.answers < -1).any() or ((runs.correct_code < -1).any()):

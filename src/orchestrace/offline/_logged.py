@@ -132,9 +132,10 @@ def logged_from_codes(
     ti, ri, _ = np.nonzero(answers >= 0)
     np.add.at(counts, (ti, ri, answers[answers >= 0]), 1)
     counts = counts.cumsum(axis=1)
-    maj = counts.argmax(axis=2)
-    has = counts.max(axis=2) > 0
-    round_correct = has & (maj == correct_code[:, None])
+    from .rules import top_answer  # the one majority vote (ties: the lowest code, the first seen)
+
+    maj = top_answer(counts)
+    round_correct = (maj >= 0) & (maj == correct_code[:, None])
     ids = np.asarray(task_ids, dtype=str)
     zeros = np.zeros((t, r, w), dtype=np.int32)
     return LoggedRuns(
@@ -149,27 +150,47 @@ def logged_from_codes(
     )
 
 
-def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0) -> LoggedRuns:  # noqa: N803 (the contract's names)
+#: Solve-rate multipliers of the synthetic team's member kinds (a kind not listed: 1).
+SYNTHETIC_SKILL = {"cold": 1.4, "hot": 0.7, "calc": 1.0, "reviser": 1.1}
+
+
+def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0, *, members: tuple[str, ...] = (),  # noqa: N803
+                          sees: tuple[tuple[int, ...], ...] = (), prefix: str = "synth") -> LoggedRuns:
     """Random logged runs for tests: per task a solve rate p ~ U(0, 1) and 1–3 wrong answers.
+
+    ``members`` (W kinds): a synthetic team — column c solves at p × :data:`SYNTHETIC_SKILL` of its
+    kind (capped at 0.98) and logs a DeepConf confidence (higher when right); ``sees`` is recorded
+    as given. ``prefix`` names the task ids (a different prefix: a disjoint, "fresh" task set).
 
     >>> r = make_synthetic_logged(4, 3, 2, seed=0)
     >>> bool(((r.answers >= -1) & (r.answers < 4)).all()), r.meta["source"]
     (True, 'synthetic')
+    >>> make_synthetic_logged(4, 2, 3, members=("cold", "hot", "reviser"), sees=((), (), (0, 1))).members
+    ('cold', 'hot', 'reviser')
     """
+    if members and len(members) != W:
+        raise ConfigError(f"members: {len(members)} kinds for W = {W} columns")
     rng = np.random.default_rng(seed)
     p = rng.uniform(0, 1, T)
-    raw = np.where(rng.uniform(size=(T, R, W)) < p[:, None, None], 0, rng.integers(1, 4, (T, R, W)))
+    skill = np.array([SYNTHETIC_SKILL.get(m, 1.0) for m in members]) if members else np.ones(W)
+    pc = np.minimum(p[:, None, None] * skill[None, None, :], 0.98)
+    raw = np.where(rng.uniform(size=(T, R, W)) < pc, 0, rng.integers(1, 4, (T, R, W)))
     raw = np.where(rng.uniform(size=(T, R, W)) < 0.05, -1, raw)
     answers, cc = _recode(raw, np.zeros(T, dtype=np.int32))
-    ids = [f"synth-s{1 + i % 3}-{i:06d}" for i in range(T)]
-    return logged_from_codes(
+    ids = [f"{prefix}-s{1 + i % 3}-{i:06d}" for i in range(T)]
+    right = answers == cc[:, None, None]
+    out = logged_from_codes(
         ids, ["synth"] * T, [1 + i % 3 for i in range(T)], answers, cc,
         prompt_tokens=np.full((T, R, W), 60, dtype=np.int32),
         completion_tokens=rng.integers(3, 17, (T, R, W)).astype(np.int32),
-        logprob_mean=np.minimum(np.where(answers == cc[:, None, None], -0.3, -1.2).astype(np.float32)
+        logprob_mean=np.minimum(np.where(right, -0.3, -1.2).astype(np.float32)
                                 + rng.normal(0, 0.2, (T, R, W)).astype(np.float32), 0.0),  # a log-prob is <= 0
         meta={"source": "synthetic", "seed": seed, "rounds": R, "width": W},
     )
+    if not members:
+        return out
+    conf = (np.where(right, 3.0, 2.0) + rng.normal(0, 0.4, (T, R, W))).astype(np.float32)
+    return dataclasses.replace(out, members=tuple(members), sees=tuple(tuple(x) for x in sees), confidence=conf)
 
 
 def _recode(raw: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

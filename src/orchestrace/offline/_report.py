@@ -63,7 +63,50 @@ def render(res: dict[str, Any]) -> str:
             lines.append(f"- `{k}`: {v['number']} {_ci(v['across_runs'])} (t-interval across runs); met "
                          f"{v['met'] if v['met'] is not None else 'reference'}")
         lines.append("")
+    if res["gates"]:
+        lines += ["## Gate − each family's chosen rule (committed test split; paired 95 % CI, per gate run)", ""]
+        lines += vs_table(res["gates"], {f: v["name"] for f, v in res["chosen"].items()})
+    for name, f in res.get("fresh", {}).items():
+        lines += [f"## Fresh collection {name} ({f['tasks']} tasks; fitted and tuned on the corpus only)", ""]
+        lines += [f"- excluded: {n}" for n in f["exclusions"]]
+        lines += ["| rule (fresh tasks) | chosen on validation | return [95 % CI] | accuracy | LLM calls |",
+                  "|---|---|---|---|---|"]
+        rows = [(fam, v["name"], v["test"]) for fam, v in f["chosen"].items()]
+        rows.append(("always continue", f["always_continue"]["name"], f["always_continue"]["test"]))
+        rows += [(f"gate {n}", f"{g['model_class']}/w{g['width']}/{g['aggregation']}", g["summary"])
+                 for n, g in f["gates"].items()]
+        for fam, nm, sm in rows:
+            lines.append(f"| {fam} | {nm} | {_ci(sm['return'], '{:.4f}')} | {sm['accuracy']['mean']:.3f} | "
+                         f"{sm['calls']['mean']:.2f} |")
+        lines.append("")
+        if f["gates"]:
+            lines += vs_table(f["gates"], {fam: v["name"] for fam, v in f["chosen"].items()})
+            for n, g in f["gates"].items():
+                fc = g["claims"]["fewer_calls_at_equal_accuracy"]
+                lines.append(f"- gate {n}: call saving {_ci(fc['call_saving'], '{:.1%}')}, accuracy diff "
+                             f"{_ci(fc['accuracy_diff'])} vs {fc['baseline']} → {'PASS' if fc['met'] else 'MISS'}")
+            lines.append("")
     return "\n".join(lines)
+
+
+def verdict(d: dict[str, float]) -> str:
+    """``gate better`` / ``rule better`` when the paired CI excludes 0, else ``tie``.
+
+    >>> verdict({"mean": 0.01, "lo": -0.01, "hi": 0.03})
+    'tie'
+    """
+    return "gate better" if d["lo"] > 0 else "rule better" if d["hi"] < 0 else "tie"
+
+
+def vs_table(gates: dict[str, Any], chosen: dict[str, str]) -> list[str]:
+    """Rows: each family's chosen rule; columns: each gate run's paired return difference gate − rule."""
+    names = list(gates)
+    out = ["| family: chosen rule | " + " | ".join(f"gate {n} − rule" for n in names) + " |",
+           "|---|" + "---|" * len(names)]
+    for fam, nm in chosen.items():
+        cells = [gates[n]["vs_family_best"][fam] for n in names]
+        out.append(f"| {fam}: `{nm}` | " + " | ".join(f"{_ci(c)} {verdict(c)}" for c in cells) + " |")
+    return [*out, ""]
 
 
 def write_pareto(res: dict[str, Any], path: Path) -> Path | None:

@@ -6,7 +6,7 @@ difficulty, and mean log-probs that are higher for correct attempts (informative
 that stopping, width and log-prob weighting all matter. Split 60/20/20 by task.
 
 It returns the fields of :class:`~orchestrace.offline.LoggedRuns` as a dict (this module imports
-nothing from the package): ``LoggedRuns(**structured_runs(T, R, W, seed))``.
+only the one majority vote from the package): ``LoggedRuns(**structured_runs(T, R, W, seed))``.
 
 >>> d = structured_runs(T=12, R=4, W=3, seed=0)
 >>> d["answers"].shape, d["round_correct"].shape
@@ -23,23 +23,15 @@ __all__ = ["structured_runs"]
 
 
 def _majority_correct(answers: np.ndarray, correct_code: np.ndarray) -> np.ndarray:
-    """(T, R) majority over rounds 0..r (ties → the earliest answer), graded against ``correct_code``."""
+    """(T, R) majority over rounds 0..r (ties → the earliest answer: codes are in order of appearance),
+    graded against ``correct_code`` — the one majority vote, :func:`~orchestrace.offline.rules.top_answer`."""
+    from .rules import top_answer
+
     T, R, W = answers.shape
     K = int(answers.max()) + 1 if answers.size and answers.max() >= 0 else 1
-    flat = answers.reshape(T, R * W)
-    counts = np.zeros((T, K), np.int64)
-    first = np.full((T, K), R * W, np.int64)
-    out = np.zeros((T, R), bool)
-    for j in range(R * W):
-        a = flat[:, j]
-        ok = a >= 0
-        counts[ok, a[ok]] += 1
-        first[ok, a[ok]] = np.minimum(first[ok, a[ok]], j)
-        if (j + 1) % W == 0:
-            key = counts * (R * W + 1) - first  # more votes first, then the earliest appearance
-            top = np.where(counts.max(1) > 0, key.argmax(1), -1)
-            out[:, j // W] = (top >= 0) & (top == correct_code)
-    return out
+    counts = np.cumsum(((answers[..., None] == np.arange(K)) & (answers >= 0)[..., None]).sum(2), 1)
+    top = top_answer(counts)
+    return (top >= 0) & (top == correct_code[:, None])
 
 
 def structured_runs(T: int = 600, R: int = 5, W: int = 4, seed: int = 0) -> dict[str, Any]:  # noqa: N803

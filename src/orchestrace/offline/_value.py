@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -33,11 +34,13 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._logged import LoggedRuns
+from .rules import top_answer
 
-__all__ = ["AGGREGATIONS", "PRICE_HI", "PRICE_LO", "Valuation", "first_stop", "task_prices", "valuation",
-           "vote_counts"]
+__all__ = ["AGGREGATIONS", "PRICE_HI", "PRICE_LO", "Valuation", "aggregation_weights", "confidence_of",
+           "continuation_values", "first_stop", "task_prices", "valuation", "vote_counts"]
 
-#: Aggregation rules recomputed from the attempts.
+#: Aggregation rules recomputed from the attempts (the learned gate's choices; the rules also get
+#: ``confidence`` on a corpus that logged DeepConf confidences, :func:`aggregation_weights`).
 AGGREGATIONS: tuple[str, ...] = ("majority", "logprob")
 #: The per-task price range (log-uniform), in correct answers per full-width round of tokens.
 PRICE_LO, PRICE_HI = 0.01, 0.3
@@ -89,14 +92,7 @@ def vote_counts(runs: LoggedRuns, width: int, weights: np.ndarray | None = None)
 
 def _top(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
     """(T, R) aggregate code after each round (−1 when nothing voted yet): most votes, ties → earliest."""
-    T, R, K = counts.shape
-    present = counts > 0
-    # rank by (votes, −first): votes compared exactly, then the first appearance
-    order = np.where(present, first[:, None, :], np.iinfo(np.int64).max)
-    best = counts.max(2, keepdims=True)
-    tied = present & np.isclose(counts, best, rtol=0, atol=1e-9)
-    top = np.where(tied, order, np.iinfo(np.int64).max).argmin(2)
-    return np.where(present.any(2), top, -1)
+    return top_answer(counts, np.broadcast_to(first[:, None, :], counts.shape))
 
 
 def logprob_weights(runs: LoggedRuns) -> np.ndarray:
@@ -104,6 +100,35 @@ def logprob_weights(runs: LoggedRuns) -> np.ndarray:
     lp = runs.logprob_mean.astype(np.float64)
     fill = float(np.nanmean(lp)) if np.isfinite(lp).any() else 0.0
     return np.exp(np.where(np.isfinite(lp), lp, fill))
+
+
+def confidence_of(runs: LoggedRuns) -> tuple[np.ndarray, str]:
+    """(T, R, W) each reply's DeepConf confidence (> 0, higher = more confident) and where it comes from.
+
+    The logged lowest group confidence (``runs.confidence``, from top-k token log-probs) where the
+    corpus has it — a reply without it gets the mean of those logged — else exp(mean token
+    log-prob), the geometric-mean token probability (the vote corpus logged no top-k).
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> c, source = confidence_of(make_synthetic_logged(T=3, R=2, W=2, seed=0)); source
+    'exp(mean token log-prob)'
+    """
+    if runs.confidence is not None and np.isfinite(runs.confidence).any():
+        c = np.asarray(runs.confidence, np.float64)
+        return np.where(np.isfinite(c), c, float(np.nanmean(c))), "lowest group confidence (top-k log-probs)"
+    return logprob_weights(runs), "exp(mean token log-prob)"
+
+
+def aggregation_weights(runs: LoggedRuns, aggregation: str) -> np.ndarray | None:
+    """(T, R, W) vote weights of an aggregation: None (``majority``), exp(mean token log-prob)
+    (``logprob``), the DeepConf confidence (``confidence``, :func:`confidence_of`)."""
+    if aggregation == "majority":
+        return None
+    if aggregation == "logprob":
+        return logprob_weights(runs)
+    if aggregation == "confidence":
+        return confidence_of(runs)[0]
+    raise ConfigError(f"aggregation {aggregation!r}: use one of majority, logprob, confidence")
 
 
 @dataclass(frozen=True)
@@ -118,9 +143,9 @@ class Valuation:
     price: np.ndarray  # (T,)
     token_scale: float
 
-    @property
+    @functools.cached_property
     def payoff(self) -> np.ndarray:
-        """(T, R) return of stopping at check k."""
+        """(T, R) return of stopping at check k (computed once)."""
         return self.correct - self.price[:, None] * self.tokens / self.token_scale
 
     def at(self, stop: np.ndarray) -> dict[str, np.ndarray]:
@@ -131,13 +156,17 @@ class Valuation:
                 "rounds": stop.astype(np.float64) + 1}
 
 
-def valuation(runs: LoggedRuns, width: int, aggregation: str, price: np.ndarray, token_scale: float) -> Valuation:
-    """Exact outcome of stopping at every check (see the module docstring)."""
-    if aggregation not in AGGREGATIONS:
-        raise ConfigError(f"aggregation {aggregation!r}: use one of {', '.join(AGGREGATIONS)}")
+def valuation(runs: LoggedRuns, width: int, aggregation: str, price: np.ndarray, token_scale: float,
+              weights: np.ndarray | None = None) -> Valuation:
+    """Exact outcome of stopping at every check (see the module docstring).
+
+    ``weights`` (T, R, ≥ width): the vote weights of a rule's own aggregation (CISC, DeepConf;
+    ``aggregation`` is then its label); else those of ``aggregation`` (:func:`aggregation_weights`).
+    """
     if not token_scale > 0:
         raise ConfigError(f"token_scale {token_scale}: must be > 0")
-    weights = logprob_weights(runs) if aggregation == "logprob" else None
+    if weights is None:
+        weights = aggregation_weights(runs, aggregation)
     counts, first = vote_counts(runs, width, weights)
     top = _top(counts, first)
     correct = (top >= 0) & (top == runs.correct_code[:, None])
@@ -157,3 +186,21 @@ def first_stop(stop: np.ndarray) -> np.ndarray:
     stop = np.asarray(stop, bool).copy()
     stop[:, -1] = True
     return stop.argmax(1)
+def continuation_values(payoff: np.ndarray, legal: np.ndarray, cont: np.ndarray) -> np.ndarray:
+    """The one backward pass of regression-based stopping (the simulator's fitted rule, the price-aware
+    logistic rule and the fitted same-feature rules use it). U (E, R): the return of continuing at check k and following ``cont`` (continue where True and
+    legal) from check k + 1 on; NaN-free (the last check's U is its own payoff, never used).
+
+    >>> pay = np.array([[0.2, 0.5, 0.4]]); legal = np.array([[True, True, False]])
+    >>> continuation_values(pay, legal, np.array([[True, False, False]])).tolist()
+    [[0.5, 0.4, 0.4]]
+    """
+    E, R = payoff.shape
+    go = np.asarray(cont, bool) & legal
+    u = np.empty((E, R))
+    follow = payoff[:, R - 1].astype(np.float64).copy()  # V_{R−1}: the last check stops
+    u[:, R - 1] = follow
+    for k in range(R - 2, -1, -1):
+        u[:, k] = follow  # U_k = V_{k+1}
+        follow = np.where(go[:, k], follow, payoff[:, k])  # V_k
+    return u

@@ -156,14 +156,16 @@ def majority(answers: Sequence[str | None]) -> str | None:
     >>> majority(["7", None, "5", "5", "7"]), majority([None, None])
     ('7', None)
     """
+    import numpy as np
+
+    from .rules import top_answer  # the one majority vote
+
     counts: dict[str, int] = {}
     for a in answers:
         if a is not None:
-            counts[a] = counts.get(a, 0) + 1
-    if not counts:
-        return None
-    best = max(counts.values())
-    return next(a for a in counts if counts[a] == best)  # dicts keep first-appearance order
+            counts[a] = counts.get(a, 0) + 1  # dicts keep first-appearance order: codes 0, 1, … as seen
+    top = int(top_answer(np.array([list(counts.values())], np.float64))[0]) if counts else -1
+    return list(counts)[top] if top >= 0 else None
 
 
 @dataclass(frozen=True)

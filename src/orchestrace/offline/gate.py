@@ -42,6 +42,7 @@ import numpy as np
 from .._limits import LOGPROB_MIN, MAX_TOKENS
 from ..errors import ConfigError
 from ._features import FEATURES, features_from_attempts
+from .rules import top_answer
 
 __all__ = ["GATE_FORMAT", "StopDecision", "StopGate", "predict"]
 
@@ -254,6 +255,6 @@ class StopGate:
         if (flat < 0).all():
             return None
         score = np.bincount(flat[flat >= 0], weights=fw[flat >= 0])
-        best = int(np.flatnonzero(np.isclose(score, score.max(), rtol=0, atol=1e-9))[0])  # codes in first-seen order
+        best = int(top_answer(score[None])[0])  # codes in first-seen order: ties → the first seen
         names = {c: a for r, cr in zip(answers_so_far, codes, strict=True) for a, c in zip(r, cr, strict=True)}
         return names[best]

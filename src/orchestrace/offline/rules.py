@@ -1,34 +1,52 @@
-"""The anchor stop rules of a vote loop, as pure functions of the votes so far (issue 25).
+"""The stop rules of a vote loop, as pure functions of the votes so far: their one home (issues 25, 30).
 
-**The interface** (shared by the offline evaluation and the simulator's protocol): a rule is a
-frozen dataclass with ``stop_now(state: VoteState) -> np.ndarray`` (N,) bool, vectorised over
-N loops. :class:`VoteState` holds what every rule may read at a check (the end of a round):
+**One definition per rule.** The criteria below are the only implementations: the offline
+evaluation (:mod:`orchestrace.offline`) calls them through the rule classes of this module and
+the simulator's protocol (:mod:`orchestrace.learn.anchors`) through thin wrappers over the same
+functions (:func:`beta_criterion`, :func:`dirichlet_criterion`, :func:`esc_stop`,
+:func:`top_share`), so a rule decides the same on the same votes wherever it runs (tested).
+
+**The interface**: a rule is a frozen dataclass with ``stop_now(state: VoteState) -> np.ndarray``
+(N,) bool, vectorised over N loops. :class:`VoteState` holds what every rule may read at a
+check (the end of a round):
 
 - ``votes`` (N, K) float: votes per distinct answer so far (any order; unparsed attempts excluded);
 - ``recent`` (N, L) int: every answer drawn so far in sampling order (L = samples so far), as any
   integer answer code (−1 unparsed) — ESC reads its window here, other rules ignore it;
 - ``price`` (N,) float: what one more full round costs, in correct answers (price-aware rules);
-- ``round_`` (N,) int: the 0-based round just finished; ``max_rounds``: the round limit.
+- ``round_`` (N,) int: the 0-based round just finished; ``max_rounds``: the round limit;
+- ``logprob`` / ``confidence`` (N, L) float, optional: per sample (aligned with ``recent``) its
+  mean token log-prob and its DeepConf confidence (:func:`orchestrace.offline._family.confidence_of`),
+  read by CISC and DeepConf.
 
-A simulator that only has vote counts builds ``VoteState(votes, recent=None, ...)``: ESC then
-reads the window from the last round's votes only when a window fits in one round (see
-:class:`ESC`). The family:
+The family (definitions as published; thresholds are met at ≥, as in the reference code):
 
 ``FixedBudget(k)``       self-consistency with k rounds: stop once round k−1 is done.
 ``VoteShare(c)``         stop when the top answer's share of the votes is ≥ c.
 ``AdaptiveBeta(c)``      Adaptive-Consistency (Aggarwal et al. 2023), Beta criterion: with
-                         v1 ≥ v2 the top-two counts, stop when P(p1 > p2) > c under
-                         p1/(p1+p2) ~ Beta(v1+1, v2+1) — computed exactly (a binomial tail).
-``AdaptiveDirichlet(c)`` the Dirichlet criterion for > 2 answers: P(p_top > every other p) > c
-                         under Dirichlet(v+1) over the observed answers, Monte Carlo with
-                         ``samples`` draws from a generator seeded by the count vector (exactly
-                         reproducible; ± 0.011 at worst with the default 2,000 draws).
+                         v1 ≥ v2 the top-two counts, stop when P(p1 > p2) ≥ c under
+                         p1/(p1+p2) ~ Beta(v1+1, v2+1) — exact (a binomial tail).
+``AdaptiveDirichlet(c)`` the Dirichlet criterion: with fewer than three distinct answers it *is*
+                         the Beta criterion (as the authors' code); else P(p_top > every other p)
+                         under Dirichlet(v+1) over the (at most 5, as published) most voted
+                         answers ≥ c — exact, in closed form (:func:`dirichlet_criterion`).
 ``ESC(w)``               Early-Stopping Self-Consistency (Li et al. 2024): sampling proceeds in
-                         windows of w samples; stop when the last complete window is unanimous
-                         (all w answers parsed and equal). Windows are checked at round ends.
+                         non-overlapping windows of w samples; stop when the last complete window
+                         is unanimous (all w answers parsed and equal) — :func:`esc_stop`.
+``CISC(t, c)``           Confidence-Informed Self-Consistency (Taubenfeld et al. 2025): each sample's
+                         vote is softmax(mean token log-prob / t) over the samples; stop when the
+                         top answer's weighted share is ≥ c; the answer is the weighted vote.
+``DeepConf(w, k, c)``    DeepConf online (Fu et al. 2025): the first w rounds are the warm-up; the
+                         threshold s is the (1 − k) quantile of the warm-up samples' confidences
+                         (k = 0.1: DeepConf-low, 0.9: DeepConf-high); a later sample whose confidence
+                         is below s is terminated (it does not vote); stop once the top answer's
+                         confidence-weighted share of the kept votes is ≥ c (no stop in the warm-up).
 ``PriceLogistic``        stop when a logistic model on the vote summary + price + rounds left
                          says continuing is not worth it (fitted in :mod:`._fit` by the same
                          regression-based optimal stopping as the learned gate).
+
+The fitted same-feature rules (ridge / logistic on the gate's own features) live in
+:mod:`._family`, which lists the whole family (:func:`~orchestrace.offline._family.family_candidates`).
 
 >>> s = VoteState(votes=np.array([[6.0, 1.0], [2.0, 2.0]]), recent=np.array([[0, 0, 0], [0, 1, 1]]),
 ...               price=np.array([0.1, 0.1]), round_=np.array([1, 1]), max_rounds=5)
@@ -36,20 +54,26 @@ reads the window from the last round's votes only when a window fits in one roun
 ([True, False], [True, False], [True, False])
 >>> float(beta_criterion(np.array([6.0]), np.array([1.0]))[0]) == 1 - 9 / 256   # P(Beta(7, 2) > ½), exactly
 True
+>>> float(dirichlet_criterion(np.array([[2.0, 0.0]]))[0])   # one answer seen: the Beta criterion, Beta(3, 1)
+0.875
 """
 
 from __future__ import annotations
 
 import math
-import zlib
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["ESC", "AdaptiveBeta", "AdaptiveDirichlet", "FixedBudget", "PriceLogistic", "StopRule", "VoteShare",
-           "VoteState", "beta_criterion", "dirichlet_criterion", "vote_summary", "VOTE_SUMMARY"]
+__all__ = ["CISC", "DIRICHLET_TOP_K", "ESC", "AdaptiveBeta", "AdaptiveDirichlet", "DeepConf", "FixedBudget",
+           "PriceLogistic", "StopRule", "ThresholdRule", "VoteShare", "VoteState", "beta_criterion", "dirichlet_criterion",
+           "esc_stop", "top_answer", "top_share", "vote_summary", "VOTE_SUMMARY"]
+
+#: The Dirichlet criterion reads at most this many of the most voted answers (the published default).
+DIRICHLET_TOP_K = 5
 
 
 @dataclass(frozen=True)
@@ -61,6 +85,8 @@ class VoteState:
     price: np.ndarray  # (N,) float price of one more full round, in correct answers
     round_: np.ndarray  # (N,) int 0-based round just finished
     max_rounds: int
+    logprob: np.ndarray | None = None  # (N, L) float mean token log-prob of each sample (CISC)
+    confidence: np.ndarray | None = None  # (N, L) float > 0 DeepConf confidence of each sample
 
     def __post_init__(self) -> None:
         n = len(self.votes)
@@ -69,6 +95,12 @@ class VoteState:
         for name in ("price", "round_"):
             if np.shape(getattr(self, name)) != (n,):
                 raise ConfigError(f"VoteState.{name}: expected shape ({n},), got {np.shape(getattr(self, name))}")
+        for name in ("logprob", "confidence"):
+            x = getattr(self, name)
+            if x is not None and (self.recent is None or np.shape(x) != np.asarray(self.recent).shape):
+                want = None if self.recent is None else np.asarray(self.recent).shape
+                raise ConfigError(f"VoteState.{name}: expected the shape of recent {want}, "
+                                  f"got {np.shape(x)}")
 
 
 class StopRule:
@@ -82,11 +114,64 @@ class StopRule:
         raise NotImplementedError
 
 
+class ThresholdRule(StopRule):
+    """A rule that stops when a criterion of the state reaches a threshold: ``stop_now`` is
+    ``criterion(state) ≥ threshold``, and rules with the same ``criterion_key`` differ only in the
+    threshold (an evaluation computes the criterion once for all of them)."""
+
+    @property
+    def threshold(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def criterion_key(self) -> tuple:
+        raise NotImplementedError
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        raise NotImplementedError
+
+    def stop_now(self, state: VoteState) -> np.ndarray:
+        return self.criterion(state) >= self.threshold - 1e-12
+
+
 def _top2(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     v = np.sort(np.asarray(votes, np.float64), axis=1)
     v1 = v[:, -1] if v.shape[1] else np.zeros(len(v))
     v2 = v[:, -2] if v.shape[1] > 1 else np.zeros(len(v))
     return v1, v2
+
+
+def top_answer(votes: np.ndarray, first: np.ndarray | None = None) -> np.ndarray:
+    """The one majority vote: the most voted answer of each row of ``votes`` (…, K) (counts or summed
+    weights); ties → the smallest ``first`` (…, K) (the answer seen first; default the lowest index,
+    which is the first seen when codes are numbered in order of appearance); −1 without a vote.
+
+    >>> top_answer(np.array([[1.0, 2.0, 2.0], [0.0, 0.0, 0.0]])).tolist()
+    [1, -1]
+    >>> top_answer(np.array([[1.0, 2.0, 2.0]]), first=np.array([[0, 5, 3]])).tolist()
+    [2]
+    """
+    v = np.asarray(votes, np.float64)
+    if v.shape[-1] == 0:
+        return np.full(v.shape[:-1], -1, np.int64)
+    order = np.broadcast_to(np.arange(v.shape[-1]), v.shape) if first is None else np.asarray(first)
+    present = v > 0
+    tied = present & np.isclose(v, v.max(-1, keepdims=True), rtol=0, atol=1e-9)
+    top = np.where(tied, order, np.iinfo(np.int64).max).argmin(-1)
+    return np.where(present.any(-1), top, -1)
+
+
+def top_share(votes: np.ndarray) -> np.ndarray:
+    """(N,) the most voted answer's share of the (possibly weighted) votes of each row; 0 without votes.
+
+    >>> top_share(np.array([[2.0, 1.0, 1.0], [0.0, 0.0, 0.0]])).tolist()
+    [0.5, 0.0]
+    """
+    v = np.asarray(votes, np.float64)
+    if v.shape[1] == 0:
+        return np.zeros(len(v))
+    tot = v.sum(1)
+    return np.where(tot > 0, v.max(1) / np.where(tot > 0, tot, 1.0), 0.0)
 
 
 def beta_criterion(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
@@ -98,44 +183,86 @@ def beta_criterion(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
     >>> beta_criterion(np.array([0.0, 3.0]), np.array([0.0, 0.0])).tolist()   # 1/2; 1 − 1/16
     [0.5, 0.9375]
     """
-    a = np.floor(np.asarray(v1, np.float64)).astype(np.int64) + 1
-    b = np.floor(np.asarray(v2, np.float64)).astype(np.int64) + 1
-    pairs, inv = np.unique(np.stack([a, b], 1).reshape(-1, 2), axis=0, return_inverse=True)
-    vals = np.array([math.fsum(math.comb(ai + bi - 1, j) for j in range(ai)) / 2.0 ** (ai + bi - 1)
-                     for ai, bi in pairs.tolist()])
-    return vals[inv.reshape(-1)] if len(a) else np.empty(0)
-
-
-def dirichlet_criterion(votes: np.ndarray, samples: int = 2000) -> np.ndarray:
-    """P(p_top > max of the others) under Dirichlet(v + 1) over the observed answers (Monte Carlo).
-
-    Each distinct count vector gets its own generator, seeded by the vector, so a result never
-    depends on which other loops were in the batch. Fewer than two observed answers: 1.0 when
-    there are votes (the paper's criterion over observed answers), else 0.5.
-
-    >>> float(dirichlet_criterion(np.array([[3.0, 0.0]]))[0]), float(dirichlet_criterion(np.array([[0.0, 0.0]]))[0])
-    (1.0, 0.5)
-    """
-    votes = np.asarray(votes, np.float64)
-    if len(votes) == 0:
+    a = np.floor(np.asarray(v1, np.float64)).astype(np.int64).reshape(-1) + 1
+    b = np.floor(np.asarray(v2, np.float64)).astype(np.int64).reshape(-1) + 1
+    if len(a) == 0:
         return np.empty(0)
-    rows, inv = np.unique(-np.sort(-votes, axis=1), axis=0, return_inverse=True)  # sorted count vectors
-    vals = np.empty(len(rows))
-    for i, row in enumerate(rows):
-        key = (tuple(x for x in row.tolist() if x > 0), samples)
-        if key not in _DIRICHLET_CACHE:
-            obs = key[0]
-            if len(obs) < 2:
-                _DIRICHLET_CACHE[key] = 1.0 if obs else 0.5
-            else:
-                rng = np.random.default_rng(zlib.crc32(repr(obs).encode()))
-                g = rng.gamma(np.array(obs) + 1.0, size=(samples, len(obs)))
-                _DIRICHLET_CACHE[key] = float((g[:, 0] > g[:, 1:].max(1)).mean())
-        vals[i] = _DIRICHLET_CACHE[key]
+    span = int(b.max()) + 1
+    keys, inv = np.unique(a * span + b, return_inverse=True)  # one exact value per distinct (a, b)
+    vals = np.array([_beta_tail(int(k // span), int(k % span)) for k in keys.tolist()])
     return vals[inv.reshape(-1)]
 
 
-_DIRICHLET_CACHE: dict[tuple[tuple[float, ...], int], float] = {}
+@lru_cache(maxsize=65536)
+def _beta_tail(a: int, b: int) -> float:
+    """P(Beta(a, b) > ½) = P(Binomial(a + b − 1, ½) ≤ a − 1), exactly."""
+    return math.fsum(math.comb(a + b - 1, j) for j in range(a)) / 2.0 ** (a + b - 1)
+
+
+@lru_cache(maxsize=65536)
+def _dirichlet_top(counts: tuple[int, ...]) -> float:
+    """P(G₀ > Gⱼ ∀ j ≥ 1) for independent Gⱼ ~ Gamma(cⱼ + 1) — the chance that answer 0 has the largest
+    probability under Dirichlet(c + 1) — in closed form: ∫ g_a(x) Πⱼ F_bⱼ(x) dx with
+    F_b(x) = 1 − e^{−x} Σ_{m<b} x^m/m!, expanded over the subsets of the other answers."""
+    a, others = counts[0] + 1, [c + 1 for c in counts[1:]]
+    total = 0.0
+    for mask in range(1 << len(others)):
+        picked = [others[j] for j in range(len(others)) if mask >> j & 1]
+        poly = np.array([1.0])  # Π_{j∈S} Σ_{m<b_j} x^m/m!
+        for b in picked:
+            poly = np.convolve(poly, np.array([1.0 / math.factorial(m) for m in range(b)]))
+        s = len(picked)
+        # ∫ x^{a−1+m} e^{−(1+s)x} dx / (a−1)! = (a−1+m)! / ((a−1)! (1+s)^{a+m})
+        term = math.fsum(coef * math.perm(a - 1 + m, m) / (1 + s) ** (a + m) for m, coef in enumerate(poly))
+        total += (-1) ** s * term
+    return float(min(max(total, 0.0), 1.0))
+
+
+def dirichlet_criterion(votes: np.ndarray) -> np.ndarray:
+    """Adaptive-Consistency's Dirichlet criterion for each row of ``votes`` (N, K) (counts; weights rounded down).
+
+    Fewer than three distinct answers: the Beta criterion on the top two (a missing second is 0).
+    Else P(the most voted answer has the largest probability) under Dirichlet(v + 1) over the
+    :data:`DIRICHLET_TOP_K` most voted answers (exact; the published criterion integrates the
+    same density numerically).
+
+    >>> dirichlet_criterion(np.array([[2, 0, 0], [3, 1, 0], [2, 1, 1]])).round(4).tolist()
+    [0.875, 0.8125, 0.5355]
+    """
+    c = np.floor(np.asarray(votes, np.float64)).astype(np.int64)
+    if len(c) == 0:
+        return np.empty(0)
+    srt = -np.sort(-c, axis=1)
+    rows, inv = np.unique(srt, axis=0, return_inverse=True)
+    vals = np.empty(len(rows))
+    for i, row in enumerate(rows):
+        obs = tuple(int(x) for x in row[row > 0][:DIRICHLET_TOP_K])
+        if len(obs) < 3:
+            vals[i] = beta_criterion(np.array([obs[0] if obs else 0]), np.array([obs[1] if len(obs) > 1 else 0]))[0]
+        else:
+            vals[i] = _dirichlet_top(obs)
+    return vals[inv.reshape(-1)]
+
+
+def esc_stop(seq: np.ndarray, window: int, n: np.ndarray | None = None) -> np.ndarray:
+    """(N,) ESC's test: is the last complete non-overlapping window of ``window`` samples unanimous?
+
+    ``seq`` (N, L) holds the samples in the order drawn (−1: nothing parsed, which breaks
+    unanimity); ``n`` (N,) how many of them are drawn (default L; the rest is padding). Windows
+    are samples 0..w−1, w..2w−1, …; fewer than ``window`` samples never stop.
+
+    >>> esc_stop(np.array([[0, 1, 1], [1, 1, 0]]), 2).tolist()   # the complete window is samples 0–1
+    [False, True]
+    """
+    r = np.asarray(seq, np.int64)
+    N, L = r.shape
+    n = np.full(N, L) if n is None else np.asarray(n, np.int64)
+    end = (n // window) * window  # the last complete window ends here (exclusive)
+    idx = np.clip(end[:, None] - window + np.arange(window)[None, :], 0, max(L - 1, 0))
+    if L == 0:
+        return np.zeros(N, bool)
+    win = np.take_along_axis(r, idx, 1)
+    return (end >= window) & (win >= 0).all(1) & (win == win[:, -1:]).all(1)
 
 
 @dataclass(frozen=True)
@@ -153,7 +280,7 @@ class FixedBudget(StopRule):
 
 
 @dataclass(frozen=True)
-class VoteShare(StopRule):
+class VoteShare(ThresholdRule):
     """Stop when the top answer holds at least ``share`` of the votes (and there is a vote)."""
 
     share: float
@@ -162,15 +289,22 @@ class VoteShare(StopRule):
     def name(self) -> str:
         return f"share@{self.share:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
-        v1, _ = _top2(state.votes)
-        total = np.asarray(state.votes, np.float64).sum(1)
-        return (total > 0) & (v1 >= self.share * np.maximum(total, 1e-12))
+    @property
+    def threshold(self) -> float:
+        return self.share
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("share",)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        v = np.asarray(state.votes, np.float64)
+        return np.where(v.sum(1) > 0, top_share(v), -np.inf)
 
 
 @dataclass(frozen=True)
-class AdaptiveBeta(StopRule):
-    """Adaptive-Consistency, Beta criterion on the top-two counts (threshold ``c``)."""
+class AdaptiveBeta(ThresholdRule):
+    """Adaptive-Consistency, Beta criterion on the top-two counts (threshold ``c``, met at ≥)."""
 
     c: float
 
@@ -178,36 +312,48 @@ class AdaptiveBeta(StopRule):
     def name(self) -> str:
         return f"ac-beta@{self.c:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
+    @property
+    def threshold(self) -> float:
+        return self.c
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("ac-beta",)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
         v1, v2 = _top2(state.votes)
-        return beta_criterion(v1, v2) > self.c
+        return beta_criterion(v1, v2)
 
 
 @dataclass(frozen=True)
-class AdaptiveDirichlet(StopRule):
-    """Adaptive-Consistency, Dirichlet criterion over all observed answers (threshold ``c``)."""
+class AdaptiveDirichlet(ThresholdRule):
+    """Adaptive-Consistency, Dirichlet criterion (:func:`dirichlet_criterion`; threshold ``c``, met at ≥)."""
 
     c: float
-    samples: int = 2000
 
     @property
     def name(self) -> str:
         return f"ac-dirichlet@{self.c:g}"
 
-    def stop_now(self, state: VoteState) -> np.ndarray:
-        return dirichlet_criterion(state.votes, self.samples) > self.c
+    @property
+    def threshold(self) -> float:
+        return self.c
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("ac-dirichlet",)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        return dirichlet_criterion(state.votes)
 
 
 @dataclass(frozen=True)
 class ESC(StopRule):
     """Early-Stopping Self-Consistency: stop when the last complete window of ``window`` samples agrees.
 
-    ``recent`` must then hold every answer drawn so far, in order: windows do not overlap
-    (samples 0..w−1, w..2w−1, …) and the rule reads the last complete one (a window that ends
-    inside a round is read at that round's end; with a window of one round, each round). Without
-    ``recent`` (a simulator with counts only) the rule needs ``window`` ≤ the votes of the last
-    round and reads unanimity from ``votes`` of the last round, passed as ``recent`` = None and
-    ``votes`` = the last round's counts.
+    ``recent`` must hold every answer drawn so far, in order (:func:`esc_stop`; a window that ends
+    inside a round is read at that round's end). Without ``recent`` (counts only) the rule needs a
+    window that is one round: ``votes`` must then be the last round's counts.
     """
 
     window: int
@@ -220,12 +366,113 @@ class ESC(StopRule):
         if state.recent is None:
             v = np.asarray(state.votes, np.float64)
             return (v.max(1) >= self.window) & (v.sum(1) == v.max(1))
-        r = np.asarray(state.recent)
-        end = (r.shape[1] // self.window) * self.window  # the last complete window ends here
-        if end == 0:
-            return np.zeros(len(r), bool)
-        win = r[:, end - self.window:end]
-        return (win >= 0).all(1) & (win == win[:, -1:]).all(1)
+        return esc_stop(np.asarray(state.recent), self.window)
+
+
+def _weighted_votes(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(N, K) summed ``weights`` (N, L) per answer code of ``codes`` (N, L); unparsed (−1) never vote."""
+    codes = np.asarray(codes, np.int64)
+    K = max(int(codes.max(initial=-1)) + 1, 1)
+    hot = (codes[..., None] == np.arange(K)) & (codes >= 0)[..., None]
+    return (hot * np.asarray(weights, np.float64)[..., None]).sum(1)
+
+
+def _need(state: VoteState, name: str, rule: str) -> np.ndarray:
+    x = getattr(state, name)
+    if x is None or state.recent is None:
+        raise ConfigError(f"{rule}: needs VoteState.recent and VoteState.{name} (per-sample values)")
+    return np.asarray(x, np.float64)
+
+
+def cisc_weights(logprob: np.ndarray, temperature: float) -> np.ndarray:
+    """CISC's vote weights exp(lp / t), shifted by each row's maximum (the softmax up to its normaliser,
+    which cancels in a vote and in a share). ``logprob`` (N, …) mean token log-probs, NaN-free.
+
+    >>> cisc_weights(np.array([[0.0, -1.0]]), 1.0).round(3).tolist()
+    [[1.0, 0.368]]
+    """
+    z = np.asarray(logprob, np.float64) / temperature
+    m = z.reshape(len(z), -1).max(1) if z.size else np.zeros(len(z))
+    m = np.where(np.isfinite(m), m, 0.0)  # a row without a parsed sample: every weight is 0
+    return np.exp(z - m.reshape((-1,) + (1,) * (z.ndim - 1)))
+
+
+@dataclass(frozen=True)
+class CISC(ThresholdRule):
+    """Confidence-Informed Self-Consistency: softmax(log-prob / ``temperature``) votes, stop at a weighted share."""
+
+    temperature: float
+    share: float
+
+    @property
+    def name(self) -> str:
+        return f"cisc@t{self.temperature:g}/s{self.share:g}"
+
+    @property
+    def threshold(self) -> float:
+        return self.share
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("cisc", self.temperature)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        lp = _need(state, "logprob", self.name)
+        codes = np.asarray(state.recent)
+        v = _weighted_votes(codes, cisc_weights(np.where(codes >= 0, lp, -np.inf), self.temperature))
+        return np.where(v.sum(1) > 0, top_share(v), -np.inf)
+
+
+@dataclass(frozen=True)
+class DeepConf(ThresholdRule):
+    """DeepConf online: warm-up rounds, a warm-up percentile threshold, low-confidence samples terminated,
+    a confidence-weighted consensus stop (see the module docstring)."""
+
+    warmup: int
+    keep: float
+    consensus: float
+
+    @property
+    def name(self) -> str:
+        return f"deepconf@w{self.warmup}/k{self.keep:g}/c{self.consensus:g}"
+
+    def kept(self, confidence: np.ndarray, per_round: int) -> np.ndarray:
+        """(N, L) which samples vote: the warm-up's all, later ones with confidence ≥ the warm-up threshold.
+
+        >>> DeepConf(1, 0.5, 0.9).kept(np.array([[1.0, 3.0, 2.0, 1.5]]), per_round=2).tolist()
+        [[True, True, True, False]]
+        """
+        c = np.asarray(confidence, np.float64)
+        n0 = self.warmup * per_round
+        if c.shape[1] <= n0:
+            return np.ones(c.shape, bool)
+        s = np.quantile(c[:, :n0], 1.0 - self.keep, axis=1, method="linear")
+        out = c >= s[:, None]
+        out[:, :n0] = True
+        return out
+
+    def weights(self, confidence: np.ndarray, per_round: int) -> np.ndarray:
+        """(N, L) vote weights: the confidence of each kept sample, 0 for a terminated one."""
+        c = np.asarray(confidence, np.float64)
+        return np.where(self.kept(c, per_round), c, 0.0)
+
+    @property
+    def threshold(self) -> float:
+        return self.consensus
+
+    @property
+    def criterion_key(self) -> tuple:
+        return ("deepconf", self.warmup, self.keep)
+
+    def criterion(self, state: VoteState) -> np.ndarray:
+        """The top answer's confidence-weighted share of the kept votes; −∞ in the warm-up or without a vote."""
+        conf = _need(state, "confidence", self.name)
+        rnd = np.asarray(state.round_)
+        if len(rnd) and (rnd != rnd[0]).any():
+            raise ConfigError(f"{self.name}: every loop of a VoteState must be at the same round (one check)")
+        per_round = conf.shape[1] // (int(rnd[0]) + 1) if len(rnd) else 1
+        v = _weighted_votes(np.asarray(state.recent), self.weights(conf, per_round))
+        return np.where((rnd + 1 >= self.warmup) & (v.sum(1) > 0), top_share(v), -np.inf)
 
 
 #: Names of :func:`vote_summary`'s columns (the price-aware logistic rule's features, in order).

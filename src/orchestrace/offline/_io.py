@@ -34,7 +34,7 @@ from ._value import valuation
 __all__ = ["SPLITS", "check_runs", "read_corpus", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
-_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name != "meta"]
+_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", "members", "sees", "confidence")]
 MAX_GRADE_MISMATCH = 0.05
 
 
@@ -46,6 +46,10 @@ def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
     for n in ("task_ids", "suite", "split"):
         arrays[n] = arrays[n].astype(str)
     payload: dict[str, Any] = {**arrays, "meta": np.array(json.dumps(runs.meta, default=str))}
+    if runs.members:  # a team corpus: its member kinds, who saw whom, the confidences
+        payload["team"] = np.array(json.dumps({"members": list(runs.members), "sees": [list(s) for s in runs.sees]}))
+    if runs.confidence is not None:
+        payload["confidence"] = np.asarray(runs.confidence, np.float32)
     np.savez_compressed(p, **payload)
     return p
 
@@ -64,11 +68,17 @@ def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
             missing = [n for n in [*_ARRAYS, "meta"] if n not in z.files]
             if missing:
                 raise ConfigError(f"{p}: not a logged-runs file: missing array(s) {', '.join(missing)}")
-            kw = {n: z[n] for n in _ARRAYS}
+            kw: dict[str, Any] = {n: z[n] for n in _ARRAYS}
             meta = json.loads(str(z["meta"]))
+            if "team" in z.files:
+                team = json.loads(str(z["team"]))
+                kw["members"] = tuple(str(m) for m in team["members"])
+                kw["sees"] = tuple(tuple(int(c) for c in s) for s in team["sees"])
+            if "confidence" in z.files:
+                kw["confidence"] = z["confidence"]
     except ConfigError:
         raise
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # json.JSONDecodeError is a ValueError
+    except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile) as exc:  # JSONDecodeError: ValueError
         raise ConfigError(f"{p}: not a readable logged-runs file ({type(exc).__name__}: {exc})") from None
     return LoggedRuns(**kw, meta=meta)
 

@@ -73,6 +73,9 @@ class LoggedRuns:
     logprob_mean: np.ndarray  # (T, R, W) float32
     round_correct: np.ndarray  # (T, R) bool
     meta: dict
+    members: tuple[str, ...] = ()  # (W,) member kind of each attempt column; () = homogeneous vote (all columns one sampler)
+    sees: tuple[tuple[int, ...], ...] = ()  # per column, the columns whose answers (rounds 0..r, same round included) it was shown at round r; () or () per column = none
+    confidence: np.ndarray | None = None  # (T,R,W) float32: DeepConf-style confidence of the reply = lowest sliding-window (4 tokens) mean of -mean(top-k token log-probs); NaN/None if the server gave no top-k
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -87,8 +90,10 @@ class LoggedRuns:
         (2, 2, 2)
         """
         idx = np.asarray(mask)
-        fields = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self) if f.name != "meta"}
-        return LoggedRuns(**fields, meta=dict(self.meta))
+        keep = ("meta", "members", "sees", "confidence")
+        fields = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self) if f.name not in keep}
+        conf = None if self.confidence is None else self.confidence[idx]
+        return LoggedRuns(**fields, meta=dict(self.meta), members=self.members, sees=self.sees, confidence=conf)
 
 
 def split_of(task_id: str) -> str:

@@ -244,6 +244,9 @@ def eval_cmd(
                                "(wasted work, E2–E4; one run only). A corpus of logged runs (directory or .npz): value "
                                "every stop rule and the RUN gates exactly on its test tasks instead."),
     oracle_all: bool = typer.Option(True, "--oracle-all/--no-oracle-all", help="Include the all-heads oracle (the costliest reference)."),
+    test: list[Path] = typer.Option(None, "--test", metavar="FRESH", help="With --traces CORPUS: a separately "
+                                    "collected set (corpus layout) valued on all its tasks; fitting and tuning use "
+                                    "CORPUS only. Repeatable."),
     quiet: bool = QUIET_OPTION,
     ray: int = ray_option("Play the evaluation episodes as shards"),
     ray_address: str = RAY_ADDRESS_OPTION,
@@ -261,7 +264,9 @@ def eval_cmd(
         if given:
             raise fail(f"--traces CORPUS evaluates on logged runs; {', '.join(given)} only apply to the simulator")
 
-        return eval_traces(Path(traces), runs, out, quiet=quiet)
+        return eval_traces(Path(traces), runs, out, quiet=quiet, tests=list(test or []))
+    if test:
+        raise fail("--test FRESH applies to --traces CORPUS (logged runs) only")
     n_traces = int(traces)
     if not runs:
         raise fail("give at least one RUN to evaluate (or --traces CORPUS to evaluate on logged runs)")

@@ -34,6 +34,11 @@ from ._logged import (
 )
 from ._report import render as render_summary
 from ._report import write_pareto
+from ._team import TeamArrays, TeamState, rollout
+from ._team_check import check_team_runs
+from ._team_eval import evaluate_team, render_team
+from ._team_fit import fit_team_policy
+from ._team_synth import make_synthetic_team
 from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
 from .gate import StopDecision, StopGate
 from .rules import (
@@ -46,6 +51,7 @@ from .rules import (
     VoteShare,
     VoteState,
 )
+from .team_policy import TeamDecision, TeamPolicy
 
 __all__ = [
     "AGGREGATIONS",
@@ -59,20 +65,30 @@ __all__ = [
     "StopDecision",
     "StopGate",
     "StopRule",
+    "TeamArrays",
+    "TeamDecision",
+    "TeamPolicy",
+    "TeamState",
     "Valuation",
     "VoteShare",
     "VoteState",
     "check_runs",
+    "check_team_runs",
     "demo_section",
+    "evaluate_team",
     "evaluate_traces",
     "first_stop",
     "fit_gate",
     "fit_price_logistic",
+    "fit_team_policy",
     "load_logged_runs",
     "logged_from_codes",
     "make_synthetic_logged",
+    "make_synthetic_team",
     "read_corpus",
     "render_summary",
+    "render_team",
+    "rollout",
     "save_runs",
     "split_of",
     "task_prices",

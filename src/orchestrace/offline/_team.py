@@ -231,11 +231,14 @@ def _argmax_first(score: np.ndarray, present: np.ndarray, first: np.ndarray) -> 
 
 
 def valid_subsets(st: TeamState, subs: list[tuple[int, ...]], sees: tuple[tuple[int, ...], ...]) -> np.ndarray:
-    """(N, S) bool: subset s may be called next (its columns' ``sees`` were called in every earlier round)."""
+    """(N, S) bool: subset s may be called next (its columns' ``sees`` are in s and were called in every earlier
+    round)."""
     out = np.ones((len(st.idx), len(subs)), bool)
     for j, s in enumerate(subs):
         need = sorted({x for c in s for x in (sees[c] if c < len(sees) else ())})
-        if need:
+        if not set(need) <= set(s):  # a column's sees are called in the same round
+            out[:, j] = False
+        elif need:
             out[:, j] = st.allcalled[:, need].all(1)
     return out
 

@@ -89,9 +89,9 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
     if (runs.answers < -1).any() or (runs.correct_code < -1).any():
         raise ConfigError(f"{where}: answer codes below −1")
     if need_splits:
-        for s in ("train", "validation", "test"):
-            if not (runs.split == s).any():
-                raise ConfigError(f"{where}: no {s!r} tasks; the corpus must be split by task into train, validation, "
+        for sp in ("train", "validation", "test"):
+            if not (runs.split == sp).any():
+                raise ConfigError(f"{where}: no {sp!r} tasks; the corpus must be split by task into train, validation, "
                                   "test")
     notes: list[str] = []
     excluded = runs.meta.get("excluded") or {}
@@ -118,7 +118,7 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
                 if fin.any():
                     notes.append(f"member {m!r} logs no {name}s: its {name} features and weights use the corpus mean")
                 continue
-            lack = ~fin[:, :, c].all(1)
+            lack = np.asarray(~fin[:, :, c].all(1), bool)
             if share >= 0.5 and lack.any():
                 notes.append(f"{int(lack.sum())} task(s) excluded: {name} absent for some calls of member {m!r} "
                              f"(first: {_ids(runs, lack)})")
@@ -131,7 +131,7 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
     if drop.any():
         runs = runs.subset(~drop)
         if need_splits:
-            for s in ("train", "validation", "test"):
-                if not (runs.split == s).any():
-                    raise ConfigError(f"{where}: after the exclusions no {s!r} tasks are left ({'; '.join(notes)})")
+            for sp in ("train", "validation", "test"):
+                if not (runs.split == sp).any():
+                    raise ConfigError(f"{where}: after the exclusions no {sp!r} tasks are left ({'; '.join(notes)})")
     return runs, notes

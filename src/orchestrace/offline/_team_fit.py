@@ -36,7 +36,16 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._logged import LoggedRuns
-from ._team import TeamArrays, TeamState, aggregations, feature_names, rollout, subsets, team_features, valid_subsets
+from ._team import (
+    TeamArrays,
+    TeamState,
+    aggregations,
+    feature_names,
+    rollout,
+    subsets,
+    team_features,
+    valid_subsets,
+)
 from ._value import task_prices
 from .team_policy import TeamPolicy, predict_q, quad
 
@@ -134,7 +143,7 @@ def _ridge(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float, expand: b
             continue
         Zr = Za[rows]
         G = Zr.T @ Zr + reg + 1e-9 * np.eye(P)
-        coef[cols] = np.linalg.solve(G, Zr.T @ Y[np.ix_(rows, cols)]).T
+        coef[cols] = np.linalg.solve(G, Zr.T @ Y[rows][:, cols]).T
     return {"mean": mu.tolist(), "std": sd.tolist(), "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()}
 
 

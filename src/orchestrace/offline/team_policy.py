@@ -146,7 +146,7 @@ class TeamPolicy:
         unknown, missing = sorted(set(doc) - names), sorted(n for n in names - set(doc) if n not in ("price_seed", "meta"))
         if unknown or missing:
             raise ConfigError(f"{where}: unknown field(s) {unknown} / missing field(s) {missing} at $")
-        kinds = {"model_class": str, "models": list, "members": list, "sees": list, "subsets": list,
+        kinds: dict[str, type | tuple[type, ...]] = {"model_class": str, "models": list, "members": list, "sees": list, "subsets": list,
                  "aggregations": list, "cells": list, "features": list, "max_rounds": int, "token_scale": (int, float),
                  "lp_fill": (int, float), "cf_fill": (int, float), "member_tokens": list, "price_seed": int,
                  "meta": dict}
@@ -191,10 +191,9 @@ class TeamPolicy:
             if not isinstance(m, dict):
                 raise ConfigError(f"{where}: $.models[{d}] is not an object")
             try:
-                for k, v in m.items():
-                    a = np.asarray(v, np.float64)
-                    if not np.isfinite(a).all():
-                        raise ConfigError(f"{where}: $.models[{d}].{k} holds NaN or infinite weights; refit the policy")
+                for key, val in m.items():
+                    if not np.isfinite(np.asarray(val, np.float64)).all():
+                        raise ConfigError(f"{where}: $.models[{d}].{key} holds NaN or infinite weights; refit the policy")
                 out = predict_q(self.model_class, m, np.zeros((1, F)))
             except ConfigError:
                 raise

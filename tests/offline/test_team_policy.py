@@ -259,3 +259,22 @@ def test_cli_train_and_eval_with_fresh_sets(team, tmp_path: Path) -> None:
     (bad / "team_policy.json").write_text('{"format": "orchestrace-team-policy/1"}')
     r = runner.invoke(app, ["eval", "--traces", str(corpus), str(bad), "-q"])
     assert r.exit_code == 1 and "missing field(s)" in r.output
+
+
+def test_count_rules_on_distinct_counts_decide_as_on_every_row() -> None:
+    from orchestrace.offline._eval import rule_grid
+    from orchestrace.offline._team_eval import _COUNT_RULES, _decide, _distinct_counts
+    from orchestrace.offline.rules import VoteState
+
+    rng = np.random.default_rng(0)
+    votes = rng.integers(0, 5, (400, 5)).astype(np.float64)
+    st = VoteState(votes=votes, recent=None, price=rng.uniform(0, 0.3, 400), round_=np.full(400, 1), max_rounds=4)
+    uniq = _distinct_counts(votes)
+    assert len(uniq[0]) < 400
+    n = 0
+    for rules in rule_grid(4, 3).values():
+        for rule in rules:
+            if isinstance(rule, _COUNT_RULES):
+                n += 1
+                assert (_decide(rule, st, uniq) == rule.stop_now(st)).all(), rule.name
+    assert n >= 18

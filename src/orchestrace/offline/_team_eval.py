@@ -41,7 +41,7 @@ from ._team import TeamArrays, rollout, subsets
 from ._team_check import check_team_runs
 from ._team_fit import arrays_for, fit_team_policy, greedy, team_scales
 from ._value import first_stop
-from .rules import StopRule, VoteState
+from .rules import AdaptiveBeta, AdaptiveDirichlet, StopRule, VoteShare, VoteState
 from .team_policy import TeamPolicy
 
 __all__ = ["evaluate_team", "render_team", "team_family"]
@@ -71,6 +71,31 @@ def _paths(arr: TeamArrays, S: tuple[int, ...], aggs: list[str]) -> dict[str, An
     pay = corr - (arr.price[:, None] * tok / arr.token_scale)[:, :, None]
     calls = (np.arange(R) + 1) * len(S)
     return {"correct": corr, "payoff": pay, "calls": calls, "tokens": tok, "states": states}
+
+
+#: Rules whose decision depends only on the multiset of vote counts (so it is computed once per distinct one).
+_COUNT_RULES = (VoteShare, AdaptiveBeta, AdaptiveDirichlet)
+
+
+def _decide(rule: StopRule, state: VoteState, uniq: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``rule.stop_now(state)``; for a count-only rule, on the distinct sorted count vectors ``uniq`` only."""
+    if type(rule) in _COUNT_RULES:
+        rows, inv = uniq
+        small = VoteState(votes=rows, recent=None, price=np.zeros(len(rows)), round_=np.full(len(rows), -1),
+                          max_rounds=state.max_rounds)
+        return np.asarray(rule.stop_now(small), bool)[inv]
+    return np.asarray(rule.stop_now(state), bool)
+
+
+def _distinct_counts(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct count vectors (sorted descending) and each row's index among them (integer keys, fast)."""
+    v = -np.sort(-np.rint(votes).astype(np.int64), axis=1)
+    base = int(v.max(initial=0)) + 1
+    key = np.zeros(len(v), np.int64)
+    for j in range(v.shape[1]):
+        key = key * base + v[:, j]
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    return v[first].astype(np.float64), inv.reshape(-1)
 
 
 def _config_aggs(all_aggs: Sequence[str], members: Sequence[str], S: tuple[int, ...]) -> list[str]:
@@ -137,10 +162,13 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
         for sn, arr, _ in [("corpus", a_all, iv)] + [(tn, a, ix) for tn, a, ix in sets[1:]]:
             paths[(sn, S)] = _paths(arr, S, list(a_all.aggs))
         fam = team_family(R, len(S))
+        uniq = {sn: [_distinct_counts(s.votes) for s in paths[(sn, S)]["states"]]
+                for sn in ["corpus"] + [tn for tn, _ in fresh]}
         for fname, rules in fam.items():
             for rule in rules:
-                stops = {sn: first_stop(np.stack([rule.stop_now(s) for s in paths[(sn, S)]["states"]], 1))
-                         for sn in ["corpus"] + [tn for tn, _ in fresh]}
+                stops = {sn: first_stop(np.stack([_decide(rule, s, u) for s, u in zip(paths[(sn, S)]["states"],
+                                                                                       uniq[sn], strict=True)], 1))
+                         for sn in uniq}
                 pv = paths[("corpus", S)]["payoff"][iv, stops["corpus"][iv]]  # (n_val, G)
                 cv = paths[("corpus", S)]["correct"][iv, stops["corpus"][iv]]
                 for g, a in zip(gidx, aggs, strict=True):

@@ -274,7 +274,7 @@ def _split(runs: LoggedRuns, name: str) -> LoggedRuns:
 
 
 def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLASSES), seed: int = 0,
-                    price_seed: int = 0, histories: int = 3, max_rows: int = 60_000,
+                    price_seed: int = 0, histories: int = 3, max_rows: int = 24_000,
                     only: tuple[tuple[int, ...], str] | None = None,
                     log: Callable[[str], None] = lambda s: None) -> tuple[TeamPolicy, dict[str, Any]]:
     """Fit the joint policy on the train tasks, choose class and regularisation on validation (docstring).

@@ -8,8 +8,10 @@ Measures, on ``make_synthetic_team(T, R)`` (four member kinds, the reviser sees 
   family, tuned on validation and valued exactly with the baselines and the policy on the test
   split (:func:`~orchestrace.offline.evaluate_team`, including the fitted stop-only baseline).
 
-Medians over ``--repeats`` runs; peak resident memory of the process. BLAS is pinned to one
-thread (on a shared 2-core machine more threads only add contention)::
+Medians over ``--repeats`` runs of the wall-clock time and of the process's CPU time (user +
+system: on a machine shared with other jobs the wall clock measures the load, the CPU time the
+work); peak resident memory of the process. BLAS is pinned to one thread (on a shared 2-core
+machine more threads only add contention)::
 
     nice -n 5 python benchmarks/team_scale.py --tasks 100000 --repeats 3
 """
@@ -43,21 +45,27 @@ def main() -> None:
     t = time.perf_counter()
     runs = make_synthetic_team(a.tasks, a.rounds, seed=0)
     gen = time.perf_counter() - t
-    fit_s, fam_s = [], []
+    fit_s, fam_s, fit_cpu, fam_cpu = [], [], [], []
     for rep in range(a.repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         pol, rep_ = fit_team_policy(runs, classes=classes, seed=rep)
         fit_s.append(time.perf_counter() - t)
-        t = time.perf_counter()
+        fit_cpu.append(time.process_time() - c)
+        t, c = time.perf_counter(), time.process_time()
         res = evaluate_team(runs, [pol], names=[f"seed{rep}"])
         fam_s.append(time.perf_counter() - t)
-        print(f"repeat {rep}: fit {fit_s[-1]:.1f} s ({rep_['chosen']['class']}), family + baselines + test "
-              f"{fam_s[-1]:.1f} s ({res['settings']} settings)", flush=True)
+        fam_cpu.append(time.process_time() - c)
+        print(f"repeat {rep}: fit {fit_s[-1]:.1f} s wall / {fit_cpu[-1]:.1f} s CPU ({rep_['chosen']['class']}), "
+              f"family + baselines + test {fam_s[-1]:.1f} s wall / {fam_cpu[-1]:.1f} s CPU ({res['settings']} "
+              f"settings)", flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"tasks": a.tasks, "rounds": a.rounds, "members": list(runs.members), "classes": list(classes),
            "generate_s": gen, "fit_s_median": statistics.median(fit_s), "family_s_median": statistics.median(fam_s),
            "total_s_median": statistics.median(f + g for f, g in zip(fit_s, fam_s, strict=True)),
-           "peak_rss_mb": peak, "fit_s": fit_s, "family_s": fam_s}
+           "fit_cpu_s_median": statistics.median(fit_cpu), "family_cpu_s_median": statistics.median(fam_cpu),
+           "total_cpu_s_median": statistics.median(f + g for f, g in zip(fit_cpu, fam_cpu, strict=True)),
+           "peak_rss_mb": peak, "fit_s": fit_s, "family_s": fam_s, "fit_cpu_s": fit_cpu, "family_cpu_s": fam_cpu,
+           "load_average": os.getloadavg()}
     print(json.dumps(out, indent=1))
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:

@@ -108,6 +108,17 @@ def _outcome(path: dict[str, Any], stop: np.ndarray, g: int, rows: np.ndarray) -
             "calls": path["calls"][s].astype(np.float64), "tokens": path["tokens"][rows, s]}
 
 
+def _policy_rollout(p: TeamPolicy, runs: LoggedRuns, price: np.ndarray, rows: np.ndarray,
+                    token_scale: float) -> dict[str, np.ndarray]:
+    """The policy's exact outcome on ``rows``: its features read with its own constants (as :meth:`TeamPolicy.decide`
+    does), the return in the evaluation's token scale."""
+    arr = TeamArrays.build(runs, price, p.token_scale, lp_fill=p.lp_fill, cf_fill=p.cf_fill, cells=tuple(p.cells))
+    ps = [tuple(s) for s in p.subsets]
+    o = rollout(arr, greedy(arr, p.model_class, p.models, ps, len(p.aggregations)), ps, tuple(p.aggregations), idx=rows)
+    o["return"] = o["correct"] - price[rows] * o["tokens"] / token_scale
+    return o
+
+
 def _cmp(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, Any]:
     d = ci_mean(a["return"] - b["return"])
     verdict = "better" if d["lo"] > 0 else "worse" if d["hi"] < 0 else "tie"
@@ -128,8 +139,12 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     runs, notes = check_team_runs(runs, where=str(runs.meta.get("path", "corpus")))
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"policy{i}" for i in range(len(policies))]
+    cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
     for n, p in zip(names, policies, strict=True):
         p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus")
+        if sorted(p.cells) != cells:
+            raise ConfigError(f"{n}: the policy was fitted on task cells {sorted(p.cells)}, the corpus has {cells}; "
+                              "evaluate it on tasks of the cells it was fitted on")
     fresh: list[tuple[str, LoggedRuns]] = []
     for tn, tr in tests:
         tr, tnotes = check_team_runs(tr, where=tn, need_splits=False)
@@ -213,11 +228,9 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
             f"{so.meta['validation_return']:.4f}")
     # 4. policies and claims on every set
     out_sets: dict[str, Any] = {}
-    val_out = {}
-    for n, p in zip(names, policies, strict=True):
-        ps = [tuple(s) for s in p.subsets]
-        val_out[n] = rollout(a_all, greedy(a_all, p.model_class, p.models, ps, len(p.aggregations)), ps,
-                             tuple(p.aggregations), idx=iv)
+    val_out = {n: _policy_rollout(p, runs, a_all.price, iv, sc["token_scale"])
+               for n, p in zip(names, policies, strict=True)}
+    set_runs = {"test": runs, **dict(fresh)}
     for sn, arr, rows in sets:
         base_o = {k: value(c, sn, rows) for k, c in baselines.items()}
         if so is not None:
@@ -226,9 +239,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
                                                     tuple(so.aggregations), idx=rows)
         pols: dict[str, Any] = {}
         for n, p in zip(names, policies, strict=True):
-            ps = [tuple(s) for s in p.subsets]
-            o = rollout(arr, greedy(arr, p.model_class, p.models, ps, len(p.aggregations)), ps,
-                        tuple(p.aggregations), idx=rows)
+            o = _policy_rollout(p, set_runs[sn], arr.price, rows, sc["token_scale"])
             acc_v = float(val_out[n]["correct"].mean())
             ok = [c for c in budgets if c["val_accuracy"] >= acc_v - 1e-12]
             eq = min(ok, key=lambda c: (c["val_calls"], -c["val_accuracy"])) if ok else \

@@ -1,0 +1,85 @@
+"""The joint team policy against every fixed team × stop rule, per fitting seed, on the test split and fresh sets.
+
+Fits the joint policy (:func:`~orchestrace.offline.fit_team_policy`; linear → quadratic → MLP
+chosen on validation) once per fitting seed on the corpus's train tasks, then values it, every
+fixed configuration (member subset × aggregation) × every stop rule of the family (tuned on
+validation), the fitted stop-only policy on the best fixed team, a single cold call and the
+defaults people run (an always-continue vote at T 0.7; a fixed three-round debate) on the
+corpus's test split and on every ``--test`` collection — paired 95 % CIs, ties written as ties,
+every seed reported (never only the best)::
+
+    nice -n 5 python benchmarks/team_policy.py --corpus src/orchestrace/data/corpora/smollm2-team-v1 \\
+        --test /work/fresh/team-fresh --seeds 0,1,2 --json runs/team_policy.json
+    nice -n 5 python benchmarks/team_policy.py --synthetic 6000      # no corpus: the synthetic team
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from orchestrace.errors import OrchestraceError  # noqa: E402
+from orchestrace.offline import (  # noqa: E402
+    check_team_runs,
+    evaluate_team,
+    fit_team_policy,
+    make_synthetic_team,
+    read_corpus,
+    render_team,
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--corpus", type=Path, help="team corpus folder or .npz")
+    ap.add_argument("--synthetic", type=int, default=0, help="no corpus: a synthetic team of this many tasks")
+    ap.add_argument("--test", type=Path, action="append", default=[], help="fresh collection (repeatable)")
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--classes", default="linear,quadratic,mlp")
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    try:
+        if a.corpus is not None:
+            runs, notes = check_team_runs(read_corpus(a.corpus), where=str(a.corpus))
+            fresh = [(str(t), read_corpus(t)) for t in a.test]
+        else:
+            runs, notes = make_synthetic_team(a.synthetic or 6000, 4, seed=0), []
+            fresh = [("synthetic-fresh", make_synthetic_team(max(600, (a.synthetic or 6000) // 5), 4, seed=99))]
+    except OrchestraceError as exc:
+        sys.exit(f"error: {exc}")
+    for n in notes:
+        print(f"note: {n}")
+    pols, names, fits = [], [], {}
+    for s in (int(x) for x in a.seeds.split(",")):
+        t = time.perf_counter()
+        pol, rep = fit_team_policy(runs, classes=tuple(a.classes.split(",")), seed=s,
+                                   log=lambda m, s=s: print(f"[seed {s}] {m}", flush=True))
+        fits[f"seed{s}"] = {**rep, "seconds": time.perf_counter() - t}
+        print(f"[seed {s}] chosen {pol.model_class} (validation return {pol.meta['validation_return']:.4f}) in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+        pols.append(pol)
+        names.append(f"seed{s}")
+    res = evaluate_team(runs, pols, names=names, tests=fresh, log=print)
+    res["fits"] = fits
+    print(render_team(res))
+    for sn, st in res["sets"].items():
+        if "across_seeds" in st:
+            print(f"{sn}: across seeds (mean ± t-interval of the return difference):")
+            for k, v in st["across_seeds"].items():
+                print(f"  {k}: {v['mean']:+.4f} [{v['lo']:+.4f}, {v['hi']:+.4f}] (n={v['n']})")
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
+        print(f"wrote {a.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -41,7 +41,7 @@ from ..errors import ConfigError
 from ._logged import LoggedRuns
 from .rules import beta_criterion
 
-__all__ = ["TeamArrays", "TeamState", "aggregations", "column_names", "rollout", "subsets", "team_features",
+__all__ = ["TeamArrays", "TeamState", "aggregations", "column_names", "column_subset", "rollout", "subsets", "team_features",
            "FEATURES_VOTE", "FEATURES_MEMBER"]
 
 #: The vote block of the team policy's features (then one :data:`FEATURES_MEMBER` block per column,
@@ -78,6 +78,34 @@ def subsets(runs: LoggedRuns) -> list[tuple[int, ...]]:
             if all(set(sees[c]) <= set(s) for c in s):
                 out.append(s)
     return out
+
+
+def column_subset(runs: LoggedRuns, cols: tuple[int, ...]) -> LoggedRuns:
+    """The corpus restricted to the member columns ``cols`` (in that order; ``sees`` re-indexed; answer codes kept).
+
+    A fixed team configuration as a corpus of its own, for rule code written against width-W corpora.
+    A column whose ``sees`` are not all in ``cols`` is refused; ``round_correct`` stays the full team's, as logged.
+
+    >>> from orchestrace.offline._team_synth import make_synthetic_team
+    >>> sub = column_subset(make_synthetic_team(5, 2, seed=0), (2, 0))
+    >>> sub.members, sub.answers.shape
+    (('calc', 'cold'), (5, 2, 2))
+    """
+    import dataclasses
+
+    cols = tuple(int(c) for c in cols)
+    sees = _sees(runs)
+    for c in cols:
+        if not set(sees[c]) <= set(cols):
+            raise ConfigError(f"column {c} sees columns {sees[c]}, not all among {cols}")
+    pos = {c: i for i, c in enumerate(cols)}
+    sl = (slice(None), slice(None), list(cols))
+    return dataclasses.replace(
+        runs, answers=runs.answers[sl], correct=runs.correct[sl], prompt_tokens=runs.prompt_tokens[sl],
+        completion_tokens=runs.completion_tokens[sl], logprob_mean=runs.logprob_mean[sl],
+        members=tuple(runs.members[c] for c in cols) if runs.members else (),
+        sees=tuple(tuple(pos[x] for x in sees[c]) for c in cols) if runs.sees else (),
+        confidence=None if runs.confidence is None else runs.confidence[sl])
 
 
 def _sees(runs: LoggedRuns) -> tuple[tuple[int, ...], ...]:

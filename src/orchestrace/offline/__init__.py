@@ -12,7 +12,15 @@ rule. This package fits and evaluates the stop (O5) from such logs alone — no 
                                                             │
     StopGate.load(path).should_stop(answers_so_far, price=…)  ◄── the fitted gate in user code
 
-CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]``.
+A **team** corpus (``LoggedRuns.members``: one member kind per column, every member called every
+round) values every policy over {whom to call each round (O1, O2), the reviser or not (O3), how
+to aggregate (O4), when to stop (O5)} exactly (:func:`rollout`); :func:`fit_team_policy` learns
+the joint policy by backward induction over the per-round joint action, :class:`TeamPolicy`
+deploys it (``decide(rounds, price=…, cell=…)`` once per round) and :func:`evaluate_team` judges
+it against every fixed team configuration × stop rule and the defaults people run.
+
+CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]
+[--test FRESH …]`` (a team corpus dispatches to the joint policy).
 
 >>> runs = make_synthetic_logged(T=200, R=3, W=2, seed=0)
 >>> gate, report = fit_gate(runs, classes=("linear",))

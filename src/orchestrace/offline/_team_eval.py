@@ -254,8 +254,14 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
                 "baseline": eq["name"], "call_saving": sv, "accuracy_diff": da,
                 "met": bool(sv["lo"] >= 0.40 and da["hi"] >= 0), "verdict": "tie" if sv["lo"] <= 0 <= sv["hi"] else
                 ("fewer calls" if sv["lo"] > 0 else "more calls")}
+            # what a user gains: the tool's pick on validation (this policy or the best rule) vs the defaults
+            use_pol = float(val_out[n]["return"].mean()) > best["val_return"]
+            po = o if use_pol else base_o["best_rule"]
+            gains = {k: {"baseline": baselines[k]["name"], **_cmp(po, base_o[k])}
+                     for k in ("default_vote_hot", "default_debate") if k in base_o}
             pols[n] = {"summary": _summ(o), "model_class": p.model_class, "fit_seed": p.meta.get("fit_seed"),
-                       "validation_return": float(val_out[n]["return"].mean()), "claims": claims}
+                       "validation_return": float(val_out[n]["return"].mean()), "claims": claims,
+                       "tool_pick": {"name": n if use_pol else best["name"], "summary": _summ(po), "vs": gains}}
         out_sets[sn] = {"tasks": int(len(rows)), "baselines": {k: {"name": baselines[k]["name"] if k in baselines
                                                                     else "stop-only", **_summ(o)}
                                                                for k, o in base_o.items()},
@@ -304,5 +310,11 @@ def render_team(res: dict[str, Any]) -> str:
                 else:
                     lines.append(f"| {n} | {k} | `{v['baseline']}` | saving {_fmt(v['call_saving'])}, accuracy "
                                  f"{_fmt(v['accuracy_diff'])} | {v['verdict']} |")
+        lines += ["", "| seed | the tool's validation pick | vs | return diff (paired 95 % CI) | verdict |",
+                  "|---|---|---|---|---|"]
+        for n, p in s["policies"].items():
+            for k, v in p["tool_pick"]["vs"].items():
+                lines.append(f"| {n} | `{p['tool_pick']['name']}` | {k}: `{v['baseline']}` | {_fmt(v['return_diff'])} "
+                             f"| {v['verdict']} |")
         lines.append("")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ every seed reported (never only the best)::
     nice -n 5 python benchmarks/team_policy.py --corpus src/orchestrace/data/corpora/smollm2-team-v1 \\
         --test /work/fresh/team-fresh --seeds 0,1,2 --json runs/team_policy.json
     nice -n 5 python benchmarks/team_policy.py --synthetic 6000      # no corpus: the synthetic team
+    nice -n 5 python benchmarks/team_policy.py --corpus src/orchestrace/data/corpora/smollm2-v1   # one kind: a vote
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def main() -> None:
     a = ap.parse_args()
     try:
         if a.corpus is not None:
-            runs, notes = check_team_runs(read_corpus(a.corpus), where=str(a.corpus))
+            runs, notes = check_team_runs(read_corpus(a.corpus), where=str(a.corpus), allow_vote=True)
             fresh = [(str(t), read_corpus(t)) for t in a.test]
         else:
             runs, notes = make_synthetic_team(a.synthetic or 6000, 4, seed=0), []

@@ -278,3 +278,12 @@ def test_count_rules_on_distinct_counts_decide_as_on_every_row() -> None:
                 n += 1
                 assert (_decide(rule, st, uniq) == rule.stop_now(st)).all(), rule.name
     assert n >= 18
+
+
+def test_a_vote_corpus_is_evaluated_as_the_one_kind_team() -> None:
+    runs = make_synthetic_logged(600, 3, 2, seed=1)
+    pol, _ = fit_team_policy(runs, classes=("linear",), seed=0)
+    res = evaluate_team(runs, [pol], names=["s0"], stop_only=False)
+    b = res["sets"]["test"]["baselines"]
+    assert b["default_vote_hot"]["name"] == "budget@3/w0+w1/majority" and "default_debate" not in b
+    assert res["corpus"]["members"] == ["w0", "w1"]

@@ -42,15 +42,17 @@ def _ids(runs: LoggedRuns, mask: np.ndarray, n: int = 3) -> str:
     return ", ".join(map(str, runs.task_ids[mask][:n].tolist()))
 
 
-def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True
+def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
                     ) -> tuple[LoggedRuns, list[str]]:
-    """Check a team corpus's arrays; return the runs kept and the stated exclusions (module docstring)."""
+    """Check a team corpus's arrays; return the runs kept and the stated exclusions (module docstring).
+
+    ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind special case."""
     if runs.answers.ndim != 3:
         raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
     T, R, W = runs.answers.shape
     if T == 0:
         raise ConfigError(f"{where}: no tasks")
-    members = list(runs.members)
+    members = list(runs.members) or ([f"w{c}" for c in range(W)] if allow_vote else [])
     if not members:
         raise ConfigError(f"{where}: $.members is empty: not a team corpus (a homogeneous vote corpus goes through "
                           "the stop gate)")
@@ -68,7 +70,7 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
                               "empty); its answers cannot be valued under any other configuration. Re-read the corpus "
                               "with a loader that records which columns the reviser was shown")
     man = runs.meta.get("members")
-    if man is not None and list(man) != members:
+    if man is not None and runs.members and list(man) != members:
         raise ConfigError(f"{where}: the manifest's team {list(man)} differs from the columns' {members}; shards "
                           "with different teams cannot be one corpus")
     shard = runs.meta.get("shard_members")

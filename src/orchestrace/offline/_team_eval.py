@@ -136,7 +136,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     """Tune every fixed configuration × rule on validation; value them, the baselines and every policy on the
     test split and each fresh set (module docstring)."""
     t0 = time.perf_counter()
-    runs, notes = check_team_runs(runs, where=str(runs.meta.get("path", "corpus")))
+    runs, notes = check_team_runs(runs, where=str(runs.meta.get("path", "corpus")), allow_vote=True)
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"policy{i}" for i in range(len(policies))]
     cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
@@ -147,7 +147,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
                               "evaluate it on tasks of the cells it was fitted on")
     fresh: list[tuple[str, LoggedRuns]] = []
     for tn, tr in tests:
-        tr, tnotes = check_team_runs(tr, where=tn, need_splits=False)
+        tr, tnotes = check_team_runs(tr, where=tn, need_splits=False, allow_vote=True)
         if list(tr.members) != list(runs.members) or [list(s) for s in tr.sees] != [list(s) for s in runs.sees] \
                 or tr.answers.shape[1:] != runs.answers.shape[1:]:
             raise ConfigError(f"{tn}: the fresh set's team differs from the corpus's: members {list(tr.members)} vs "
@@ -213,9 +213,13 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
         hot = find((col["hot"],), f"budget@{R}", "majority")
         if hot is not None:
             baselines["default_vote_hot"] = hot
+    elif not runs.members:  # a vote corpus: its one sampler is the T 0.7 vote; always-continue at full width
+        hot = find(tuple(range(W)), f"budget@{R}", "majority")
+        if hot is not None:
+            baselines["default_vote_hot"] = hot
     full = tuple(range(W))
     debate_agg = "latest:reviser" if "reviser" in col else "majority"
-    deb = find(full, f"budget@{min(3, R)}", debate_agg) if full in subs else None
+    deb = find(full, f"budget@{min(3, R)}", debate_agg) if full in subs and runs.members else None
     if deb is not None:
         baselines["default_debate"] = deb
     budgets = [c for c in cands if c["family"] == "budget"]

@@ -32,6 +32,7 @@ from orchestrace.offline import (  # noqa: E402
     check_team_runs,
     evaluate_team,
     fit_team_policy,
+    load_logged_runs,
     make_synthetic_team,
     read_corpus,
     render_team,
@@ -50,7 +51,8 @@ def main() -> None:
     try:
         if a.corpus is not None:
             runs, notes = check_team_runs(read_corpus(a.corpus), where=str(a.corpus), allow_vote=True)
-            fresh = [(str(t), read_corpus(t)) for t in a.test]
+            fresh = [(str(t), read_corpus(t) if t.suffix == ".npz" else load_logged_runs(t, exclude=True))
+                     for t in a.test]  # a torn or truncated run of a fresh set: excluded, counted, warned
         else:
             runs, notes = make_synthetic_team(a.synthetic or 6000, 4, seed=0), []
             fresh = [("synthetic-fresh", make_synthetic_team(max(600, (a.synthetic or 6000) // 5), 4, seed=99))]

@@ -286,4 +286,5 @@ def test_a_vote_corpus_is_evaluated_as_the_one_kind_team() -> None:
     res = evaluate_team(runs, [pol], names=["s0"], stop_only=False)
     b = res["sets"]["test"]["baselines"]
     assert b["default_vote_hot"]["name"] == "budget@3/w0+w1/majority" and "default_debate" not in b
+    assert "single_call" in b and "cold_call" not in b
     assert res["corpus"]["members"] == ["w0", "w1"]

@@ -208,7 +208,10 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     baselines: dict[str, dict[str, Any]] = {"best_rule": best}
     singles = [c for c in cands if len(c["S"]) == 1 and c["rule"] == "budget@1" and c["agg"] == "majority"]
     cold = find((col["cold"],), "budget@1", "majority") if "cold" in col else None
-    baselines["cold_call"] = cold or max(singles, key=lambda c: c["val_return"])
+    if cold is not None:
+        baselines["cold_call"] = cold
+    else:  # no cold member (e.g. a vote corpus): the best single call on validation
+        baselines["single_call"] = max(singles, key=lambda c: c["val_return"])
     if "hot" in col:
         hot = find((col["hot"],), f"budget@{R}", "majority")
         if hot is not None:

@@ -288,3 +288,56 @@ def test_a_vote_corpus_is_evaluated_as_the_one_kind_team() -> None:
     assert b["default_vote_hot"]["name"] == "budget@3/w0+w1/majority" and "default_debate" not in b
     assert "single_call" in b and "cold_call" not in b
     assert res["corpus"]["members"] == ["w0", "w1"]
+
+
+def test_mutated_policy_files_load_or_are_refused_with_a_config_error(fitted) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    base = _doc(fitted[0])
+    keys = sorted(base)
+    junk = st.one_of(st.none(), st.booleans(), st.integers(-3, 5), st.floats(allow_nan=True), st.text(max_size=5),
+                     st.lists(st.integers(-1, 5), max_size=4), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                                                max_size=2))
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(key=st.sampled_from(keys), value=junk, drop=st.booleans())
+    def check(key: str, value: object, drop: bool) -> None:
+        doc = json.loads(json.dumps(base))
+        if drop:
+            doc.pop(key)
+        else:
+            doc[key] = value
+        try:
+            TeamPolicy.from_dict(doc)
+        except ConfigError:
+            pass
+
+    check()
+
+
+def test_mutations_inside_models_and_lists_are_refused_with_a_config_error(fitted) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    base = _doc(fitted[0])
+    paths = [("models", d, k) for d in range(len(base["models"])) for k in base["models"][d]]
+    paths += [("subsets", i) for i in range(len(base["subsets"]))] + [("sees", i) for i in range(len(base["sees"]))]
+    paths += [("member_tokens", i) for i in range(len(base["member_tokens"]))]
+    junk = st.one_of(st.none(), st.integers(-3, 9), st.floats(allow_nan=True), st.text(max_size=4),
+                     st.lists(st.one_of(st.integers(-1, 9), st.floats(allow_nan=True)), max_size=3))
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(path=st.sampled_from(paths), value=junk)
+    def check(path: tuple, value: object) -> None:
+        doc = json.loads(json.dumps(base))
+        node = doc
+        for p in path[:-1]:
+            node = node[p]
+        node[path[-1]] = value
+        try:
+            TeamPolicy.from_dict(doc)
+        except ConfigError:
+            pass
+
+    check()

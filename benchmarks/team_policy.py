@@ -22,13 +22,17 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from orchestrace.errors import OrchestraceError  # noqa: E402
+import numpy as np  # noqa: E402
+
+from orchestrace.errors import ConfigError, OrchestraceError  # noqa: E402
 from orchestrace.offline import (  # noqa: E402
+    LoggedRuns,
     check_team_runs,
     evaluate_team,
     fit_team_policy,
@@ -37,6 +41,47 @@ from orchestrace.offline import (  # noqa: E402
     read_corpus,
     render_team,
 )
+
+
+def read_team(path: Path) -> LoggedRuns:
+    """A corpus folder or .npz; a team corpus folder read before the library's team reader existed gets its member
+    kinds, who-sees-whom and confidences from the trace headers and returns (torn or truncated runs excluded, counted)."""
+    if path.suffix == ".npz":
+        return read_corpus(path)
+    runs = load_logged_runs(path, exclude=True)
+    if runs.members or json.loads((path / "manifest.json").read_text()).get("format") != "orchestrace-team-corpus-v1":
+        return runs
+    import gzip
+
+    heads: dict[str, dict] = {}
+    conf: dict[tuple[str, int, int], float] = {}
+    for f in sorted(path.glob("traces*.jsonl*")):
+        with (gzip.open(f, "rt") if f.suffix == ".gz" else open(f)) as fh:  # noqa: SIM115
+            tid = None
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if "header" in rec:
+                    tid = rec["header"]["task_id"]
+                    heads[tid] = rec["header"]["meta"]
+                elif "event" in rec and rec["event"].get("type") == "return" and tid is not None:
+                    a = rec["event"].get("attrs") or {}
+                    if isinstance(a.get("confidence"), (int, float)):
+                        conf[(tid, a["round"], a["worker"])] = float(a["confidence"])
+    kept = [heads[t] for t in runs.task_ids.tolist()]
+    teams = {(tuple(h["members"]), tuple(tuple(s) for s in h["sees"])) for h in kept}
+    if len(teams) != 1:
+        raise ConfigError(f"{path}: runs of {len(teams)} different teams: {sorted(teams)[:3]}")
+    (members, sees), = teams
+    T, R, W = runs.answers.shape
+    c = np.full((T, R, W), np.nan, np.float32)
+    for i, t in enumerate(runs.task_ids.tolist()):
+        for r in range(R):
+            for w in range(W):
+                c[i, r, w] = conf.get((t, r, w), np.nan)
+    return dataclasses.replace(runs, members=members, sees=sees, confidence=c)
 
 
 def main() -> None:
@@ -50,9 +95,8 @@ def main() -> None:
     a = ap.parse_args()
     try:
         if a.corpus is not None:
-            runs, notes = check_team_runs(read_corpus(a.corpus), where=str(a.corpus), allow_vote=True)
-            fresh = [(str(t), read_corpus(t) if t.suffix == ".npz" else load_logged_runs(t, exclude=True))
-                     for t in a.test]  # a torn or truncated run of a fresh set: excluded, counted, warned
+            runs, notes = check_team_runs(read_team(a.corpus), where=str(a.corpus), allow_vote=True)
+            fresh = [(str(t), read_team(t)) for t in a.test]  # torn or truncated runs: excluded, counted, warned
         else:
             runs, notes = make_synthetic_team(a.synthetic or 6000, 4, seed=0), []
             fresh = [("synthetic-fresh", make_synthetic_team(max(600, (a.synthetic or 6000) // 5), 4, seed=99))]

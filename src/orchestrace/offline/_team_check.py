@@ -70,7 +70,11 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
                               "empty); its answers cannot be valued under any other configuration. Re-read the corpus "
                               "with a loader that records which columns the reviser was shown")
     man = runs.meta.get("members")
-    if man is not None and runs.members and list(man) != members:
+    if man is None and isinstance(runs.meta.get("config"), dict):
+        man = runs.meta["config"].get("members")
+    if isinstance(man, list):  # names, or the collector's member specs {"name": …, …}
+        man = [m.get("name") if isinstance(m, dict) else m for m in man]
+    if isinstance(man, list) and runs.members and man != members:
         raise ConfigError(f"{where}: the manifest's team {list(man)} differs from the columns' {members}; shards "
                           "with different teams cannot be one corpus")
     shard = runs.meta.get("shard_members")

@@ -238,6 +238,8 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     val_out = {n: _policy_rollout(p, runs, a_all.price, iv, sc["token_scale"])
                for n, p in zip(names, policies, strict=True)}
     set_runs = {"test": runs, **dict(fresh)}
+    base_name = {k: c["name"] for k, c in baselines.items()}
+    base_name["stop_only_best_team"] = f"stop-only/{best['name'].split('/', 1)[1]}"
     for sn, arr, rows in sets:
         base_o = {k: value(c, sn, rows) for k, c in baselines.items()}
         if so is not None:
@@ -252,9 +254,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
             eq = min(ok, key=lambda c: (c["val_calls"], -c["val_accuracy"])) if ok else \
                 max(budgets, key=lambda c: c["val_accuracy"])
             eo = value(eq, sn, rows)
-            claims = {f"beats_{k}" if k != "best_rule" else "beats_best_rule": {"baseline": baselines[k]["name"]
-                      if k in baselines else f"stop-only/{best['name'].split('/', 1)[1]}", **_cmp(o, bo)}
-                      for k, bo in base_o.items()}
+            claims = {f"beats_{k}": {"baseline": base_name[k], **_cmp(o, bo)} for k, bo in base_o.items()}
             sv = saving_ci(o["calls"], eo["calls"])
             da = ci_mean(o["correct"] - eo["correct"])
             claims["fewer_calls_at_equal_accuracy"] = {
@@ -269,8 +269,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
             pols[n] = {"summary": _summ(o), "model_class": p.model_class, "fit_seed": p.meta.get("fit_seed"),
                        "validation_return": float(val_out[n]["return"].mean()), "claims": claims,
                        "tool_pick": {"name": n if use_pol else best["name"], "summary": _summ(po), "vs": gains}}
-        out_sets[sn] = {"tasks": int(len(rows)), "baselines": {k: {"name": baselines[k]["name"] if k in baselines
-                                                                    else "stop-only", **_summ(o)}
+        out_sets[sn] = {"tasks": int(len(rows)), "baselines": {k: {"name": base_name[k], **_summ(o)}
                                                                for k, o in base_o.items()},
                         "family_best": {f: {"name": c["name"], **_summ(value(c, sn, rows))} for f, c in
                                         by_family.items()},

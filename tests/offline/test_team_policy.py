@@ -38,7 +38,7 @@ def team():
 
 @pytest.fixture(scope="module")
 def fitted(team):
-    return fit_team_policy(team, classes=("linear", "quadratic"), seed=0)
+    return fit_team_policy(team, classes=("linear", "quadratic"), seed=0, histories=3)
 
 
 # ----------------------------------------------------------------------------- valuation vs a plain reference
@@ -133,9 +133,9 @@ def test_the_vote_corpus_is_the_one_kind_special_case() -> None:
 
 
 def test_fitting_seeds_differ_only_through_the_roll_in(team) -> None:
-    a, _ = fit_team_policy(team, classes=("linear",), seed=0)
-    b, _ = fit_team_policy(team, classes=("linear",), seed=0)
-    c, _ = fit_team_policy(team, classes=("linear",), seed=5)
+    a, _ = fit_team_policy(team, classes=("linear",), seed=0, histories=3)
+    b, _ = fit_team_policy(team, classes=("linear",), seed=0, histories=3)
+    c, _ = fit_team_policy(team, classes=("linear",), seed=5, histories=3)
     assert a.models == b.models and a.models != c.models
 
 
@@ -237,8 +237,8 @@ def test_check_team_runs_excludes_or_locates(team) -> None:
 
 
 # ----------------------------------------------------------------------------- the CLI
-def test_cli_train_and_eval_with_fresh_sets(team, tmp_path: Path) -> None:
-    corpus = save_runs(team, tmp_path / "team.npz")
+def test_cli_train_and_eval_with_fresh_sets(tmp_path: Path) -> None:
+    corpus = save_runs(make_synthetic_team(400, 3, seed=3), tmp_path / "team.npz")
     fresh = make_synthetic_team(200, 3, seed=99)
     fresh_p = save_runs(fresh, tmp_path / "fresh.npz")
     out = tmp_path / "run"

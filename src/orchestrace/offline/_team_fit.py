@@ -6,8 +6,10 @@
    subsets, or (d ≥ 1) stops with one of the aggregations; after the last round it must stop.
    A homogeneous vote corpus is the special case whose subsets are the first k columns.
 2. **Roll-in states.** Every training task is walked along ``histories`` member-call histories
-   (all members every round; one random subset kept every round; a random valid subset each
-   round — drawn from the fitting seed), so the states at each decision cover what policies reach.
+   (the first: all members every round; then alternately one random subset kept every round and
+   a random valid subset each round — drawn from the fitting seed), so the states at each
+   decision cover what policies reach. By default as many histories as fit in ``max_rows`` rows
+   (3 to 12 per task: a small corpus gets more).
 3. **Targets, exact from the log, backward** (d = R … 0): for every state and every action the
    realised return-to-go — stop with g: the aggregate's correctness; call S: −price × tokens(S) /
    token_scale plus the exact return of following the already-fitted greedy policy from the next
@@ -211,7 +213,7 @@ def roll_in(arr: TeamArrays, idx: np.ndarray, subs: list[tuple[int, ...]], histo
     T, R, W = arr.shape
     rng = np.random.default_rng(seed)
     rows = np.repeat(np.asarray(idx, np.int64), histories)
-    kind = np.tile(np.arange(histories) % 3, len(idx))
+    kind = np.tile(np.where(np.arange(histories) == 0, 0, 1 + np.arange(histories) % 2), len(idx))
     if len(rows) > max_rows:
         pick = np.sort(rng.choice(len(rows), max_rows, replace=False))
         rows, kind = rows[pick], kind[pick]
@@ -274,7 +276,7 @@ def _split(runs: LoggedRuns, name: str) -> LoggedRuns:
 
 
 def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLASSES), seed: int = 0,
-                    price_seed: int = 0, histories: int = 3, max_rows: int = 24_000,
+                    price_seed: int = 0, histories: int | None = None, max_rows: int = 24_000,
                     only: tuple[tuple[int, ...], str] | None = None,
                     log: Callable[[str], None] = lambda s: None) -> tuple[TeamPolicy, dict[str, Any]]:
     """Fit the joint policy on the train tasks, choose class and regularisation on validation (docstring).
@@ -301,7 +303,10 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
         if tuple(only[0]) not in subs or only[1] not in aggs:
             raise ConfigError(f"only={only}: not a subset / aggregation of this corpus")
         subs, aggs = [tuple(only[0])], (only[1],)
-    states = roll_in(a_tr, np.arange(len(train.task_ids)), subs, histories, seed, max_rows)
+    n_tr = len(train.task_ids)
+    if histories is None:
+        histories = int(min(12, max(3, max_rows // max(n_tr, 1))))
+    states = roll_in(a_tr, np.arange(n_tr), subs, histories, seed, max_rows)
     cands: list[dict[str, Any]] = []
     best: tuple[float, str, float, list[dict[str, Any]]] | None = None
     for cls in classes:

@@ -19,13 +19,17 @@ __all__: list[str] = []
 
 def _read(corpus: Path, *, fresh: bool = False) -> Any:
     from ..errors import OrchestraceError
-    from ..offline import check_runs, read_corpus
+    from ..offline import check_runs, check_team_runs, read_corpus
 
     what = "--test collection" if fresh else "corpus"
     if not (corpus.exists() or corpus.is_symlink()):  # a dangling link or a loop: the loader says which
         raise fail(f"{corpus}: no such {what} (a directory of logged traces, or an .npz of logged runs)")
     try:
-        runs, notes = check_runs(read_corpus(corpus), where=str(corpus), splits=not fresh)
+        raw = read_corpus(corpus)
+        if raw.members:  # a team corpus (member kinds per column): the joint policy's checks
+            runs, notes = check_team_runs(raw, where=str(corpus), need_splits=not fresh)
+        else:
+            runs, notes = check_runs(raw, where=str(corpus), splits=not fresh)
     except OrchestraceError as exc:  # ConfigError, or the loader's TraceInvalidError with located problems
         raise fail(str(exc), problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
     for n in notes:
@@ -43,6 +47,8 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
                    "(only --out, --seed and --quiet do)")
     runs, notes = _read(corpus)
     log = (lambda s: None) if quiet else (lambda s: console.print(s, markup=False, highlight=False))
+    if runs.members:
+        return _train_team(runs, notes, corpus, out, seed=seed, log=log)
     try:
         gate, report = fit_gate(runs, seed=seed, log=log)
     except MissingExtraError as exc:
@@ -69,14 +75,72 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
     console.print(f"run: {out} ({path.name}, fit.json)", markup=False)
 
 
+def _train_team(runs: Any, notes: list[str], corpus: Path, out: Path, *, seed: int, log: Any) -> None:
+    """The joint team policy (a corpus with member kinds): RUN/team_policy.json and RUN/fit.json."""
+    from ..errors import ConfigError, MissingExtraError
+    from ..offline import fit_team_policy
+
+    try:
+        pol, report = fit_team_policy(runs, seed=seed, log=log)
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    pol.meta["corpus_path"] = str(corpus)
+    pol.meta["exclusions"] = notes
+    try:
+        path = pol.save(out)
+        (out / "fit.json").write_text(json.dumps({**report, "exclusions": notes, "seed": seed, "corpus": str(corpus)},
+                                                 indent=1, default=float), encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
+    c = report["chosen"]
+    by = ", ".join(f"{k} {v:.4f}" for k, v in report["by_class"].items())
+    console.print(f"learned the joint team policy ({', '.join(pol.members)}) from {len(runs.task_ids)} logged runs; "
+                  f"won on validation: {c['class']} (reg {c['reg']:g}) — validation return {c['validation_return']:.4f} "
+                  f"(by class: {by})", markup=False)
+    console.print(f"run: {out} ({path.name}, fit.json)", markup=False)
+
+
+def _eval_team(logged: Any, corpus: Path, runs: list[Path], out: Path | None, *, tests: list[Path], log: Any) -> None:
+    from ..errors import ConfigError
+    from ..offline import TeamPolicy, evaluate_team, render_team
+
+    try:
+        pols = [TeamPolicy.load(r) for r in runs]
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    names = [r.name if r.name != "team_policy.json" else r.parent.name for r in runs]
+    if len(set(names)) != len(names):
+        names = [str(r) for r in runs]
+    fresh = [(str(t), _read(t, fresh=True)[0]) for t in tests]
+    try:
+        res = evaluate_team(logged, pols, names=names, tests=fresh, log=log)
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    text = render_team(res)
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
+            (out / "summary.md").write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
+        console.print(f"wrote {out}/ (results.json, summary.md)", markup=False)
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
 def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool, tests: list[Path] | None = None
                 ) -> None:
     """Value every rule and every gate run exactly on the corpus's test tasks and on every fresh collection
-    (``--test``); print the summary."""
+    (``--test``); print the summary (a team corpus: the joint policy's evaluation)."""
     from ..errors import ConfigError
     from ..offline import StopGate, evaluate_traces, render_summary, write_pareto
 
     logged, _ = _read(corpus)
+    if logged.members:
+        log = (lambda s: None) if quiet else (lambda s: console.print(s, markup=False, highlight=False))
+        return _eval_team(logged, corpus, runs, out, tests=list(tests or []), log=log)
     fresh = [(str(t), _read(t, fresh=True)[0]) for t in tests or []]
     try:
         gates = [StopGate.load(r) for r in runs]

@@ -14,7 +14,15 @@ rule. This package fits and evaluates the stop (O5) from such logs alone — no 
                                                             │
     StopGate.load(path).should_stop(answers_so_far, price=…)  ◄── the fitted gate in user code
 
-CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]``.
+A **team** corpus (``LoggedRuns.members``: one member kind per column, every member called every
+round) values every policy over {whom to call each round (O1, O2), the reviser or not (O3), how
+to aggregate (O4), when to stop (O5)} exactly (:func:`rollout`); :func:`fit_team_policy` learns
+the joint policy by backward induction over the per-round joint action, :class:`TeamPolicy`
+deploys it (``decide(rounds, price=…, cell=…)`` once per round) and :func:`evaluate_team` judges
+it against every fixed team configuration × stop rule and the defaults people run.
+
+CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]
+[--test FRESH …]`` (a team corpus dispatches to the joint policy).
 
 >>> runs = make_synthetic_logged(T=200, R=3, W=2, seed=0)
 >>> gate, report = fit_gate(runs, classes=("linear",))
@@ -45,6 +53,11 @@ from ._logged import (
 )
 from ._report import render as render_summary
 from ._report import write_pareto
+from ._team import TeamArrays, TeamState, rollout
+from ._team_check import check_team_runs
+from ._team_eval import evaluate_team, render_team
+from ._team_fit import fit_team_policy
+from ._team_synth import make_synthetic_team
 from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
 from .gate import StopDecision, StopGate
 from .rules import (
@@ -60,6 +73,7 @@ from .rules import (
     VoteShare,
     VoteState,
 )
+from .team_policy import TeamDecision, TeamPolicy
 
 __all__ = [
     "AGGREGATIONS",
@@ -79,24 +93,34 @@ __all__ = [
     "StopGate",
     "StopRule",
     "ThresholdRule",
+    "TeamArrays",
+    "TeamDecision",
+    "TeamPolicy",
+    "TeamState",
     "Valuation",
     "VoteShare",
     "VoteState",
     "check_runs",
     "columns_of",
     "configs",
+    "check_team_runs",
     "demo_section",
+    "evaluate_team",
     "evaluate_traces",
     "family_candidates",
     "first_stop",
     "fit_gate",
     "fit_price_logistic",
     "fresh_mismatch",
+    "fit_team_policy",
     "load_logged_runs",
     "logged_from_codes",
     "make_synthetic_logged",
+    "make_synthetic_team",
     "read_corpus",
     "render_summary",
+    "render_team",
+    "rollout",
     "save_runs",
     "split_of",
     "task_prices",

@@ -182,21 +182,6 @@ def open_input(path: str | os.PathLike[str]) -> Any:
     return os.fdopen(fd, "rb")
 
 
-class _Capped:
-    """A binary stream that raises once more than ``cap`` bytes were read from ``raw``."""
-
-    def __init__(self, raw: Any, cap: int, where: str) -> None:
-        self.raw, self.cap, self.where, self.n = raw, cap, where, 0
-
-    def readline(self, size: int) -> bytes:
-        line: bytes = self.raw.readline(size)
-        self.n += len(line)
-        if self.n > self.cap:
-            raise OSError(f"more than {self.cap} bytes (decompressed) — a compression bomb, or raise "
-                          "ORCHESTRACE_MAX_CORPUS_BYTES")
-        return line
-
-
 def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
                  line_limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | OSError | ValueError]]:
     """``(line_no, line)`` of a ``.jsonl`` or ``.jsonl.gz`` stream, 1-based, newline kept.
@@ -216,19 +201,28 @@ def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
     cap = corpus_bytes() if limit is None else limit
     regular_file(path, limit=cap, what="corpus stream")
     ln = 0
+    total = 0
     try:
         with open(path, "rb") as raw:
             fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if str(path).endswith(".gz") else raw
-            stream = _Capped(fh, cap, str(path))
+            readline = fh.readline
             while True:
-                line = stream.readline(line_limit + 1)
+                line = readline(line_limit + 1)
                 if not line:
                     return
+                total += len(line)
+                if total > cap:
+                    raise OSError(f"more than {cap} bytes (decompressed) — a compression bomb? (raise "
+                                  "ORCHESTRACE_MAX_CORPUS_BYTES for a larger corpus)")
                 ln += 1
                 if len(line) > line_limit:
                     yield ln, ValueError(f"the line is longer than {line_limit} bytes")
                     while line and not line.endswith(b"\n"):  # skip the rest, still capped
-                        line = stream.readline(line_limit)
+                        line = readline(line_limit)
+                        total += len(line)
+                        if total > cap:
+                            raise OSError(f"more than {cap} bytes (decompressed) — a compression bomb? (raise "
+                                          "ORCHESTRACE_MAX_CORPUS_BYTES for a larger corpus)")
                     continue
                 yield ln, line
     except (OSError, EOFError, zlib.error) as exc:

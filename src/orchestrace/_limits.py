@@ -82,7 +82,7 @@ MAX_TOKENS = 2**20
 #: The lowest mean token log-prob accepted (a mean below it is corrupt; 0 is the highest).
 LOGPROB_MIN = -1000.0
 #: Round limit and width of a logged vote/team loop.
-MAX_ROUNDS, MAX_WIDTH = 64, 64
+MAX_ROUNDS, MAX_WIDTH = 32, 16  # vote corpora are 4 x 2-3, the team corpus 4 x 4: fitting scans every width
 #: A task's difficulty (the generator's size knob).
 MAX_DIFFICULTY = 10**6
 

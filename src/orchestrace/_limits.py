@@ -63,6 +63,7 @@ __all__ = [
     "capped_lines",
     "check_number",
     "corpus_bytes",
+    "env_bytes",
     "open_input",
     "printable",
     "read_capped",
@@ -87,14 +88,34 @@ MAX_ROUNDS, MAX_WIDTH = 32, 16  # vote corpora are 4 x 2-3, the team corpus 4 x 
 MAX_DIFFICULTY = 10**6
 
 
+def env_bytes(name: str, default: int) -> int:
+    """A byte count from the environment variable ``name`` (``default`` when unset).
+
+    A value that is not a positive whole number is a :class:`~orchestrace.errors.ConfigError`
+    naming the variable (read at use time, so a typo never breaks ``import orchestrace``).
+
+    >>> env_bytes("ORCHESTRACE_SURELY_UNSET_XYZ", 7)
+    7
+    """
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{name} must be a positive whole number of bytes, got {raw[:40]!r}; "
+                          f"unset it for the default ({default})")
+    return value
+
+
 def corpus_bytes() -> int:
     """The corpus cap: ``ORCHESTRACE_MAX_CORPUS_BYTES`` or :data:`MAX_CORPUS_BYTES`.
 
     >>> corpus_bytes() > 0
     True
     """
-    from .io import env_bytes
-
     return env_bytes("ORCHESTRACE_MAX_CORPUS_BYTES", MAX_CORPUS_BYTES)
 
 

@@ -116,4 +116,7 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus") -> tuple[LoggedRuns, 
                               "not consistent")
         notes.append(msg)
         runs = runs.subset(~mismatch)
+    from ._readers import corpus_fingerprint
+
+    runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a gate records it; eval warns on another corpus
     return runs, notes

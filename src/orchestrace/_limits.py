@@ -63,6 +63,7 @@ __all__ = [
     "capped_lines",
     "check_number",
     "corpus_bytes",
+    "env_bytes",
     "open_input",
     "printable",
     "read_capped",
@@ -82,9 +83,31 @@ MAX_TOKENS = 2**20
 #: The lowest mean token log-prob accepted (a mean below it is corrupt; 0 is the highest).
 LOGPROB_MIN = -1000.0
 #: Round limit and width of a logged vote/team loop.
-MAX_ROUNDS, MAX_WIDTH = 64, 64
+MAX_ROUNDS, MAX_WIDTH = 32, 16  # vote corpora are 4 x 2-3, the team corpus 4 x 4: fitting scans every width
 #: A task's difficulty (the generator's size knob).
 MAX_DIFFICULTY = 10**6
+
+
+def env_bytes(name: str, default: int) -> int:
+    """A byte count from the environment variable ``name`` (``default`` when unset).
+
+    A value that is not a positive whole number is a :class:`~orchestrace.errors.ConfigError`
+    naming the variable (read at use time, so a typo never breaks ``import orchestrace``).
+
+    >>> env_bytes("ORCHESTRACE_SURELY_UNSET_XYZ", 7)
+    7
+    """
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"{name} must be a positive whole number of bytes, got {raw[:40]!r}; "
+                          f"unset it for the default ({default})")
+    return value
 
 
 def corpus_bytes() -> int:
@@ -93,8 +116,6 @@ def corpus_bytes() -> int:
     >>> corpus_bytes() > 0
     True
     """
-    from .io import env_bytes
-
     return env_bytes("ORCHESTRACE_MAX_CORPUS_BYTES", MAX_CORPUS_BYTES)
 
 
@@ -182,21 +203,6 @@ def open_input(path: str | os.PathLike[str]) -> Any:
     return os.fdopen(fd, "rb")
 
 
-class _Capped:
-    """A binary stream that raises once more than ``cap`` bytes were read from ``raw``."""
-
-    def __init__(self, raw: Any, cap: int, where: str) -> None:
-        self.raw, self.cap, self.where, self.n = raw, cap, where, 0
-
-    def readline(self, size: int) -> bytes:
-        line: bytes = self.raw.readline(size)
-        self.n += len(line)
-        if self.n > self.cap:
-            raise OSError(f"more than {self.cap} bytes (decompressed) — a compression bomb, or raise "
-                          "ORCHESTRACE_MAX_CORPUS_BYTES")
-        return line
-
-
 def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
                  line_limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | OSError | ValueError]]:
     """``(line_no, line)`` of a ``.jsonl`` or ``.jsonl.gz`` stream, 1-based, newline kept.
@@ -216,19 +222,28 @@ def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
     cap = corpus_bytes() if limit is None else limit
     regular_file(path, limit=cap, what="corpus stream")
     ln = 0
+    total = 0
     try:
         with open(path, "rb") as raw:
             fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if str(path).endswith(".gz") else raw
-            stream = _Capped(fh, cap, str(path))
+            readline = fh.readline
             while True:
-                line = stream.readline(line_limit + 1)
+                line = readline(line_limit + 1)
                 if not line:
                     return
+                total += len(line)
+                if total > cap:
+                    raise OSError(f"more than {cap} bytes (decompressed) — a compression bomb? (raise "
+                                  "ORCHESTRACE_MAX_CORPUS_BYTES for a larger corpus)")
                 ln += 1
                 if len(line) > line_limit:
                     yield ln, ValueError(f"the line is longer than {line_limit} bytes")
                     while line and not line.endswith(b"\n"):  # skip the rest, still capped
-                        line = stream.readline(line_limit)
+                        line = readline(line_limit)
+                        total += len(line)
+                        if total > cap:
+                            raise OSError(f"more than {cap} bytes (decompressed) — a compression bomb? (raise "
+                                          "ORCHESTRACE_MAX_CORPUS_BYTES for a larger corpus)")
                     continue
                 yield ln, line
     except (OSError, EOFError, zlib.error) as exc:

@@ -38,6 +38,7 @@ from typing import IO, Any, Literal, NamedTuple
 
 import msgspec
 
+from ._limits import env_bytes
 from ._problems import Problem
 from ._structural import Collector, Decoded, _End, _Header, decode_bytes
 from .errors import (
@@ -68,28 +69,6 @@ Format = Literal["native", "reference", "jsonl"]
 
 #: Files larger than this are refused (override with ``ORCHESTRACE_MAX_FILE_BYTES``).
 MAX_FILE_BYTES = 4 * 1024**3
-
-
-def env_bytes(name: str, default: int) -> int:
-    """A byte count from the environment variable ``name`` (``default`` when unset).
-
-    A value that is not a positive whole number is a :class:`~orchestrace.errors.ConfigError`
-    naming the variable (read at use time, so a typo never breaks ``import orchestrace``).
-
-    >>> env_bytes("ORCHESTRACE_SURELY_UNSET_XYZ", 7)
-    7
-    """
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigError(f"{name} must be a positive whole number of bytes, got {raw[:40]!r}; "
-                          f"unset it for the default ({default})")
-    return value
 
 
 def max_file_bytes() -> int:

@@ -411,3 +411,24 @@ def test_a_split_of_one_task_is_refused(tmp_path: Path) -> None:
     p = save_runs(runs.subset(np.array(keep)), tmp_path / "s.npz")
     r = runner.invoke(app, ["train", "--from-traces", str(p), "-o", str(tmp_path / "r"), "-q"])
     assert r.exit_code == 1 and "too few tasks" in r.output
+
+
+def test_resume_cuts_a_torn_non_utf8_header_at_the_tail(plain: Path) -> None:
+    data = (plain / "traces.jsonl").read_bytes()
+    (plain / "traces.jsonl").write_bytes(data + b'{"header": {"task_id": "\xff\xfe')
+    w = CorpusWriter(plain, resume=True)
+    w.close()
+    assert len(w.done) == 30 and w.cut_bytes > 0 and (plain / "traces.jsonl").read_bytes() == data
+
+
+def test_eval_warns_when_a_gate_was_fitted_on_another_corpus(tmp_path: Path, gate_doc: dict) -> None:
+    from orchestrace.offline._features import FEATURES
+
+    doc = {**gate_doc, "max_rounds": 3, "checks": [{"w": [0.0] * len(FEATURES), "b": 0.3}] * 2,
+           "meta": {"corpus_fingerprint": "0123456789abcdef", "corpus_path": "elsewhere"}}
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "gate.json").write_text(json.dumps(doc))
+    corpus = save_runs(make_synthetic_logged(90, 3, 2, seed=1), tmp_path / "c.npz")
+    r = runner.invoke(app, ["eval", "--traces", str(corpus), str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    assert "fitted on another corpus (elsewhere)" in r.output

@@ -56,10 +56,9 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
     from ..io import atomic_write
-    from ..offline._readers import corpus_fingerprint
 
     gate.meta["corpus_path"] = str(corpus)
-    gate.meta["corpus_fingerprint"] = corpus_fingerprint(runs)
+    gate.meta["corpus_fingerprint"] = runs.meta.get("fingerprint")
     gate.meta["exclusions"] = notes
     try:
         path = gate.save(out)
@@ -147,9 +146,8 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
     from ..io import atomic_write
-    from ..offline._readers import corpus_fingerprint
 
-    here = corpus_fingerprint(logged)
+    here = logged.meta.get("fingerprint")
     for r, g in zip(runs, gates, strict=True):
         there = g.meta.get("corpus_fingerprint")
         if isinstance(there, str) and there != here:

@@ -142,4 +142,7 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) 
                               "not consistent")
         notes.append(msg)
         runs = runs.subset(~mismatch)
+    from ._readers import corpus_fingerprint
+
+    runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a gate records it; eval warns on another corpus
     return runs, notes

@@ -77,8 +77,10 @@ def test_contradictory_outcome_fields_give_a_located_warning() -> None:
     assert tr.outcome is not None and tr.outcome.success is None
     (p,) = [p for p in rep.problems if p.code == "chat.contradictory-outcome"]
     assert p.path == "h.json:$" and "is_correct = True but is_corrected = False" in p.message
-    r = blame(tr)
-    assert any("outcome is unknown" in n for n in r.notes)
+    r = blame(tr)  # contradictory outcomes: nobody is blamed, never "decisive error"
+    assert r.status == "outcome unknown" and r.decisive is None and r.runner_up is None and r.shares == {}
+    r = blame(tr, assume_failed=True)
+    assert r.decisive is not None and any("outcome is unknown" in n for n in r.notes)
 
 
 def test_ledger_verdict_blames_the_judged_workers_streak() -> None:
@@ -262,7 +264,9 @@ def test_claude_code_tool_errors_blame_their_call() -> None:
     first = flagged[0].attrs["evidence"][0]
     assert first["kind"] == "tool_error" and first["excerpt"].startswith("EISDIR")
     assert by_id[first["blames"]].type.value == "tool_call" and flagged[0].error is True
-    r = blame(tr)
+    r = blame(tr)  # the session records no outcome: nobody is blamed unless asked to assume it failed
+    assert r.status == "outcome unknown" and r.decisive is None and r.evidence_found
+    r = blame(tr, assume_failed=True)
     assert r.evidence_found and r.decisive.event == first["blames"]
 
 

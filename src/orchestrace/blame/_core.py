@@ -7,46 +7,57 @@ carries evidence (``attrs.evidence``, written by the importers) or ``error: true
 wrote the code; a ledger verdict → the worker turn it judges). "Earliest" orders the errors'
 origins by time, then by position. The origin's agent is the culprit, its turn the culprit
 step. A final answer that contradicts the checked facts confirms the failure but is not an
-origin (:data:`SYMPTOM_KINDS`). Origins on a person's turn or on an agent outside the team are skipped with a located
-note. With no usable evidence, a stated fallback rule picks the first turn of the first
-working agent, at low confidence, and the result says ``no evidence``.
+origin (:data:`SYMPTOM_KINDS`). Origins on a person's turn or on an agent outside the team
+(the declared one when the source declares it) are skipped with a located note, and so is
+text whose provenance says it was merely quoted. A failed graded aggregate (a vote) blames the
+members whose answer it adopted. With no usable evidence, a stated fallback rule picks the
+first turn of the first working agent, at low confidence, and the result says ``no evidence``.
+A run recorded as a success has nothing to blame; a run that states no outcome is ``outcome
+unknown`` (``assume_failed=True`` blames it as if it failed).
 
 >>> from orchestrace.builder import TraceBuilder
+>>> from orchestrace.trace import Outcome
 >>> b = TraceBuilder("r")
 >>> m1 = b.add("message", "coder", t=0, t_end=1)
 >>> m2 = b.add("message", "terminal", t=1, t_end=2, after=m1,
 ...            attrs={"evidence": [{"kind": "exec_failed", "blames": m1}]}, error=True)
 >>> m3 = b.add("message", "critic", t=2, t_end=3, after=m2)
->>> r = blame(b.build())
+>>> r = blame(b.build(outcome=Outcome(success=False)))
 >>> r.decisive.agent, r.decisive.event, r.rule
 ('coder', 'e1', 'earliest flagged error reaching the output')
+>>> r = blame(b.build())
+>>> r.status, r.decisive
+('outcome unknown', None)
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..importers import STRENGTH, Evidence, EvidenceKind, evidence_of
+from ..evidence import STRENGTH, Evidence, EvidenceKind, Provenance, evidence_of, turn_of
 from ..vocab import EventType
 
 if TYPE_CHECKING:
     from ..graph import TraceGraph
     from ..trace import Event, Trace
 
-__all__ = ["FALLBACK_RULE", "BlameResult", "Culprit", "blame"]
+__all__ = ["FALLBACK_RULE", "STATUSES", "BlameResult", "Culprit", "blame", "failed_of", "step_of"]
 
 #: The rule used when the trace carries no usable evidence.
 FALLBACK_RULE = "no evidence: fallback 'first reply' (the first turn of an agent that is neither the " \
                 "orchestrator nor a person, nor an executor's output, skipping an opening turn that only states the task)"
 _FALLBACK_WORKER = "no evidence: fallback 'first worker turn' (the first turn of an agent that is neither the " \
                    "orchestrator nor a person, nor an executor's output)"
+#: The rule of a run recorded as a success, and of a run that states no outcome.
+NOTHING_RULE = "nothing to blame: the run is recorded as a success"
+UNKNOWN_RULE = "outcome unknown: the run states no outcome (or outcome fields that disagree); nobody blamed"
+#: What a result says: a culprit named, a success, no outcome, or no agent turn at all.
+STATUSES = ("blamed", "nothing to blame", "outcome unknown", "no agent")
 #: Confidence of a fallback pick.
 FALLBACK_CONFIDENCE = 0.15
-_STEP = re.compile(r"\[(\d+)\](?:\.[^\[\]]*)?$")
 _ERROR_FLAG = 0.5  # strength of a bare ``error: true`` without evidence records
 #: Evidence that confirms the failure but is not where an error was made (not an origin).
 SYMPTOM_KINDS = frozenset({EvidenceKind.CONTRADICTS_FACTS})
@@ -85,8 +96,9 @@ class Culprit:
 
 @dataclass(frozen=True)
 class BlameResult:
-    """The decisive error of a run (``decisive``, None when no agent can be blamed), the runner-up,
-    the ``rule`` that chose it, whether evidence was found, event blame shares and notes."""
+    """The decisive error of a run (``decisive``, None when there is nothing or nobody to blame), the
+    runner-up, the ``rule`` that chose it, whether evidence was found, event blame shares, notes and
+    the ``status`` (:data:`STATUSES`)."""
 
     trace_id: str
     decisive: Culprit | None
@@ -96,10 +108,12 @@ class BlameResult:
     failed: bool | None
     shares: dict[str, float] = field(default_factory=dict)  # event id → blame share (sums to 1)
     notes: tuple[str, ...] = ()
+    status: str = "blamed"  # one of STATUSES
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``orchestrace blame --json``)."""
-        return {"trace_id": self.trace_id, "failed": self.failed, "evidence_found": self.evidence_found,
+        return {"trace_id": self.trace_id, "status": self.status, "failed": self.failed,
+                "evidence_found": self.evidence_found,
                 "rule": self.rule, "decisive": None if self.decisive is None else self.decisive.to_dict(),
                 "runner_up": None if self.runner_up is None else self.runner_up.to_dict(),
                 "shares": self.shares, "notes": list(self.notes)}
@@ -115,98 +129,165 @@ class _Cand:
 
 
 def step_of(ev: Event, index: int) -> tuple[int, str]:
-    """``(step, what it counts)``: the source turn index ``[k]`` when the event's source has one."""
-    if ev.source:
-        m = _STEP.search(ev.source)
-        if m:
-            return int(m.group(1)), "source turn index"
+    """``(step, what it counts)``: the source turn index when the event's source has one
+    (:func:`orchestrace.evidence.turn_of`: the turn's, not a tool call's inside it), else ``index``.
+
+    >>> from orchestrace.trace import Event
+    >>> step_of(Event(id="e9", t=0.0, type="tool_call", agent="a", source="r.json:$.history[3].tool_calls[1]"), 9)
+    (3, 'source turn index')
+    """
+    k = turn_of(ev.source)
+    if k is not None:
+        return k, "source turn index"
     return index, "event index"
 
 
-def _team(trace: Trace) -> set[str] | None:
-    agents = trace.meta.get("agents") if isinstance(trace.meta, dict) else None
+def _team(trace: Trace) -> tuple[set[str] | None, str]:
+    """The declared team (``meta.team``, else the keys of a ``system_prompt`` object the source carried),
+    else the speakers (``meta.agents``); with the orchestrator. Second item: where it came from."""
+    meta = trace.meta if isinstance(trace.meta, dict) else {}
+    declared = meta.get("team")
+    sp = (meta.get("source_fields") or {}).get("system_prompt") if isinstance(meta.get("source_fields"), dict) else None
+    if isinstance(declared, list) and declared:
+        agents, where = declared, "meta.team"
+    elif isinstance(sp, dict) and sp:
+        agents, where = list(sp), "the system prompts the source declares"
+    else:
+        agents, where = meta.get("agents"), "meta.agents"
     if not isinstance(agents, list) or not agents:
-        return None
+        return None, ""
     team = {a for a in agents if isinstance(a, str)}
-    orch = trace.meta.get("orchestrator")
+    orch = meta.get("orchestrator")
     if isinstance(orch, str):
         team.add(orch)
-    return team
+    return team, where
 
 
 def _is_human(ev: Event) -> bool:
     return ev.type is EventType.HUMAN_INTERVENTION or ev.role == "human"
 
 
-def blame(trace: Trace, *, graph: TraceGraph | None = None,
-          kinds: set[EvidenceKind] | frozenset[EvidenceKind] | None = None, tiers: bool = True,
-          fallback: str = "first-reply") -> BlameResult:
-    """The decisive error of ``trace`` (see the module docstring); ``kinds`` restricts the evidence used.
+def failed_of(trace: Trace) -> bool | None:
+    """True / False when the run's outcome says it failed / succeeded; None when it states none."""
+    return None if trace.outcome is None or trace.outcome.success is None else not trace.outcome.success
 
-    ``tiers``: weak evidence (:data:`WEAK_KINDS`) decides only when there is no strong evidence;
-    ``fallback``: the rule used without evidence (:data:`FALLBACKS`).
 
-    Never raises on a valid trace: a trace without evidence, with only human turns, with an
-    unknown outcome or with evidence on an agent outside the team gets a result whose
-    ``notes`` say so (``decisive`` is None only when no agent turn exists at all).
-    """
-    from ..graph import TraceGraph
+def _votes(trace: Trace, g: TraceGraph) -> list[tuple[int, int, Evidence]]:
+    """``(flagged, origin, record)``: a graded aggregate that failed (the run's output, else the last one)
+    blames the members whose answer it adopted (``attrs.answer`` equal to the aggregate's)."""
+    agg = [i for i, e in enumerate(trace.events) if e.type is EventType.AGGREGATE and e.outcome is not None]
+    if not agg:
+        return []
+    k = g.output if g.output is not None and g.output in agg else agg[-1]
+    e = trace.events[k]
+    ans = (e.attrs or {}).get("answer")
+    if e.outcome is None or e.outcome.success is not False or ans is None:
+        return []
+    out = []
+    for j in g.pred_idx[g.pred_ptr[k]:g.pred_ptr[k + 1]].tolist():
+        if (trace.events[j].attrs or {}).get("answer") == ans:
+            out.append((k, j, Evidence(EvidenceKind.WRONG_VOTE, None, f"answer {str(ans)[:60]!r} adopted by the "
+                                       f"failed aggregate {e.id}", trace.events[j].id, Provenance.VERIFIER)))
+    return out
 
-    g = graph if graph is not None else TraceGraph.from_trace(trace)
+
+def origins_of(trace: Trace, g: TraceGraph, kinds: set[EvidenceKind] | frozenset[EvidenceKind] | None = None,
+               reach: np.ndarray | None = None) -> tuple[dict[int, _Cand], list[str], list[str]]:
+    """The errors' origins (event index → the flags that point there), the skipped flags and the symptoms,
+    each with a located line. ``reach``: events whose effect reaches the output (default: computed)."""
     ev = trace.events
-    notes: list[str] = []
-    failed = None if trace.outcome is None else (None if trace.outcome.success is None else not trace.outcome.success)
-    if failed is None:
-        notes.append("the run's outcome is unknown (no outcome, or outcome fields that disagree): blamed as if it failed")
-    elif not failed:
-        notes.append("the run is recorded as a success: the flagged errors below did not make it fail")
-    seeds = [i for i in (g.output, g.stop) if i is not None and i >= 0]
-    reach = g.ancestor_mask(seeds, inclusive=True) if seeds else np.ones(g.n, dtype=bool)
-    team = _team(trace)
+    if reach is None:
+        seeds = [i for i in (g.output, g.stop) if i is not None and i >= 0]
+        reach = g.ancestor_mask(seeds, inclusive=True) if seeds else np.ones(g.n, dtype=bool)
+    team, team_from = _team(trace)
     cands: dict[int, _Cand] = {}
     skipped: list[str] = []
     symptoms: list[str] = []
+    flagged: list[tuple[int, int | None, Evidence | None]] = []
     for i, e in enumerate(ev):
         recs: list[Evidence | None] = list(evidence_of(e.attrs))
         if kinds is not None:
             recs = [r for r in recs if r is not None and r.kind in kinds]
         elif not recs and e.error:
             recs = [None]
-        if not recs:
+        flagged.extend((i, None, r) for r in recs)
+    if kinds is None or EvidenceKind.WRONG_VOTE in kinds:
+        flagged.extend(_votes(trace, g))
+    for i, origin_hint, r in flagged:
+        e = ev[i]
+        where = f"{e.id} ({e.source or e.agent})"
+        if r is not None and not r.is_evidence:
+            skipped.append(f"{where}: {r.kind.value} text quoted by {e.agent!r} (not an executor's, a tool's or a "
+                           "ledger's output): not evidence")
+            continue
+        if r is not None and r.provenance is None and _is_human(e):
+            skipped.append(f"{where}: {r.kind.value} on a person's turn (a quote, not evidence)")
             continue
         if not reach[i]:
-            skipped.append(f"{e.id} ({e.source or e.agent}): flagged but its effect does not reach the output")
+            skipped.append(f"{where}: flagged but its effect does not reach the output")
             continue
-        for r in recs:
-            if r is not None and r.kind in SYMPTOM_KINDS:
-                symptoms.append(f"{e.id} ({e.source or e.agent}): {r.kind.value}"
-                                + (f": {r.excerpt}" if r.excerpt else ""))
-                continue
-            origin = i
-            if r is not None and r.blames is not None:
-                j = g.index.get(r.blames)
-                if j is None:
-                    skipped.append(f"{e.id}: evidence blames {r.blames!r}, which is no event of the trace; "
-                                   "kept on the flagged event")
-                else:
-                    origin = j
-            o = ev[origin]
-            if _is_human(o):
-                skipped.append(f"{o.id} ({o.source or o.agent}): evidence on a person's turn, not an agent's; skipped")
-                continue
-            if team is not None and o.agent not in team:
-                skipped.append(f"{o.id} ({o.source or o.agent}): evidence on agent {o.agent!r}, which is not in the "
-                               f"team ({', '.join(sorted(team))}); skipped")
-                continue
-            cands.setdefault(origin, _Cand(origin)).flagged.append((i, r))
+        if r is not None and r.kind in SYMPTOM_KINDS:
+            symptoms.append(f"{where}: {r.kind.value}" + (f": {r.excerpt}" if r.excerpt else ""))
+            continue
+        origin = i if origin_hint is None else origin_hint
+        if origin_hint is None and r is not None and r.blames is not None:
+            j = g.index.get(r.blames)
+            if j is None:
+                skipped.append(f"{e.id}: evidence blames {r.blames!r}, which is no event of the trace; "
+                               "kept on the flagged event")
+            else:
+                origin = j
+        o = ev[origin]
+        if _is_human(o):
+            skipped.append(f"{o.id} ({o.source or o.agent}): evidence on a person's turn, not an agent's; skipped")
+            continue
+        if team is not None and o.agent not in team:
+            skipped.append(f"{o.id} ({o.source or o.agent}): evidence on agent {o.agent!r}, which is not in the "
+                           f"team ({', '.join(sorted(team))}, from {team_from}); skipped")
+            continue
+        cands.setdefault(origin, _Cand(origin)).flagged.append((i, r))
+    return cands, skipped, symptoms
+
+
+def blame(trace: Trace, *, graph: TraceGraph | None = None,
+          kinds: set[EvidenceKind] | frozenset[EvidenceKind] | None = None, tiers: bool = True,
+          fallback: str = "first-reply", assume_failed: bool = False) -> BlameResult:
+    """The decisive error of ``trace`` (see the module docstring); ``kinds`` restricts the evidence used.
+
+    ``tiers``: weak evidence (:data:`WEAK_KINDS`) decides only when there is no strong evidence;
+    ``fallback``: the rule used without evidence (:data:`FALLBACKS`). A run recorded as a success
+    has nothing to blame; a run that states no outcome (or contradictory ones) is ``outcome
+    unknown`` with nobody blamed, unless ``assume_failed``.
+
+    Never raises on a valid trace: a trace without evidence, with only human turns, with quoted
+    error text or with evidence on an agent outside the team gets a result whose ``notes`` say
+    so (``decisive`` is None when there is nothing, or nobody, to blame: see ``status``).
+    """
+    from ..graph import TraceGraph
+
+    g = graph if graph is not None else TraceGraph.from_trace(trace)
+    ev = trace.events
+    notes: list[str] = []
+    failed = failed_of(trace)
+    seeds = [i for i in (g.output, g.stop) if i is not None and i >= 0]
+    reach = g.ancestor_mask(seeds, inclusive=True) if seeds else np.ones(g.n, dtype=bool)
+    cands, skipped, symptoms = origins_of(trace, g, kinds, reach)
     if symptoms:
         notes.append("the final answer contradicts the checked facts (a symptom that confirms the failure, not "
                      "its origin): " + symptoms[0])
-        if failed is None:
-            failed = True
     notes.extend(skipped[:20])
     if len(skipped) > 20:
         notes.append(f"… {len(skipped) - 20} more skipped flags")
+    if failed is False or (failed is None and not assume_failed):
+        rule = (NOTHING_RULE if failed is False else UNKNOWN_RULE)
+        if cands:
+            notes.append(f"{len(cands)} flagged error(s) found; " + ("they did not make the run fail" if failed is False
+                         else "blame them only if the run failed (assume_failed=True, --assume-failed)"))
+        return BlameResult(trace.trace_id, None, None, rule, bool(cands), failed, {}, tuple(notes),
+                           status="nothing to blame" if failed is False else "outcome unknown")
+    if failed is None:
+        notes.append("the run's outcome is unknown (no outcome, or outcome fields that disagree): blamed as if it "
+                     "failed (assume_failed)")
     order = sorted(cands.values(), key=lambda c: (g.t[c.origin], c.origin))
     if tiers:
         strong = [c for c in order if any(r is None or r.kind not in WEAK_KINDS for _, r in c.flagged)]
@@ -250,7 +331,8 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
     fb = _fallback(trace, g, reply=fallback == "first-reply")
     if fb is None:
         notes.append("no agent turn to blame (only a person's turns, or only the orchestrator's structure)")
-        return BlameResult(trace.trace_id, None, None, "no evidence, no agent", False, failed, {}, tuple(notes))
+        return BlameResult(trace.trace_id, None, None, "no evidence, no agent", False, failed, {}, tuple(notes),
+                           status="no agent")
     second = _fallback(trace, g, exclude=fb.agent, reply=fallback == "first-reply")
     shares = _shares(g, [g.index[fb.event]], reach)
     return BlameResult(trace.trace_id, fb, second, rule, False, failed, shares, tuple(notes))

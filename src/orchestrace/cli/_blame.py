@@ -7,12 +7,18 @@ no evidence it says "no evidence" and names the fallback rule it used. ``--json`
 JSON object per trace per line. Signed credit per unit: ``orchestrace credit RUN --method blame
 --unit agent``.
 
-Exit codes: 0 a culprit was named for every trace (a fallback pick included); 1 a trace is
-invalid or undecodable, or has no agent turn to blame; 2 usage or I/O error.
+A run recorded as a success says "nothing to blame"; a run that states no outcome (or
+contradictory ones) says "outcome unknown" and blames nobody unless ``--assume-failed``. Agent
+names, excerpts and ids are printed with terminal control characters escaped (``\\x1b``, a newline as ``\\x0a``).
+
+Exit codes: 0 every trace got its answer (a culprit, a fallback pick, "nothing to blame",
+"outcome unknown"); 1 a trace is invalid or undecodable, or has no agent turn to blame; 2 usage
+or I/O error.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -22,12 +28,30 @@ from ._checks import FORCE_HELP
 
 __all__ = ["blame_cmd"]
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _plain(text: str) -> str:
+    """Text from a trace, safe on a terminal: control characters written as ``\\xNN``.
+
+    >>> print(_plain("Eve\\x1b[2J\\n"))
+    Eve\\x1b[2J\\x0a
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _show(text: str) -> str:
+    """:func:`_plain`, then markup escaped (as every command's output)."""
+    return escape(_plain(text))
+
 
 @app.command("blame")
 def blame_cmd(
     path: Path = typer.Argument(..., metavar="RUN", help="Trace file (.json or .jsonl); import transcripts first."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per trace per line."),
     fallback: str = typer.Option("first-reply", "--fallback", help="Rule without evidence: first-reply or first-worker."),
+    assume_failed: bool = typer.Option(False, "--assume-failed",
+                                       help="Blame a run that states no outcome as if it failed."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Name the decisive error of a failed run: agent, step, evidence, confidence, runner-up."""
@@ -45,31 +69,33 @@ def blame_cmd(
     nobody = 0
     for tr in traces:
         try:
-            r = blame(tr, fallback=fallback)
+            r = blame(tr, fallback=fallback, assume_failed=assume_failed)
         except (ConfigError, TraceError) as exc:
             raise fail(f"{path}: trace {tr.trace_id!r}: {exc}", code=EXIT_INVALID) from None
-        nobody += r.decisive is None
+        nobody += r.status == "no agent"
         if as_json:
             typer.echo(msgspec.json.encode(r.to_dict()).decode())
             continue
-        typer.echo(f"{escape(tr.trace_id)}: " + ("failed run" if r.failed else "run not recorded as failed"
-                                                    if r.failed is False else "outcome unknown"))
-        if not r.evidence_found:
-            typer.echo("  no evidence of what went wrong in this trace")
+        typer.echo(f"{_show(tr.trace_id)}: " + ("failed run" if r.failed else "run recorded as a success"
+                                                   if r.failed is False else "outcome unknown"))
         d = r.decisive
-        if d is None:
-            typer.echo(f"  nobody to blame: {escape(r.rule)}")
+        if r.status in ("nothing to blame", "outcome unknown"):
+            typer.echo(f"  {_show(r.rule)}")
+        elif d is None:
+            typer.echo(f"  nobody to blame: {_show(r.rule)}")
         else:
-            typer.echo(f"  decisive error: agent {escape(d.agent)}, step {d.step} ({d.step_of}), event {d.event}, "
+            if not r.evidence_found:
+                typer.echo("  no evidence of what went wrong in this trace")
+            typer.echo(f"  decisive error: agent {_show(d.agent)}, step {d.step} ({d.step_of}), event {_show(d.event)}, "
                        f"confidence {d.confidence:g}")
-            typer.echo(f"  rule: {escape(r.rule)}")
+            typer.echo(f"  rule: {_show(r.rule)}")
             for line in d.evidence:
-                typer.echo(f"    {escape(line)}")
+                typer.echo(f"    {_show(line)}")
         if r.runner_up is not None:
             u = r.runner_up
-            typer.echo(f"  runner-up: agent {escape(u.agent)}, step {u.step}, event {u.event}, confidence "
-                       f"{u.confidence:g} ({escape(', '.join(u.kinds))})")
+            typer.echo(f"  runner-up: agent {_show(u.agent)}, step {u.step}, event {_show(u.event)}, confidence "
+                       f"{u.confidence:g} ({_show(', '.join(u.kinds))})")
         for n in r.notes:
-            note(f"{tr.trace_id}: {n}")
+            note(f"{_plain(tr.trace_id)}: {_plain(n)}")
     if nobody:
         raise typer.Exit(EXIT_INVALID)

@@ -43,8 +43,9 @@ from ..vocab import EventType
 if TYPE_CHECKING:
     from ..graph import TraceGraph
     from ..trace import Event, Trace
+    from ._scorer import Scorer
 
-__all__ = ["FALLBACK_RULE", "STATUSES", "BlameResult", "Culprit", "blame", "failed_of", "step_of"]
+__all__ = ["FALLBACK_RULE", "METHODS", "STATUSES", "BlameResult", "Culprit", "blame", "failed_of", "step_of"]
 
 #: The rule used when the trace carries no usable evidence.
 FALLBACK_RULE = "no evidence: fallback 'first reply' (the first turn of an agent that is neither the " \
@@ -56,6 +57,9 @@ NOTHING_RULE = "nothing to blame: the run is recorded as a success"
 UNKNOWN_RULE = "outcome unknown: the run states no outcome (or outcome fields that disagree); nobody blamed"
 #: What a result says: a culprit named, a success, no outcome, or no agent turn at all.
 STATUSES = ("blamed", "nothing to blame", "outcome unknown", "no agent")
+#: Blame methods: the fixed rule, or the learned scorer over turns.
+METHODS = ("rule", "learned")
+LEARNED_RULE = "learned scorer over turns: the most probable agent, its most probable turn (cross-validated by run)"
 #: Confidence of a fallback pick.
 FALLBACK_CONFIDENCE = 0.15
 _ERROR_FLAG = 0.5  # strength of a bare ``error: true`` without evidence records
@@ -75,7 +79,10 @@ class Culprit:
 
     ``step`` is the turn index in the source transcript (``$.history[k]``) when the event says
     where it came from, else the event's position in ``Trace.events`` (``step_of`` says which).
-    ``evidence`` are human-readable lines ``kind @ event (source): excerpt``.
+    ``evidence`` are human-readable lines ``kind @ event (source): excerpt``. ``confidence`` is the
+    learned scorer's calibrated probability that ``agent`` is the culprit, ``step_confidence`` that
+    this turn is the culprit step (:mod:`._scorer`; the fixed strength formula when no scorer is
+    readable, said in the notes).
     """
 
     agent: str
@@ -86,12 +93,13 @@ class Culprit:
     kinds: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
     source: str | None = None
+    step_confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"agent": self.agent, "event": self.event, "step": self.step, "step_of": self.step_of,
-                "confidence": self.confidence, "kinds": list(self.kinds), "evidence": list(self.evidence),
-                "source": self.source}
+                "confidence": self.confidence, "step_confidence": self.step_confidence, "kinds": list(self.kinds),
+                "evidence": list(self.evidence), "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -251,11 +259,15 @@ def origins_of(trace: Trace, g: TraceGraph, kinds: set[EvidenceKind] | frozenset
 
 def blame(trace: Trace, *, graph: TraceGraph | None = None,
           kinds: set[EvidenceKind] | frozenset[EvidenceKind] | None = None, tiers: bool = True,
-          fallback: str = "first-reply", assume_failed: bool = False) -> BlameResult:
+          fallback: str = "first-reply", assume_failed: bool = False, method: str = "rule",
+          scorer: Scorer | None = None) -> BlameResult:
     """The decisive error of ``trace`` (see the module docstring); ``kinds`` restricts the evidence used.
 
     ``tiers``: weak evidence (:data:`WEAK_KINDS`) decides only when there is no strong evidence;
-    ``fallback``: the rule used without evidence (:data:`FALLBACKS`). A run recorded as a success
+    ``fallback``: the rule used without evidence (:data:`FALLBACKS`); ``method``: ``rule`` (the
+    fixed rule above) or ``learned`` (the most probable agent and turn under the learned scorer,
+    ``scorer`` or the shipped one); either way the confidences are the scorer's calibrated
+    probabilities. A run recorded as a success
     has nothing to blame; a run that states no outcome (or contradictory ones) is ``outcome
     unknown`` with nobody blamed, unless ``assume_failed``.
 
@@ -265,6 +277,10 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
     """
     from ..graph import TraceGraph
 
+    if method not in METHODS:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"unknown blame method {method!r}; use one of {', '.join(METHODS)}")
     g = graph if graph is not None else TraceGraph.from_trace(trace)
     ev = trace.events
     notes: list[str] = []
@@ -320,8 +336,9 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
         other = next((c for c in order[1:] if ev[c.origin].agent != dec.agent), order[1] if len(order) > 1 else None)
         runner = culprit(other) if other is not None else _fallback(trace, g, exclude=dec.agent)
         shares = _shares(g, [c.origin for c in order], reach)
-        return BlameResult(trace.trace_id, dec, runner, "earliest flagged error reaching the output", True, failed,
-                           shares, tuple(notes))
+        res = BlameResult(trace.trace_id, dec, runner, "earliest flagged error reaching the output", True, failed,
+                          shares, tuple(notes))
+        return _scored(trace, g, res, method, scorer)
     if fallback not in FALLBACKS:
         from ..errors import ConfigError
 
@@ -335,7 +352,8 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
                            status="no agent")
     second = _fallback(trace, g, exclude=fb.agent, reply=fallback == "first-reply")
     shares = _shares(g, [g.index[fb.event]], reach)
-    return BlameResult(trace.trace_id, fb, second, rule, False, failed, shares, tuple(notes))
+    return _scored(trace, g, BlameResult(trace.trace_id, fb, second, rule, False, failed, shares, tuple(notes)),
+                   method, scorer)
 
 
 def _fallback(trace: Trace, g: TraceGraph, exclude: str | None = None, reply: bool = True) -> Culprit | None:
@@ -386,3 +404,52 @@ def _shares(g: TraceGraph, origins: list[int], reach: np.ndarray) -> dict[str, f
     for i, x in zip(rest, w, strict=True):
         out[g.ids[i]] = out.get(g.ids[i], 0.0) + 0.4 * x / s
     return out
+
+
+def _scored(trace: Trace, g: TraceGraph, res: BlameResult, method: str, scorer: Scorer | None) -> BlameResult:
+    """``res`` with the scorer's calibrated confidences (``rule``), or the scorer's own pick (``learned``)."""
+    from dataclasses import replace
+
+    from ..errors import ConfigError
+    from ._learned import pick, turn_probs
+
+    try:
+        sc = turn_probs(trace, g, scorer)
+    except ConfigError as exc:
+        if method == "learned":
+            raise
+        return replace(res, notes=(*res.notes, f"confidence: the fixed strength formula (no learned scorer: {exc})"))
+    if not sc.cands.turns:
+        return res
+
+    def conf(c: Culprit | None) -> Culprit | None:
+        if c is None:
+            return None
+        row = sc.row_of(g.index[c.event])
+        return replace(c, confidence=round(sc.agents.get(c.agent, 0.0), 3),
+                       step_confidence=None if row is None else round(float(sc.p[row]), 3))
+
+    if method == "rule":
+        return replace(res, decisive=conf(res.decisive), runner_up=conf(res.runner_up))
+    top = pick(sc)
+    if top is None:
+        return res
+    ev = trace.events
+
+    def culprit(agent: str, row: int) -> Culprit:
+        t = sc.cands.turns[row]
+        e = ev[t.index]
+        step, what = step_of(e, t.index)
+        same = res.decisive is not None and res.decisive.event == e.id
+        lines = (*(res.decisive.evidence if same and res.decisive is not None else ()),
+                 f"learned @ {e.id} ({e.source or e.agent}): {sc.why(row)}")
+        kinds = (*(res.decisive.kinds if same and res.decisive is not None else ()), "learned")
+        return Culprit(agent, e.id, step, what, round(sc.agents[agent], 3), kinds, lines, e.source,
+                       round(float(sc.p[row]), 3))
+
+    dec = culprit(*top)
+    second = pick(sc, exclude=top[0])
+    shares = {ev[t.index].id: float(v) for t, v in zip(sc.cands.turns, sc.p.tolist(), strict=True) if v > 0}
+    tot = sum(shares.values())
+    return replace(res, decisive=dec, runner_up=None if second is None else culprit(*second), rule=LEARNED_RULE,
+                   shares={k: v / tot for k, v in shares.items()})

@@ -2,7 +2,9 @@
 
 For each trace in RUN (a trace file: import a transcript first with ``orchestrace import``)
 it prints the decisive error — agent, step (the turn index in the source transcript for chat
-imports, else the event index), the evidence lines, a confidence — and the runner-up. With
+imports, else the event index), the evidence lines, calibrated confidences (that the agent,
+and that the step, is the culprit) — and the runner-up. ``--method learned`` names the learned
+scorer's pick instead of the fixed rule's. With
 no evidence it says "no evidence" and names the fallback rule it used. ``--json`` prints one
 JSON object per trace per line. Signed credit per unit: ``orchestrace credit RUN --method blame
 --unit agent``.
@@ -50,6 +52,8 @@ def blame_cmd(
     path: Path = typer.Argument(..., metavar="RUN", help="Trace file (.json or .jsonl); import transcripts first."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per trace per line."),
     fallback: str = typer.Option("first-reply", "--fallback", help="Rule without evidence: first-reply or first-worker."),
+    method: str = typer.Option("rule", "--method",
+                               help="rule (the earliest flagged error) or learned (the scorer over turns)."),
     assume_failed: bool = typer.Option(False, "--assume-failed",
                                        help="Blame a run that states no outcome as if it failed."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -57,19 +61,21 @@ def blame_cmd(
     """Name the decisive error of a failed run: agent, step, evidence, confidence, runner-up."""
     import msgspec
 
-    from ..blame import FALLBACKS, blame
+    from ..blame import FALLBACKS, METHODS, blame
     from ..errors import ConfigError, TraceError
     from ._checks import load_traces
 
     if fallback not in FALLBACKS:
         raise fail(f"--fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}", code=EXIT_USAGE)
+    if method not in METHODS:
+        raise fail(f"--method must be one of {', '.join(METHODS)}, got {method!r}", code=EXIT_USAGE)
     if path.is_dir():
         raise fail(f"{path}: is a folder; give one .json or .jsonl trace file", code=EXIT_USAGE)
     traces = load_traces(path, force=force, verb="blame")
     nobody = 0
     for tr in traces:
         try:
-            r = blame(tr, fallback=fallback, assume_failed=assume_failed)
+            r = blame(tr, fallback=fallback, assume_failed=assume_failed, method=method)
         except (ConfigError, TraceError) as exc:
             raise fail(f"{path}: trace {tr.trace_id!r}: {exc}", code=EXIT_INVALID) from None
         nobody += r.status == "no agent"
@@ -86,8 +92,9 @@ def blame_cmd(
         else:
             if not r.evidence_found:
                 typer.echo("  no evidence of what went wrong in this trace")
+            sc = "" if d.step_confidence is None else f", step confidence {d.step_confidence:g}"
             typer.echo(f"  decisive error: agent {_show(d.agent)}, step {d.step} ({d.step_of}), event {_show(d.event)}, "
-                       f"confidence {d.confidence:g}")
+                       f"confidence {d.confidence:g}{sc}")
             typer.echo(f"  rule: {_show(r.rule)}")
             for line in d.evidence:
                 typer.echo(f"    {_show(line)}")

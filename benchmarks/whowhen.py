@@ -233,7 +233,7 @@ def learned_cv(runs: list[tuple[str, dict[str, Any]]], content: str, seed: int =
         idx = [i for i, f in enumerate(fams) if f == fam]
         p, _ = cross_validate([exs[i] for i in idx], FEATURES, k=10, seed=seed)
         for i, q in zip(idx, p, strict=True):
-            probs[i] = q
+            probs[i] = cands[i].mask(q)  # as blame does: no speaker outside a declared team
     out: dict[str, list[float]] = {k: [] for k in ("agent", "step", "conf_agent", "conf_step", "rule_agent",
                                                    "rule_step", "rule_conf")}
     for (_, doc), ex, c, p, r in zip(runs, exs, cands, probs, rules, strict=True):

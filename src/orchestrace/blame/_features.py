@@ -79,12 +79,21 @@ class Turn:
 
 @dataclass(frozen=True)
 class Candidates:
-    """The candidate ``turns`` of a run, their feature matrix ``x`` (n_turns, len(FEATURES)) and the
-    run's ``family`` (:data:`FAMILIES`)."""
+    """The candidate ``turns`` of a run, their feature matrix ``x`` (n_turns, len(FEATURES)), the
+    run's ``family`` (:data:`FAMILIES`) and which turns may be blamed (``allowed``, (n,) bool: False
+    for a speaker outside the team the source declares)."""
 
     turns: tuple[Turn, ...]
     x: np.ndarray  # (n, F)
     family: str = "chat"
+    allowed: np.ndarray | None = None  # (n,) bool
+
+    def mask(self, p: np.ndarray) -> np.ndarray:
+        """``p`` with the turns that may not be blamed set to 0, renormalised (unchanged if none may be)."""
+        if self.allowed is None or not self.allowed.any() or self.allowed.all():
+            return p
+        q = np.where(self.allowed, p, 0.0)
+        return q / q.sum() if q.sum() > 0 else self.allowed / self.allowed.sum()
 
 
 def _text(e: Event) -> str:
@@ -120,7 +129,7 @@ def _final_tokens(texts: list[str], task: str) -> set[str]:
 def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     """The candidate turns of ``trace`` and their features (see the module docstring)."""
     from ..graph import TraceGraph
-    from ._core import _fallback, origins_of
+    from ._origins import _fallback, _team, origins_of
 
     g = graph if graph is not None else TraceGraph.from_trace(trace)
     ev = trace.events
@@ -146,14 +155,14 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     flagged_rows: set[int] = set()
     count = np.zeros(n)
     for origin, c in cands.items():
-        r = row_of_event.get(origin)
+        ro = row_of_event.get(origin)
         for fi, rec in c.flagged:
             fr = row_of_event.get(fi)
             if fr is not None:
                 flagged_rows.add(fr)
-            if r is not None:
-                kinds_at[r].add(rec.kind if rec is not None else EvidenceKind.ERROR_STATUS)
-                count[r] += 1
+            if ro is not None:
+                kinds_at[ro].add(rec.kind if rec is not None else EvidenceKind.ERROR_STATUS)
+                count[ro] += 1
     order = sorted(cands, key=lambda o: (g.t[o], o))
     first_origin = row_of_event.get(order[0]) if order else None
     fb = _fallback(trace, g)
@@ -222,5 +231,7 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
             "reaches_output": float(reach[i]), "desc_share": desc[r],
         }
         x[r] = [f[k] for k in _BASE]
+    team, _ = _team(trace)
+    allowed = np.array([team is None or a in team for a in agents], dtype=bool)
     return Candidates(tuple(Turn(s, agents[r], i, ev[i].id) for r, (s, i) in enumerate(turns)), x,
-                      "ledger" if ledger_run else "chat")
+                      "ledger" if ledger_run else "chat", allowed)

@@ -74,7 +74,7 @@ def turn_probs(trace: Trace, graph: TraceGraph | None = None, scorer: Scorer | N
 
         raise ConfigError(f"the blame scorer was fitted on other features ({len(s.features)} vs {len(FEATURES)}); "
                           "refit it with python benchmarks/whowhen.py --fit")
-    p = s.probs(c.x, c.family)
+    p = c.mask(s.probs(c.x, c.family))
     return Scored(c, p, agent_probs(p, [t.agent for t in c.turns]), s)
 
 

@@ -37,7 +37,16 @@ from ._common import CONTENT_MODES, ContentMode
 from ._common import (
     _digest as content_digest,  # the sha256 reference of --content hash (frameworks' capture)
 )
-from ._evidence import STRENGTH, Evidence, EvidenceKind, Provenance, evidence_of, of_tool_output, scan, to_attrs
+from ._evidence import (
+    STRENGTH,
+    Evidence,
+    EvidenceKind,
+    Provenance,
+    evidence_of,
+    of_tool_output,
+    scan,
+    to_attrs,
+)
 from ._report import BUCKETS, ImportReport, ImportResult
 
 __all__ = ["BUCKETS", "CHAT_LIST_KEYS", "CONTENT_MODES", "FORMATS", "STRENGTH", "ContentMode", "Evidence", "EvidenceKind",

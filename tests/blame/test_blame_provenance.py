@@ -187,3 +187,15 @@ def test_cli_success_unknown_control_characters_and_method(tmp_path: Path) -> No
     assert r.exit_code == 0 and "decisive error" in r.output and "learned @" in r.output
     r = runner.invoke(app, ["blame", str(tmp_path / "bad.jsonl"), "--method", "nope"])
     assert r.exit_code == 2 and "--method must be one of rule, learned" in r.output
+
+
+def test_evidence_pointing_past_the_trace_is_a_located_note_not_a_pick() -> None:
+    b = TraceBuilder("p", meta={"agents": ["a", "b"]})
+    m1 = b.add("message", "a", t=0, t_end=1, source="r.json:$.history[0]")
+    b.add("message", "b", t=1, t_end=2, after=m1, error=True, source="r.json:$.history[1]",
+          attrs={"evidence": [{"kind": "tool_error", "blames": "e999", "provenance": "tool"},
+                              {"kind": "exec_failed", "blames": m1, "provenance": "forged"}]})
+    r = blame(b.build(outcome=Outcome(success=False)))
+    assert any("'e999', which is no event of the trace" in n for n in r.notes)
+    assert any("exec_failed text quoted" in n for n in r.notes)  # an unknown provenance is not trusted
+    assert r.decisive is not None and r.decisive.agent == "b" and r.decisive.kinds == ("tool_error",)

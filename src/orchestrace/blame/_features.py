@@ -126,6 +126,17 @@ def _final_tokens(texts: list[str], task: str) -> set[str]:
     return set()
 
 
+def _descendants(g: TraceGraph) -> list[int]:
+    """Number of descendants of every event (exact, bitsets over a reverse topological order)."""
+    bits = [0] * g.n
+    for v in g.topo_order()[::-1].tolist():
+        b = 0
+        for w in g.succ_idx[g.succ_ptr[v]:g.succ_ptr[v + 1]].tolist():
+            b |= bits[w] | (1 << w)
+        bits[v] = b
+    return [b.bit_count() for b in bits]
+
+
 def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     """The candidate turns of ``trace`` and their features (see the module docstring)."""
     from ..graph import TraceGraph
@@ -145,12 +156,11 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     row_of_event: dict[int, int] = {}
     for r, (_, i) in enumerate(turns):
         row_of_event[i] = r
+    row_of_step = {s: r for r, (s, _) in enumerate(turns)}
     for i, e in enumerate(ev):  # the other events of a turn (tool calls) map to the turn's row
         k = turn_of(e.source)
-        if i not in row_of_event and k is not None:
-            r2 = next((r for r, (s, _) in enumerate(turns) if s == k), None)
-            if r2 is not None:
-                row_of_event[i] = r2
+        if i not in row_of_event and k is not None and k in row_of_step:
+            row_of_event[i] = row_of_step[k]
     kinds_at: list[set[EvidenceKind]] = [set() for _ in range(n)]
     flagged_rows: set[int] = set()
     count = np.zeros(n)
@@ -190,9 +200,16 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
         need = max(1, math.ceil(len(final) / 2))
         intro = next((r for r in range(n) if not is_out[r]
                       and sum(tok in texts[r].lower() for tok in final) >= need), None)
-    desc = np.zeros(n)
-    for r, (_, i) in enumerate(turns):
-        desc[r] = float(g.descendant_mask([i]).sum()) / max(1, g.n)
+    below = _descendants(g)
+    desc = np.array([below[i] / max(1, g.n) for _, i in turns])
+    blamed_agents = {agents[q] for q in range(n) if kinds_at[q]}
+    before_stall = max((q for q in range(stall) if not is_orch[q]), default=-1) if stall is not None else -1
+    next_worker = [-1] * n  # the next turn that is not the orchestrator's
+    nxt_w = -1
+    for q in range(n - 1, -1, -1):
+        next_worker[q] = nxt_w
+        if not is_orch[q]:
+            nxt_w = q
     failed_out = [is_out[r] and any(isinstance(x, dict) and x.get("kind") in ("exec_failed", "traceback")
                                     for x in (ev[turns[r][1]].attrs or {}).get("evidence", []) or [])
                   for r in range(n)]
@@ -203,7 +220,7 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
         a = agents[r]
         t = texts[r]
         seen_agent[a] = seen_agent.get(a, 0) + 1
-        nxt = next((q for q in range(r + 1, n) if not is_orch[q]), None)
+        nxt = next_worker[r] if next_worker[r] >= 0 else None
         f = {
             "pos_rel": r / max(1, n - 1), "pos_first": float(r == 0), "pos_last": float(r == n - 1),
             "log_rank": math.log1p(r) / 5, "agent_first_turn": float(seen_agent[a] == 1),
@@ -215,12 +232,11 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
             "agent_last_speaker": float(a == last_sp), "ev_strong_origin": float(bool(kinds_at[r] & _STRONG)),
             "ev_ledger_origin": float(bool(kinds_at[r] & _LEDGER)), "ev_weak_origin": float(bool(kinds_at[r] & _WEAK)),
             "ev_first_origin": float(r == first_origin),
-            "ev_agent_blamed": float(any(kinds_at[q] for q in range(n) if agents[q] == a)),
+            "ev_agent_blamed": float(a in blamed_agents),
             "ev_carries": float(r in flagged_rows), "ev_count": math.log1p(count[r]) / 2,
             "rule_pick": float(r == rule_row),
             "orch_before_failure": float(is_orch[r] and nxt is not None and bool(kinds_at[nxt])),
-            "last_before_stall": float(stall is not None and r == max((q for q in range(stall) if not is_orch[q]),
-                                                                     default=-1)),
+            "last_before_stall": float(r == before_stall),
             "introduces_final": float(r == intro), "states_final": float(bool(final) and any(
                 tok in t.lower() for tok in final)),
             "claim_unbacked": float(not is_out[r] and not is_orch[r] and "```" not in t and bool(_CLAIM.search(t))

@@ -10,8 +10,13 @@ method can read them; they are only compared with the picks afterwards. Two sett
 *without* the ground truth (``ground_truth`` popped too) and *with* it (the importer reads it as
 checked facts: ``contradicts_facts`` evidence). Methods:
 
-- ``blame`` — :func:`orchestrace.blame.blame` on the imported trace (no LLM, nothing tuned on
-  these runs: the rule and its fallback are fixed; no cross-validation is needed);
+- ``blame`` — :func:`orchestrace.blame.blame` on the imported trace, the fixed rule (no LLM,
+  nothing fitted; its rules were written after looking at this split);
+- the learned scorer (``blame(method="learned")``) — **nested cross-validation by run**: 10 outer
+  folds, L2 and temperature chosen by an inner 5-fold CV on the training runs only; with the text
+  kept at import and without it (the default import hashes the content); ``--fit`` fits the
+  shipped weights on every run instead;
+- calibration: ECE of the cross-validated confidences and a reliability diagram (``--png``);
 - trivial rules on the raw history: random (expected accuracy: 1 / #speakers for the agent,
   1 / #turns for the step), most tokens (the speaker with most characters; its first turn),
   first / last speaker (their first / last turn), longest turn.
@@ -288,14 +293,16 @@ def reliability_png(points: dict[str, tuple[list[float], list[float]]], path: Pa
     for (label, (conf, hit)), mk in zip(points.items(), "osd^", strict=False):
         ece, rows = reliability(conf, hit, bins=5)
         xs, ys, ns = zip(*rows, strict=True)
-        ax.plot(xs, ys, marker=mk, lw=1.2, label=f"{label} (ECE {ece:.3f}, n = {len(conf)})")
-        for x, y, n in rows:
-            ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7)
+        line = ax.plot(xs, ys, marker=mk, lw=1.2, label=f"{label} (ECE {ece:.3f}, 5 bins; n = {len(conf)})")[0]
+        k = list(points).index(label)
+        for x, y, n in rows:  # runs in the bin, offset per series so the labels do not overlap
+            ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(5, -11 + 9 * k), fontsize=7,
+                        color=line.get_color())
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("confidence (cross-validated probability; 5 equal-width bins)")
     ax.set_ylabel("accuracy in the bin")
-    ax.set_title("Blame confidence on the Who&When dev split (54 runs)", fontsize=9)
+    ax.set_title("Blame confidence, cross-validated by run (Who&When dev split)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     fig.savefig(path)

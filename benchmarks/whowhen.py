@@ -10,8 +10,13 @@ method can read them; they are only compared with the picks afterwards. Two sett
 *without* the ground truth (``ground_truth`` popped too) and *with* it (the importer reads it as
 checked facts: ``contradicts_facts`` evidence). Methods:
 
-- ``blame`` — :func:`orchestrace.blame.blame` on the imported trace (no LLM, nothing tuned on
-  these runs: the rule and its fallback are fixed; no cross-validation is needed);
+- ``blame`` — :func:`orchestrace.blame.blame` on the imported trace, the fixed rule (no LLM,
+  nothing fitted; its rules were written after looking at this split);
+- the learned scorer (``blame(method="learned")``) — **nested cross-validation by run**: 10 outer
+  folds, L2 and temperature chosen by an inner 5-fold CV on the training runs only; with the text
+  kept at import and without it (the default import hashes the content); ``--fit`` fits the
+  shipped weights on every run instead;
+- calibration: ECE of the cross-validated confidences and a reliability diagram (``--png``);
 - trivial rules on the raw history: random (expected accuracy: 1 / #speakers for the agent,
   1 / #turns for the step), most tokens (the speaker with most characters; its first turn),
   first / last speaker (their first / last turn), longest turn.
@@ -190,6 +195,120 @@ def leave_one_out(hits: list[list[tuple[float, float]]]) -> tuple[list[float], l
     return ag, st, chosen
 
 
+# ----------------------------------------------------------------------------- the learned scorer
+#: Published anchors (agent %, step %) quoted in issue 34; None: not reported.
+PUBLISHED = {"Algorithm-Generated": {"A2P (LLM, training-free)": (None, 47.5), "RAFFLES (LLM)": (None, 50.0)},
+             "Hand-Crafted": {"A2P (LLM, training-free)": (None, 29.3), "AgenTracer-8B (trained)": (69.1, None)}}
+#: Targets of issue 34 (held out, measured independently): agent %, step %; and the ECE bound.
+TARGETS34 = {"Algorithm-Generated": (65.0, 47.0), "Hand-Crafted": (69.0, 30.0)}
+ECE_TARGET = 0.10
+
+
+def examples(runs: list[tuple[str, dict[str, Any]]], content: str) -> tuple[list[Any], list[Any], list[Any]]:
+    """Per run: the scorer's :class:`Example` (labels matched to candidates), its candidates, the rule's result."""
+    from orchestrace.blame import blame
+    from orchestrace.blame._features import candidates
+    from orchestrace.blame._scorer import Example
+    from orchestrace.importers.chat import from_doc
+
+    exs, cands, rules = [], [], []
+    for name, doc in runs:
+        tr = from_doc(strip(doc, False), name, content=content)[0][0]  # type: ignore[arg-type]
+        c = candidates(tr)
+        ta, ts = norm(doc["mistake_agent"]), int(doc["mistake_step"])
+        y = next((r for r, t in enumerate(c.turns) if t.step == ts), -1)
+        la = next((t.agent for t in c.turns if norm(t.agent) == ta), "<" + str(doc["mistake_agent"]) + ">")
+        exs.append(Example(c.x, y, [t.agent for t in c.turns], la))
+        cands.append(c)
+        rules.append(blame(tr, scorer=None))
+    return exs, cands, rules
+
+
+def learned_cv(runs: list[tuple[str, dict[str, Any]]], content: str, seed: int = 0) -> dict[str, Any]:
+    """Nested cross-validation by run (10 outer folds; L2 and temperature chosen on inner folds of the
+    training runs): per run the learned pick's hits and confidences, and the rule's hits with the
+    out-of-fold probability of its agent as its confidence."""
+    from orchestrace.blame._features import FEATURES
+    from orchestrace.blame._scorer import agent_probs, cross_validate
+
+    exs, cands, rules = examples(runs, content)
+    fams = [c.family for c in cands]
+    probs: list[Any] = [None] * len(exs)
+    for fam in dict.fromkeys(fams):
+        idx = [i for i, f in enumerate(fams) if f == fam]
+        p, _ = cross_validate([exs[i] for i in idx], FEATURES, k=10, seed=seed)
+        for i, q in zip(idx, p, strict=True):
+            probs[i] = cands[i].mask(q)  # as blame does: no speaker outside a declared team
+    out: dict[str, list[float]] = {k: [] for k in ("agent", "step", "conf_agent", "conf_step", "rule_agent",
+                                                   "rule_step", "rule_conf")}
+    for (_, doc), ex, c, p, r in zip(runs, exs, cands, probs, rules, strict=True):
+        ta, ts = norm(doc["mistake_agent"]), int(doc["mistake_step"])
+        ap = agent_probs(p, ex.agents)
+        a = max(ap, key=ap.__getitem__)
+        row = max((k for k, t in enumerate(c.turns) if t.agent == a), key=lambda k: p[k])
+        out["agent"].append(float(norm(a) == ta))
+        out["step"].append(float(c.turns[row].step == ts))
+        out["conf_agent"].append(ap[a])
+        out["conf_step"].append(float(p[row]))
+        d = r.decisive
+        out["rule_agent"].append(float(d is not None and norm(d.agent) == ta))
+        out["rule_step"].append(float(d is not None and d.step == ts))
+        out["rule_conf"].append(ap.get(d.agent, 0.0) if d is not None else 0.0)
+    return out
+
+
+def fit_shipped(data: dict[str, list[tuple[str, dict[str, Any]]]], path: Path) -> None:
+    """Fit the shipped scorer on every development run (text kept) and write it atomically."""
+    import os
+    import tempfile
+
+    from orchestrace.blame._features import FEATURES
+    from orchestrace.blame._scorer import fit_families
+
+    exs, fams = [], []
+    for sub in SUBSETS:
+        e, c, _ = examples(data[sub], "keep")
+        exs += e
+        fams += [x.family for x in c]
+    s = fit_families(exs, fams, FEATURES, trained_on=f"Who&When development split, {len(exs)} failed runs "
+                     f"({', '.join(f'{sub} {len(data[sub])}' for sub in SUBSETS)}); benchmarks/whowhen.py --fit")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(s.to_json(), f, indent=1)
+    os.replace(tmp, path)
+    print(f"wrote {path} (l2 {s.l2}, temperature {s.temperature})")
+
+
+def reliability_png(points: dict[str, tuple[list[float], list[float]]], path: Path) -> None:
+    """A reliability diagram (confidence bins vs accuracy, marker size = runs) for each series."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from orchestrace.blame._scorer import reliability
+
+    fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=110)
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
+    for (label, (conf, hit)), mk in zip(points.items(), "osd^", strict=False):
+        ece, rows = reliability(conf, hit, bins=5)
+        xs, ys, ns = zip(*rows, strict=True)
+        line = ax.plot(xs, ys, marker=mk, lw=1.2, label=f"{label} (ECE {ece:.3f}, 5 bins; n = {len(conf)})")[0]
+        k = list(points).index(label)
+        for x, y, n in rows:  # runs in the bin, offset per series so the labels do not overlap
+            ax.annotate(str(n), (x, y), textcoords="offset points", xytext=(5, -11 + 9 * k), fontsize=7,
+                        color=line.get_color())
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("confidence (cross-validated probability; 5 equal-width bins)")
+    ax.set_ylabel("accuracy in the bin")
+    ax.set_title("Blame confidence, cross-validated by run (Who&When dev split)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def pct(hits: list[float]) -> tuple[float, float, float]:
     n = len(hits)
     k = sum(hits)
@@ -202,12 +321,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT)
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     ap.add_argument("--ablation", action="store_true", help="also run blame with each evidence kind removed")
+    ap.add_argument("--no-scorer", action="store_true", help="skip the learned scorer's cross-validation (≈ 5 min)")
+    ap.add_argument("--fit", action="store_true",
+                    help="fit the shipped scorer on every dev run: src/orchestrace/data/blame_scorer.json")
+    ap.add_argument("--png", type=Path, default=ROOT / "docs" / "blame_reliability.png",
+                    help="where the reliability diagram goes")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
     from orchestrace.blame import EvidenceKind
 
     data = load(args.data)
+    missing = [sub for sub in SUBSETS if not data[sub]]
+    if missing:
+        print(f"error: {args.data}: no runs under {', '.join(f'{m}/*.json' for m in missing)}; give the Who&When "
+              "development split with --data DIR", file=sys.stderr)
+        return 2
+    if args.fit:
+        fit_shipped(data, ROOT / "src" / "orchestrace" / "data" / "blame_scorer.json")
+        return 0
     table: dict[str, Any] = {}
+    calib: dict[str, tuple[list[float], list[float]]] = {}
     for sub in SUBSETS:
         runs = data[sub]
         n = len(runs)
@@ -240,10 +373,30 @@ def main(argv: list[str] | None = None) -> int:
                 if not with_gt:
                     print(f"| blame variant tiers={v[0]}, fallback={v[1]} (in-sample) | {setting} | {va[0]:.1f} | "
                           f"{vs[0]:.1f} |")
+        if not args.no_scorer:
+            for content, label in (("keep", "text kept (import --content keep)"),
+                                   ("hash", "no text (default import)")):
+                cv = learned_cv(runs, content)
+                a, s = pct(cv["agent"]), pct(cv["step"])
+                table[f"{sub}/learned CV/{content}"] = {"agent": a, "step": s, "n": n, **cv}
+                print(f"| **learned scorer, nested CV by run** | {label} | {a[0]:.1f} [{a[1]:.1f}, {a[2]:.1f}] | "
+                      f"{s[0]:.1f} [{s[1]:.1f}, {s[2]:.1f}] |")
+                if content == "keep":
+                    for key, (c_key, h_key) in {"learned: agent": ("conf_agent", "agent"),
+                                                "learned: step": ("conf_step", "step"),
+                                                "fixed rule: agent": ("rule_conf", "rule_agent")}.items():
+                        old = calib.setdefault(key, ([], []))
+                        old[0].extend(cv[c_key])
+                        old[1].extend(cv[h_key])
         for m, (a, s) in PAPER[sub].items():
             print(f"| {m} | with GT (paper, all runs) | {a:.1f} | {s:.1f} |")
+        for m, (pa, ps) in PUBLISHED[sub].items():
+            print(f"| {m} | published | {'—' if pa is None else f'{pa:.1f}'} | "
+                  f"{'—' if ps is None else (f'> {ps:.0f}' if m.startswith('RAFFLES') else f'{ps:.1f}')} |")
         ta, ts = TARGETS[sub]
         print(f"| target (issue 26) | held out | ≥ {ta:.0f} | ≥ {ts:.0f} |")
+        ta, ts = TARGETS34[sub]
+        print(f"| target (issue 34) | held out, measured independently | ≥ {ta:.0f} | ≥ {ts:.0f} |")
         if args.ablation:
             print(f"\n### {sub}: blame without one evidence kind (without GT, then with GT)\n")
             print("| evidence kinds used | agent % (no GT) | step % (no GT) | agent % (GT) | step % (GT) |")
@@ -267,6 +420,19 @@ def main(argv: list[str] | None = None) -> int:
                 h = score(runs, with_gt, kinds=set())["blame"]
                 cells += [f"{pct(h[:n])[0]:.1f}", f"{pct(h[n:])[0]:.1f}"]
             print("| none (the fallback alone) | " + " | ".join(cells) + " |")
+    if calib:
+        from orchestrace.blame._scorer import reliability
+
+        print("\n## Calibration (cross-validated, both subsets, text kept)\n")
+        print("| confidence of | ECE (10 bins) | ECE (5 bins) | mean confidence | accuracy | target |")
+        print("|---|---|---|---|---|---|")
+        for key, (conf, hit) in calib.items():
+            e10, e5 = reliability(conf, hit)[0], reliability(conf, hit, bins=5)[0]
+            table[f"calibration/{key}"] = {"ece10": e10, "ece5": e5, "n": len(conf)}
+            print(f"| {key} | {e10:.3f} | {e5:.3f} | {sum(conf) / len(conf):.3f} | {sum(hit) / len(hit):.3f} | "
+                  f"≤ {ECE_TARGET} |")
+        reliability_png(calib, args.png)
+        print(f"\nreliability diagram: {args.png}")
     if args.json:
         args.json.write_text(json.dumps(table, indent=1))
     return 0

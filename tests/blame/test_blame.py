@@ -77,8 +77,10 @@ def test_contradictory_outcome_fields_give_a_located_warning() -> None:
     assert tr.outcome is not None and tr.outcome.success is None
     (p,) = [p for p in rep.problems if p.code == "chat.contradictory-outcome"]
     assert p.path == "h.json:$" and "is_correct = True but is_corrected = False" in p.message
-    r = blame(tr)
-    assert any("outcome is unknown" in n for n in r.notes)
+    r = blame(tr)  # contradictory outcomes: nobody is blamed, never "decisive error"
+    assert r.status == "outcome unknown" and r.decisive is None and r.runner_up is None and r.shares == {}
+    r = blame(tr, assume_failed=True)
+    assert r.decisive is not None and any("outcome is unknown" in n for n in r.notes)
 
 
 def test_ledger_verdict_blames_the_judged_workers_streak() -> None:
@@ -199,7 +201,7 @@ def test_decisive_error_matches_reference_on_random_dags(tr) -> None:  # type: i
     want = _reference(tr)
     if want is None:
         assert not r.evidence_found and r.rule.startswith("no evidence")
-        assert r.decisive is None or r.decisive.confidence <= 0.2
+        assert r.decisive is None or (r.decisive.kinds == ("fallback",) and 0.0 <= r.decisive.confidence <= 1.0)
     else:
         assert r.evidence_found and r.decisive is not None and r.decisive.event == want
     for unit in ("agent", "turn", "message", "team", "token", "role", "orchestrator", "tool_call"):
@@ -233,7 +235,8 @@ def test_no_evidence_falls_back_visibly() -> None:
     (tr,), _ = from_doc(_doc("ag_45.json"), "ag_45.json")
     r = blame(tr)
     assert not r.evidence_found and r.rule.startswith("no evidence: fallback")
-    assert r.decisive is not None and r.decisive.confidence <= 0.2 and r.decisive.kinds == ("fallback",)
+    assert r.decisive is not None and r.decisive.kinds == ("fallback",)
+    assert 0.0 < r.decisive.confidence < 1.0 and 0.0 < (r.decisive.step_confidence or 0.0) < 1.0  # calibrated probabilities
     # the opener (turn 0) only states the task: the first reply is turn 1
     assert r.decisive.step == 1
 
@@ -262,7 +265,9 @@ def test_claude_code_tool_errors_blame_their_call() -> None:
     first = flagged[0].attrs["evidence"][0]
     assert first["kind"] == "tool_error" and first["excerpt"].startswith("EISDIR")
     assert by_id[first["blames"]].type.value == "tool_call" and flagged[0].error is True
-    r = blame(tr)
+    r = blame(tr)  # the session records no outcome: nobody is blamed unless asked to assume it failed
+    assert r.status == "outcome unknown" and r.decisive is None and r.evidence_found
+    r = blame(tr, assume_failed=True)
     assert r.evidence_found and r.decisive.event == first["blames"]
 
 

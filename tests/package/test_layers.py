@@ -20,8 +20,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "orchestrace"
 
 #: Top-level units of the package (a module or a subpackage) by layer, lowest first.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("vocab/errors", {"vocab", "errors", "_problems", "_methods", "_dag", "_paths", "_limits"}),
-    ("trace/io", {"trace", "io", "_structural", "_validate", "builder", "dataset", "schema", "_synth",
+    ("vocab/errors", {"vocab", "errors", "_problems", "_methods", "_dag", "_paths", "_limits", "_stats"}),
+    ("trace/io", {"trace", "evidence", "io", "_structural", "_validate", "builder", "dataset", "schema", "_synth",
                   "recorder", "importers", "corpus"}),
     ("graph", {"graph", "_units"}),
     ("measures", {"measures"}),

@@ -24,7 +24,7 @@ EXPORTED = {
 }
 #: The public modules and packages (``import orchestrace.X``); the rest start with ``_``.
 PUBLIC_MODULES = {
-    "advantages", "blame", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "exporters",
+    "advantages", "blame", "builder", "cli", "corpus", "credit", "dataset", "env", "errors", "evidence", "exporters",
     "frameworks", "graph", "importers", "io", "learn", "llm", "measures", "offline", "recorder", "report",
     "rewards",
     "scale", "schema", "trace", "vocab",

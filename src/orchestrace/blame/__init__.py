@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+from ..evidence import Provenance, turn_of
 from ..importers import Evidence, EvidenceKind, evidence_of
-from ._core import FALLBACK_RULE, FALLBACKS, BlameResult, Culprit, blame
+from ._core import FALLBACK_RULE, FALLBACKS, METHODS, STATUSES, BlameResult, Culprit, blame
 from ._credit import unit_values
 from .judge import (
     PROTOCOLS,
@@ -19,6 +20,6 @@ from .judge import (
     transcript_of,
 )
 
-__all__ = ["FALLBACK_RULE", "FALLBACKS", "PROTOCOLS", "Agreement", "Attribution", "BlameResult", "Culprit", "Evidence",
-           "EvidenceKind", "JudgeConfig", "Verdict", "ajudge", "blame", "evidence_of", "judge",
-           "second_opinion", "transcript_of", "unit_values"]
+__all__ = ["FALLBACKS", "FALLBACK_RULE", "METHODS", "PROTOCOLS", "STATUSES", "Agreement", "Attribution", "BlameResult",
+           "Culprit", "Evidence", "EvidenceKind", "JudgeConfig", "Provenance", "Verdict", "ajudge", "blame",
+           "evidence_of", "judge", "second_opinion", "transcript_of", "turn_of", "unit_values"]

@@ -10,6 +10,7 @@ credited quantity (the reward, minus the baseline when one is given) and ``n`` u
 run failed, ``A ≥ 0``    ``credit_u = A / n + (1 / n − B_u)`` — the reward shared
                          equally plus a zero-sum blame of size 1 (a failure)
 run did not fail         ``credit_u = A / n`` (nothing to blame; said in the notes)
+outcome unknown          ``credit_u = A / n`` (nobody blamed; said in the notes)
 =======================  =========================================================
 
 So credit sums to ``A`` as every method's does, the culprit's is the lowest (negative on a
@@ -48,6 +49,9 @@ def unit_values(g: TraceGraph, ui: UnitIndex, total: float, result: BlameResult,
     n = len(ui)
     if n == 0:
         return np.zeros(0)
+    if result.status in ("nothing to blame", "outcome unknown"):
+        notes.append(f"blame: {result.rule}; the credited quantity is shared equally")
+        return np.full(n, total / n)
     share = np.zeros(n)
     lost = 0.0
     for eid, b in result.shares.items():

@@ -256,7 +256,8 @@ def _run(
     if m is CreditMethod.BLAME:
         from ..blame import blame, unit_values
 
-        res = g.derived(("credit", "blame"), lambda: blame(g.trace, graph=g))
+        below = bool(an.total < 0)  # a reward below its baseline: a failure, whatever the outcome field says
+        res = g.derived(("credit", "blame", below), lambda: blame(g.trace, graph=g, assume_failed=below))
         notes.extend(res.notes)
         return unit_values(g, ui, an.total, res, notes), None, {}
     if m is CreditMethod.DISCOUNTED:

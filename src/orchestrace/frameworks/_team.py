@@ -150,16 +150,16 @@ class Team:
                     error: bool | None = None, **fields: Any) -> str:
         """The result of ``call`` (``error=True`` when the tool failed); failure evidence (a non-zero exit code,
         a traceback in the output, the failure itself) goes on the event as ``attrs.evidence``, blaming the call."""
-        from ..importers import Evidence, EvidenceKind, scan, to_attrs
+        from ..importers import Evidence, EvidenceKind, of_tool_output, scan, to_attrs
 
         found = scan(output)
-        if error and not found:
+        if error and not any(e.kind is not EvidenceKind.REFUSAL for e in found):
             first = (output or "").strip().split("\n", 1)[0][:160] or None
-            found = [Evidence(EvidenceKind.TOOL_ERROR, (0, len(first)) if first else None, first)]
+            found = [*found, Evidence(EvidenceKind.TOOL_ERROR, (0, len(first)) if first else None, first)]
         if found:
-            error = True
-            ev = to_attrs([Evidence(e.kind, e.span, e.excerpt, call) for e in found], self.content != "drop")
-            fields["attrs"] = {**(fields.get("attrs") or {}), "evidence": ev}
+            found = of_tool_output(found, call)
+            error = True if any(e.is_evidence for e in found) else error
+            fields["attrs"] = {**(fields.get("attrs") or {}), "evidence": to_attrs(found, self.content != "drop")}
         return self.agent(name).tool_result(tool, after=call, error=error, **self.text(output), **fields)
 
     def stop(self, *, by: str | None = None, action: str = "stop", content: str | None = None) -> str | None:

@@ -37,11 +37,21 @@ from ._common import CONTENT_MODES, ContentMode
 from ._common import (
     _digest as content_digest,  # the sha256 reference of --content hash (frameworks' capture)
 )
-from ._evidence import STRENGTH, Evidence, EvidenceKind, evidence_of, scan, to_attrs
+from ._evidence import (
+    STRENGTH,
+    Evidence,
+    EvidenceKind,
+    Provenance,
+    evidence_of,
+    of_tool_output,
+    scan,
+    to_attrs,
+)
 from ._report import BUCKETS, ImportReport, ImportResult
 
 __all__ = ["BUCKETS", "CHAT_LIST_KEYS", "CONTENT_MODES", "FORMATS", "STRENGTH", "ContentMode", "Evidence", "EvidenceKind",
-           "ImportReport", "ImportResult", "content_digest", "evidence_of", "import_traces", "scan", "to_attrs"]
+           "ImportReport", "ImportResult", "Provenance", "content_digest", "evidence_of", "import_traces", "of_tool_output",
+           "scan", "to_attrs"]
 
 #: Formats accepted by :func:`import_traces` and ``orchestrace import``.
 FORMATS: tuple[str, ...] = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "chat", "reference", "auto")

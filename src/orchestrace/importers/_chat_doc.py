@@ -18,15 +18,15 @@ from typing import Any
 
 import msgspec
 
+from ..evidence import (
+    LIST_KEYS,  # wrapper keys that may hold the list of turns (one definition, in the core)
+)
 from ._report import ImportReport
 
 __all__ = ["AGENTCHAT_SKIPPED", "AGENTCHAT_TYPES", "API_ROLES", "HUMANS", "ID_KEYS", "IMPLICIT_MANAGER", "LIST_KEYS",
            "NAME_KEYS", "TAG", "TASK_KEYS", "TERMINATE", "TIME_KEYS", "TURN_HINT", "estimate_tokens", "json_kind",
            "ledger_of", "looks_like", "names_of", "orchestrator_of", "scalar_document", "transcripts"]
 
-#: Wrapper keys that may hold the list of turns, tried in this order.
-LIST_KEYS: tuple[str, ...] = ("history", "messages", "chat_history", "chat", "conversation", "dialogue", "turns",
-                              "transcript", "trajectory", "log")
 #: Keys that name the speaker of a turn, tried in this order (then ``role``).
 NAME_KEYS: tuple[str, ...] = ("name", "agent_name", "speaker", "sender", "agent", "source")
 #: Chat-API roles: a ``role`` with one of these values is not a speaker's name.

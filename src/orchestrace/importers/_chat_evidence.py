@@ -22,7 +22,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._evidence import EXCERPT_CHARS, Evidence, EvidenceKind, ledger_verdicts, scan
+from ._evidence import (
+    EXCERPT_CHARS,
+    Evidence,
+    EvidenceKind,
+    Provenance,
+    ledger_verdicts,
+    of_tool_output,
+    scan,
+)
 
 __all__ = ["FACT_KEYS", "OUTCOME_KEYS", "TurnRecord", "contradicts", "facts_of", "flag", "outcome_of", "outputs"]
 
@@ -137,27 +145,31 @@ def flag(records: Sequence[TurnRecord], facts: str | None = None) -> dict[str, l
     for r in records:
         found: list[Evidence] = []
         if r.kind in ("worker", "tool_result", "human"):
+            report = r.kind == "worker" and bool(_OUTPUT.match(r.text))  # an executor's report (exitcode: …)
             for ev in scan(r.text):
-                blames = None
-                if ev.kind in (EvidenceKind.EXEC_FAILED, EvidenceKind.TRACEBACK):
-                    if r.caller is not None:
-                        blames = r.caller
-                    elif not _CODE.search(r.text):  # an execution's output: the author of the code it ran
-                        blames = next((e for e, a in reversed(code) if a != r.agent), code[-1][0] if code else None)
-                found.append(Evidence(ev.kind, ev.span, ev.excerpt, blames))
+                if r.kind == "tool_result":
+                    found.extend(of_tool_output([ev], r.caller))
+                elif ev.kind is EvidenceKind.REFUSAL:  # the agent's own words; a person's are a quote
+                    found.append(ev.by(Provenance.BEHAVIOUR if r.kind == "worker" else Provenance.QUOTED))
+                elif report:  # an execution's output: the author of the code it ran
+                    blames = next((e for e, a in reversed(code) if a != r.agent), code[-1][0] if code else None)
+                    found.append(ev.by(Provenance.EXECUTOR, blames))
+                else:  # error text in a task statement, a person's or an agent's message: quoted, not evidence
+                    found.append(ev.by(Provenance.QUOTED))
             if r.is_error and not any(e.kind is EvidenceKind.TOOL_ERROR for e in found):
                 found.append(Evidence(EvidenceKind.TOOL_ERROR, None, r.text.strip().split("\n", 1)[0][:EXCERPT_CHARS]
-                                      or None, r.caller))
+                                      or None, r.caller, Provenance.TOOL))
         if r.kind == "worker" and not _OUTPUT.match(r.text):
             act = _action_of(r.text)
             if act and last_action.get(r.agent) == act:
                 a = r.text.find(act.split("\n", 1)[0])
                 span = (a, a + len(act.split("\n", 1)[0])) if a >= 0 else None
-                found.append(Evidence(EvidenceKind.REPEATED_ACTION, span, act.split("\n", 1)[0][:EXCERPT_CHARS]))
+                found.append(Evidence(EvidenceKind.REPEATED_ACTION, span, act.split("\n", 1)[0][:EXCERPT_CHARS],
+                                      provenance=Provenance.BEHAVIOUR))
             if act:
                 last_action[r.agent] = act
         if r.kind == "orch" and '"is_' in r.text:  # a verdict on the judged worker's streak of turns
-            found.extend(Evidence(v.kind, v.span, v.excerpt, streak_start) for v in ledger_verdicts(r.text))
+            found.extend(v.by(Provenance.LEDGER, streak_start) for v in ledger_verdicts(r.text))
         if found:
             out.setdefault(r.eid, []).extend(found)
         if r.kind in ("worker", "human") and _CODE.search(r.text):
@@ -170,7 +182,8 @@ def flag(records: Sequence[TurnRecord], facts: str | None = None) -> dict[str, l
         final = _final_answer(records)
         if final is not None and contradicts(final.text, facts):
             line = final.text.strip().split("\n", 1)[0][:EXCERPT_CHARS]
-            out.setdefault(final.eid, []).append(Evidence(EvidenceKind.CONTRADICTS_FACTS, (0, len(final.text)), line))
+            out.setdefault(final.eid, []).append(Evidence(EvidenceKind.CONTRADICTS_FACTS, (0, len(final.text)), line,
+                                                                 provenance=Provenance.VERIFIER))
     return out
 
 

@@ -586,19 +586,21 @@ def _evidence_fields(kind: EventType, text: str | None, deps: list[tuple[str, An
                      keep: bool) -> None:
     """Failure evidence of an event being added: a tool result's exit code / traceback / error flag, or an
     operation the source marked as failed; a tool result's evidence blames the call it answers."""
-    from ._evidence import Evidence, EvidenceKind, scan, to_attrs
+    from ._evidence import Evidence, EvidenceKind, of_tool_output, scan, to_attrs
 
     found = scan(text) if kind is EventType.TOOL_RESULT and text else []
-    if fields.get("error") is True and not found:
+    if fields.get("error") is True and not any(e.kind is not EvidenceKind.REFUSAL for e in found):
         k = EvidenceKind.TOOL_ERROR if kind in (EventType.TOOL_RESULT, EventType.TOOL_CALL) else \
             EvidenceKind.ERROR_STATUS
         first = (text or "").strip().split("\n", 1)[0][:160] or None
-        found = [Evidence(k, (0, len(first)) if first else None, first)]
+        found = [*found, Evidence(k, (0, len(first)) if first else None, first)]
     if not found:
         return
     call = next((d for d, k in deps if k is EdgeType.TOOL_DEPENDENCY), None)
-    if call is not None:
-        found = [Evidence(e.kind, e.span, e.excerpt, e.blames or call) for e in found]
+    found = of_tool_output(found, call)
+    if not any(e.is_evidence for e in found):  # only a tool's quote of a refusal: kept, not an error
+        fields["attrs"] = {**(fields.get("attrs") or {}), "evidence": to_attrs(found, keep)}
+        return
     fields["error"] = True
     fields["attrs"] = {**(fields.get("attrs") or {}), "evidence": to_attrs(found, keep)}
 

@@ -667,9 +667,10 @@ class _Transcript:
             e = g.events[eid]
             attrs = dict(e.attrs or {})
             attrs["evidence"] = to_attrs(evs, keep)
-            g.events[eid] = msgspec.structs.replace(e, error=True, attrs=attrs)
+            g.events[eid] = msgspec.structs.replace(e, attrs=attrs, error=True if any(  # a quote is no error
+                ev.is_evidence for ev in evs) else e.error)
             for ev in evs:
-                self.report.count("evidence", "mapped", ev.kind.value)
+                self.report.count("evidence", "mapped", ev.kind.value if ev.is_evidence else f"{ev.kind.value} (quoted)")
         if found:
             self.report.note("failure evidence flagged on events (error: true, attrs.evidence): exit codes, "
                              "tracebacks, tool errors, ledger verdicts, repeated actions, refusals")

@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..offline._value import continuation_values
+from ..offline import continuation_values
 from ..offline.rules import beta_criterion, dirichlet_criterion, esc_stop, top_share
 
 __all__ = [

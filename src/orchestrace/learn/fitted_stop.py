@@ -121,7 +121,7 @@ def continuation_targets(paths: StopPaths, cont: np.ndarray) -> np.ndarray:
     The one backward pass (:func:`orchestrace.offline._value.continuation_values`) on the ragged
     paths laid out as (E, most checks + 1): an episode's columns after its last check hold its
     final return and always stop."""
-    from ..offline._value import continuation_values
+    from ..offline import continuation_values
 
     E = paths.n_episodes
     n = np.bincount(paths.ep, minlength=E)

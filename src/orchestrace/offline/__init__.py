@@ -58,7 +58,7 @@ from ._team_check import check_team_runs
 from ._team_eval import evaluate_team, render_team
 from ._team_fit import fit_team_policy
 from ._team_synth import make_synthetic_team
-from ._value import AGGREGATIONS, Valuation, first_stop, task_prices, valuation
+from ._value import AGGREGATIONS, Valuation, continuation_values, first_stop, task_prices, valuation
 from .gate import StopDecision, StopGate
 from .rules import (
     CISC,
@@ -102,6 +102,7 @@ __all__ = [
     "VoteState",
     "check_runs",
     "columns_of",
+    "continuation_values",
     "configs",
     "check_team_runs",
     "demo_section",

@@ -73,6 +73,9 @@ class LoggedRuns:
     logprob_mean: np.ndarray  # (T, R, W) float32
     round_correct: np.ndarray  # (T, R) bool
     meta: dict
+    members: tuple[str, ...] = ()  # (W,) member kind of each attempt column; () = homogeneous vote (all columns one sampler)
+    sees: tuple[tuple[int, ...], ...] = ()  # per column, the columns whose answers (rounds 0..r, same round included) it was shown at round r; () or () per column = none
+    confidence: np.ndarray | None = None  # (T,R,W) float32: DeepConf-style confidence of the reply; NaN/None if the server gave no top-k
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -87,8 +90,10 @@ class LoggedRuns:
         (2, 2, 2)
         """
         idx = np.asarray(mask)
-        fields = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self) if f.name != "meta"}
-        return LoggedRuns(**fields, meta=dict(self.meta))
+        fixed = ("meta", "members", "sees", "confidence")
+        fields = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self) if f.name not in fixed}
+        conf = None if self.confidence is None else self.confidence[idx]
+        return LoggedRuns(**fields, meta=dict(self.meta), members=self.members, sees=self.sees, confidence=conf)
 
 
 def split_of(task_id: str) -> str:
@@ -139,27 +144,64 @@ def logged_from_codes(
     )
 
 
-def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0) -> LoggedRuns:  # noqa: N803 (the contract's names)
+def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0,  # noqa: N803 (the contract's names)
+                          members: tuple[str, ...] | None = None) -> LoggedRuns:
     """Random logged runs for tests: per task a solve rate p ~ U(0, 1) and 1–3 wrong answers.
+
+    With ``members`` (W member kinds) the run is a synthetic heterogeneous team: two suites,
+    ``synth-a`` and ``synth-b``, and each kind's solve rate shifted per suite (a kind named
+    ``cold`` is better on ``synth-a``, ``hot`` on ``synth-b``, ``calc`` is right or unparsed);
+    a kind named ``reviser`` sees every other column (:attr:`LoggedRuns.sees`) and repeats
+    their majority so far 80 % of the time.
 
     >>> r = make_synthetic_logged(4, 3, 2, seed=0)
     >>> bool(((r.answers >= -1) & (r.answers < 4)).all()), r.meta["source"]
     (True, 'synthetic')
+    >>> t = make_synthetic_logged(6, 2, 3, seed=0, members=("cold", "hot", "reviser"))
+    >>> t.members, t.sees
+    (('cold', 'hot', 'reviser'), ((), (), (0, 1)))
     """
     rng = np.random.default_rng(seed)
     p = rng.uniform(0, 1, T)
-    raw = np.where(rng.uniform(size=(T, R, W)) < p[:, None, None], 0, rng.integers(1, 4, (T, R, W)))
+    if members is not None:
+        if len(members) != W:
+            raise ConfigError(f"members: {len(members)} kinds for width {W}; give one kind per attempt column")
+        suites = np.array(["synth-a" if i % 2 == 0 else "synth-b" for i in range(T)])
+        shift = {"cold": (0.3, -0.3), "hot": (-0.3, 0.3), "calc": (0.2, 0.2)}
+        rate = np.stack([np.clip(p + np.where(suites == "synth-a", *shift.get(m, (0.0, 0.0))), 0.02, 0.98)
+                         for m in members], 1)  # (T, W)
+    else:
+        suites = np.array(["synth"] * T)
+        rate = np.broadcast_to(p[:, None], (T, W))
+    raw = np.where(rng.uniform(size=(T, R, W)) < rate[:, None, :], 0, rng.integers(1, 4, (T, R, W)))
     raw = np.where(rng.uniform(size=(T, R, W)) < 0.05, -1, raw)
+    sees: tuple[tuple[int, ...], ...] = ()
+    if members is not None:
+        if "calc" in members:
+            c = members.index("calc")
+            raw[:, :, c] = np.where(raw[:, :, c] == 0, 0, np.where(rng.uniform(size=(T, R)) < 0.5, -1, raw[:, :, c]))
+        sees = tuple(tuple(j for j in range(W) if members[j] != "reviser") if m == "reviser" else ()
+                     for m in members)
+        for c, seen in enumerate(sees):
+            for i in range(T):
+                for r in range(R if seen else 0):
+                    votes = raw[i, : r + 1, list(seen)].reshape(-1)
+                    votes = votes[votes >= 0]
+                    if votes.size and rng.uniform() < 0.8:
+                        raw[i, r, c] = int(np.bincount(votes).argmax())
     answers, cc = _recode(raw, np.zeros(T, dtype=np.int32))
     ids = [f"synth-s{1 + i % 3}-{i:06d}" for i in range(T)]
-    return logged_from_codes(
-        ids, ["synth"] * T, [1 + i % 3 for i in range(T)], answers, cc,
+    out = logged_from_codes(
+        ids, suites.tolist(), [1 + i % 3 for i in range(T)], answers, cc,
         prompt_tokens=np.full((T, R, W), 60, dtype=np.int32),
         completion_tokens=rng.integers(3, 17, (T, R, W)).astype(np.int32),
         logprob_mean=np.where(answers == cc[:, None, None], -0.3, -1.2).astype(np.float32)
         + rng.normal(0, 0.2, (T, R, W)).astype(np.float32),
         meta={"source": "synthetic", "seed": seed, "rounds": R, "width": W},
     )
+    if members is None:
+        return out
+    return dataclasses.replace(out, members=tuple(members), sees=sees)
 
 
 def _recode(raw: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

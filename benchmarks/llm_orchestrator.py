@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prompts", type=int, default=4, help="states (GRPO groups) per update")
     ap.add_argument("--generations", type=int, default=4, help="replies per state")
     ap.add_argument("--lr", type=float, default=2e-4)
+    ap.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of the GRPO replies")
     ap.add_argument("--lora-r", type=int, default=16)
     ap.add_argument("--probe-every", type=int, default=6)
     ap.add_argument("--val-tasks", type=int, default=32)
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             f"test tasks used {len(test_rows)}" + (f", fresh {len(sets['fresh'][1])}" if a.test else ""))
         # baselines in the same environment
         gate, _ = fit_gate(runs, classes=("linear",), widths=[dec.W])
-        res: dict = {"args": vars(a), "actions": list(dec.actions), "baselines": {}, "runs": [], "skipped": []}
+        res: dict = {"args": vars(a), "actions": list(dec.actions), "baselines": {}, "runs": [], "skipped": [],
+                     "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}
         per: dict[str, dict[str, np.ndarray]] = {k: {} for k in sets}
         for name, (d, rows) in sets.items():
             g = GateContinuation(gate, d)
@@ -163,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 t_run = time.perf_counter()
                 cfg = LLMGRPOConfig(credit=credit, continuation="gate", updates=a.updates,
                                     prompts_per_update=a.prompts, generations=a.generations, learning_rate=a.lr,
-                                    lora_r=a.lora_r, seed=seed, device=a.device, save_every=max(a.updates, 1))
+                                    lora_r=a.lora_r, seed=seed, device=a.device, save_every=max(a.updates, 1),
+                                    temperature=a.temperature)
                 run_dir = out / f"seed-{seed}-{credit}"
                 if run_dir.exists():
                     import shutil
@@ -214,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         res["comparisons"] = comp
         res["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
         res["total_seconds"] = time.perf_counter() - t_start
+        res["loadavg_end"] = os.getloadavg()
         # exact reaches broadcast's final validation return in ≤ half the updates?
         speed = []
         for seed in a.seeds:

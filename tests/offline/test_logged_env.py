@@ -11,7 +11,9 @@ gym = pytest.importorskip("gymnasium")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
-from orchestrace.env.logged import (  # noqa: E402
+from orchestrace.errors import ConfigError  # noqa: E402
+from orchestrace.offline import fit_gate, load_logged_runs, make_synthetic_logged, valuation  # noqa: E402
+from orchestrace.offline.logged_env import (  # noqa: E402
     OBS_FEATURES,
     FixedRule,
     GateContinuation,
@@ -20,8 +22,6 @@ from orchestrace.env.logged import (  # noqa: E402
     StopNext,
     rollout,
 )
-from orchestrace.errors import ConfigError  # noqa: E402
-from orchestrace.offline import fit_gate, load_logged_runs, make_synthetic_logged, valuation  # noqa: E402
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
 TEAM = ("cold", "hot", "calc", "reviser")

@@ -1,5 +1,8 @@
 """Orchestration decisions over logged always-continue runs, as a Gymnasium environment with exact values.
 
+(It lives in ``offline`` rather than ``env``: it is built on the logged runs and their valuation,
+which sit in a higher layer than the simulated environments; it needs the ``env`` extra.)
+
 One episode replays one logged task (:class:`~orchestrace.offline.LoggedRuns`). Before each
 round the policy decides: **stop** (with an aggregation) or **call** one of the corpus's
 *options* — a set of attempt columns to run this round. The log holds every column's answer
@@ -54,12 +57,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
-from ..errors import ConfigError
-from ..offline._logged import LoggedRuns
-from ..offline._value import task_prices
+from ..errors import ConfigError, require
+from ._logged import LoggedRuns
+from ._value import task_prices
+
+require("gymnasium", extra="env")
+
+import gymnasium as gym  # noqa: E402
 
 __all__ = ["OBS_FEATURES", "STOP_WORDS", "DecisionState", "GateContinuation", "LoggedDecisions", "LoggedRunsEnv",
            "StopNext", "rollout"]

@@ -153,6 +153,43 @@ def main(argv: list[str] | None = None) -> int:
         res["eval_seconds_untrained"] = time.perf_counter() - t0
         say(f"untrained: test {per['test']['untrained'].mean():+.3f} (unparsed {res['untrained_unparsed']['test']}), "
             f"validation {v0['returns'].mean():+.3f} in {res['eval_seconds_untrained']:.0f}s")
+        def write() -> None:
+            # comparisons (paired over tasks; seeds: mean of per-seed means with a t-interval)
+            from orchestrace.offline._eval import t_interval
+
+            comp: dict = {}
+            for name in sets:
+                p = per[name]
+                c = {k: ci(p[k]) for k in ("untrained", "gate", "best_rule")}
+                for credit in ("exact", "broadcast"):
+                    keys = [k for k in p if k.startswith(credit + "/")]
+                    if not keys:
+                        continue
+                    c[credit] = {"per_seed": {k: ci(p[k]) for k in keys},
+                                 "across_seeds": t_interval([float(p[k].mean()) for k in keys])}
+                    for other in ("untrained", "gate", "best_rule"):
+                        c[f"{credit}_minus_{other}"] = {k: ci(p[k] - p[other]) for k in keys}
+                comp[name] = c
+            res["comparisons"] = comp
+            res["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
+            res["total_seconds"] = time.perf_counter() - t_start
+            res["loadavg_end"] = os.getloadavg()
+            # exact reaches broadcast's final validation return in ≤ half the updates?
+            speed = []
+            for seed in a.seeds:
+                ex = next((x for x in res["runs"] if x["seed"] == seed and x["credit"] == "exact"), None)
+                br = next((x for x in res["runs"] if x["seed"] == seed and x["credit"] == "broadcast"), None)
+                if ex and br:
+                    target = br["probes"][-1]["val_return"]
+                    hit = next((p["update"] for p in ex["probes"] if p["val_return"] >= target - 1e-12), None)
+                    speed.append({"seed": seed, "broadcast_final_val": target, "exact_first_update_reaching_it": hit,
+                                  "updates": a.updates, "met": hit is not None and hit <= a.updates / 2})
+            res["exact_reaches_broadcast_in_half"] = speed
+            (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
+            plot(res, out / "curves.png")
+            say(f"wrote {out / 'results.json'} and {out / 'curves.png'}")
+
+
         per_run_cost = None
         for seed in a.seeds:
             for credit in ("exact", "broadcast"):
@@ -194,44 +231,13 @@ def main(argv: list[str] | None = None) -> int:
                                    for n, e in finals.items()}}
                 res["runs"].append(entry)
                 per_run_cost = entry["wall_seconds"]
+                write()  # partial results after every run
                 say(f"{credit} seed {seed}: test {finals['test']['returns'].mean():+.3f}; "
                     f"{r['throughput']['updates_per_min']:.2f} updates/min, {r['throughput']['tokens_per_s']:.0f} tok/s, "
                     f"peak {r['throughput']['peak_rss_gib']:.1f} GiB; run {entry['wall_seconds']:.0f}s")
                 del r
-        # comparisons (paired over tasks; seeds: mean of per-seed means with a t-interval)
-        from orchestrace.offline._eval import t_interval
 
-        comp: dict = {}
-        for name in sets:
-            p = per[name]
-            c = {k: ci(p[k]) for k in ("untrained", "gate", "best_rule")}
-            for credit in ("exact", "broadcast"):
-                keys = [k for k in p if k.startswith(credit + "/")]
-                if not keys:
-                    continue
-                c[credit] = {"per_seed": {k: ci(p[k]) for k in keys},
-                             "across_seeds": t_interval([float(p[k].mean()) for k in keys])}
-                for other in ("untrained", "gate", "best_rule"):
-                    c[f"{credit}_minus_{other}"] = {k: ci(p[k] - p[other]) for k in keys}
-            comp[name] = c
-        res["comparisons"] = comp
-        res["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
-        res["total_seconds"] = time.perf_counter() - t_start
-        res["loadavg_end"] = os.getloadavg()
-        # exact reaches broadcast's final validation return in ≤ half the updates?
-        speed = []
-        for seed in a.seeds:
-            ex = next((x for x in res["runs"] if x["seed"] == seed and x["credit"] == "exact"), None)
-            br = next((x for x in res["runs"] if x["seed"] == seed and x["credit"] == "broadcast"), None)
-            if ex and br:
-                target = br["probes"][-1]["val_return"]
-                hit = next((p["update"] for p in ex["probes"] if p["val_return"] >= target - 1e-12), None)
-                speed.append({"seed": seed, "broadcast_final_val": target, "exact_first_update_reaching_it": hit,
-                              "updates": a.updates, "met": hit is not None and hit <= a.updates / 2})
-        res["exact_reaches_broadcast_in_half"] = speed
-        (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
-        plot(res, out / "curves.png")
-        say(f"wrote {out / 'results.json'} and {out / 'curves.png'}")
+        write()
         print(summary(res))
     except OrchestraceError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -150,6 +150,35 @@ def _print_report(rep) -> None:  # type: ignore[no-untyped-def]
         console.print(f"  {rep.clamped_times:>6}  event times clamped so that time never runs backwards along an edge")
 
 
+def _export_decisions(fmt: ExportFormat, path: Path, out: Path, credit: str, continuation: str,
+                      episodes: int) -> None:
+    from ..errors import ConfigError, MissingExtraError, TraceInvalidError
+    from ..exporters.decisions import decision_turns
+    from ..exporters.training import to_trl, to_verl, write_jsonl
+    from ..offline import read_corpus
+
+    if fmt not in (ExportFormat.trl, ExportFormat.verl):
+        raise fail(f"--decisions exports training rows for trl or verl, not {fmt.value}")
+    try:
+        runs = read_corpus(path)
+        turns = decision_turns(runs, credit=credit, continuation=continuation, episodes=episodes)
+        if fmt is ExportFormat.trl:
+            write_jsonl(to_trl([], turns=turns), out)
+        else:
+            to_verl([], out, turns=turns)
+    except TraceInvalidError as exc:
+        raise fail(f"{exc}") from None
+    except (ConfigError, MissingExtraError) as exc:
+        raise fail(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    n_ep = len({t.trace_id for t in turns})
+    console.print(f"wrote {escape(str(out))}: {len(turns)} decision rows from {n_ep} episode(s) of "
+                  f"{len({t.task_id for t in turns})} train task(s), credit {credit}"
+                  + (f" (Q under the {continuation} continuation)" if credit == "exact" else ""))
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command("export")
 def export_cmd(
     fmt: ExportFormat = typer.Argument(..., metavar="FORMAT", help="otlp, rllm, verl, trl or reference."),
@@ -161,6 +190,9 @@ def export_cmd(
     spec: Path = typer.Option(None, "--spec", help="TOML reward spec whose rewards are credited to the turns (default: the trace's own, else its outcome)."),
     baseline: str = typer.Option(None, "--baseline", help="Per-turn rewards relative to a baseline: a number, or 'group' (the mean reward of the file's runs of the same task); a failed run then gets negative rewards on its causes."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    decisions: str = typer.Option(None, "--decisions", metavar="exact|broadcast", help="PATH is an always-continue corpus (collect run): export its orchestration decisions (behaviour-policy episodes of the train split) with per-decision credit — exact: Q(state, action) from the log, advantage vs the mean over valid actions; broadcast: the episode's return (trl, verl)."),
+    continuation: str = typer.Option("gate", "--continuation", help="--decisions exact: the continuation policy of Q — gate (the stop gate fitted on the train split) or stop-next."),
+    episodes: int = typer.Option(4, "--episodes", min=1, help="--decisions: behaviour-policy episodes per task."),
 ) -> None:
     """Export traces as OTLP JSON, reference JSON, or RL training data (rLLM, verl, TRL)."""
     from ..errors import ConfigError, MissingExtraError
@@ -170,6 +202,8 @@ def export_cmd(
     from ._checks import load_traces
     from ._credit import _spec, parse_baseline, signals_and_baselines
 
+    if decisions is not None:
+        _export_decisions(fmt, path, out, decisions, continuation, episodes)
     traces = load_traces(path, force=force, verb="export")
     kw: dict[str, Any] = {}
     warnings: list[str] = []

@@ -176,6 +176,20 @@ def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0, *, members: tup
     pc = np.minimum(p[:, None, None] * skill[None, None, :], 0.98)
     raw = np.where(rng.uniform(size=(T, R, W)) < pc, 0, rng.integers(1, 4, (T, R, W)))
     raw = np.where(rng.uniform(size=(T, R, W)) < 0.05, -1, raw)
+    sees: tuple[tuple[int, ...], ...] = ()
+    if members is not None:
+        if "calc" in members:
+            c = members.index("calc")
+            raw[:, :, c] = np.where(raw[:, :, c] == 0, 0, np.where(rng.uniform(size=(T, R)) < 0.5, -1, raw[:, :, c]))
+        sees = tuple(tuple(j for j in range(W) if members[j] != "reviser") if m == "reviser" else ()
+                     for m in members)
+        for c, seen in enumerate(sees):
+            for i in range(T):
+                for r in range(R if seen else 0):
+                    votes = raw[i, : r + 1, list(seen)].reshape(-1)
+                    votes = votes[votes >= 0]
+                    if votes.size and rng.uniform() < 0.8:
+                        raw[i, r, c] = int(np.bincount(votes).argmax())
     answers, cc = _recode(raw, np.zeros(T, dtype=np.int32))
     ids = [f"{prefix}-s{1 + i % 3}-{i:06d}" for i in range(T)]
     right = answers == cc[:, None, None]
@@ -190,6 +204,9 @@ def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0, *, members: tup
     if not members:
         return out
     conf = (np.where(right, 3.0, 2.0) + rng.normal(0, 0.4, (T, R, W))).astype(np.float32)
+    if not sees and "reviser" in members:  # a reviser sees every other column (as the team collector logs it)
+        sees = tuple(tuple(c for c, k in enumerate(members) if k != "reviser") if m == "reviser" else ()
+                     for m in members)
     return dataclasses.replace(out, members=tuple(members), sees=tuple(tuple(x) for x in sees), confidence=conf)
 
 

@@ -143,6 +143,10 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"policy{i}" for i in range(len(policies))]
     cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
+
+    def cell_of(r: LoggedRuns) -> np.ndarray:
+        return np.array([f"{s}:{d}" for s, d in zip(r.suite.tolist(), r.difficulty.tolist(), strict=True)])
+
     for n, p in zip(names, policies, strict=True):
         p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus")
         if sorted(p.cells) != cells:
@@ -171,6 +175,8 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     sets += [(tn, arrays_for(tr, sc, price_seed), np.arange(len(tr.task_ids))) for tn, tr in fresh]
     members = list(a_all.members)
     subs = subsets(runs)
+    val_cell = cell_of(runs)[iv]
+    cell_masks = {c: val_cell == c for c in cells if (val_cell == c).any()}
     # 1–2. fixed configurations × rules: stop indices once per corpus, chosen on validation
     cands: list[dict[str, Any]] = []
     paths: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
@@ -193,6 +199,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
                     cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stops": stops,
                                   "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
                                   "val_calls": float(paths[("corpus", S)]["calls"][stops["corpus"][iv]].mean()),
+                                  "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
                                   "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
     log(f"{len(cands)} (rule × configuration) settings tuned on {len(iv)} validation tasks")
 
@@ -201,6 +208,23 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
         return _outcome(paths[(key, c["S"])], c["stops"][key], c["g"], rows)
 
     best = max(cands, key=lambda c: c["val_return"])
+    # the strongest rule with the policy's information: a (rule × configuration) chosen per task cell on validation
+    route = {c: max(cands, key=lambda x: x["val_cells"].get(c, float("-inf"))) for c in cell_masks}
+
+    def routed(sn: str, rows: np.ndarray) -> dict[str, np.ndarray]:
+        where = cell_of(set_runs[sn])[rows]
+        out = {k: np.zeros(len(rows)) for k in ("return", "correct", "calls", "tokens")}
+        for c, cand in route.items():
+            m = where == c
+            if m.any():
+                for k, v in value(cand, sn, rows[m]).items():
+                    out[k][m] = v
+        missing = ~np.isin(where, list(route))
+        if missing.any():  # a cell without validation tasks: the best single rule
+            for k, v in value(best, sn, rows[missing]).items():
+                out[k][missing] = v
+        return out
+
     by_family = {f: max((c for c in cands if c["family"] == f), key=lambda c: c["val_return"])
                  for f in dict.fromkeys(c["family"] for c in cands)}
 
@@ -243,8 +267,10 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     set_runs = {"test": runs, **dict(fresh)}
     base_name = {k: c["name"] for k, c in baselines.items()}
     base_name["stop_only_best_team"] = f"stop-only/{best['name'].split('/', 1)[1]}"
+    base_name["best_rule_per_cell"] = "per cell: " + "; ".join(f"{c} → {x['name']}" for c, x in route.items())
     for sn, arr, rows in sets:
         base_o = {k: value(c, sn, rows) for k, c in baselines.items()}
+        base_o["best_rule_per_cell"] = routed(sn, rows)
         if so is not None:
             ss = [tuple(s) for s in so.subsets]
             base_o["stop_only_best_team"] = rollout(arr, greedy(arr, so.model_class, so.models, ss, 1), ss,

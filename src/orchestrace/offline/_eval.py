@@ -31,7 +31,7 @@ import numpy as np
 
 from ._features import check_features, vote_states
 from ._fit import PRICE_SEED, corpus_scales, fit_price_logistic
-from ._io import check_runs
+from ._io import check_runs, require_tasks
 from ._logged import LoggedRuns
 from ._value import AGGREGATIONS, PRICE_HI, PRICE_LO, first_stop, task_prices, valuation
 from .gate import StopGate
@@ -117,6 +117,7 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
 
     t0 = time.perf_counter()
     runs, notes = check_runs(runs)
+    require_tasks(runs, "evaluate")
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))

@@ -60,7 +60,16 @@ from .._problems import Problem
 from ..errors import ConfigError
 from ..llm.taskfile import FileTask, Grader, load_task_file, parse_grader
 from ..vocab import Severity
-from .collect import FORMAT, MANIFEST_FILE, Attempt, CorpusWriter, _versions, _write_manifest, majority, task_trace
+from .collect import (
+    FORMAT,
+    MANIFEST_FILE,
+    Attempt,
+    CorpusWriter,
+    _versions,
+    _write_manifest,
+    majority,
+    task_trace,
+)
 
 __all__ = ["FORMATS", "ImportError_", "ImportReport", "deepconf_confidence", "detect_format", "import_logs"]
 
@@ -131,6 +140,15 @@ def deepconf_confidence(top_logprobs: Sequence[Sequence[float]], window: int = 4
     return round(min(sum(per[i:i + k]) / k for i in range(len(per) - k + 1)), 6)
 
 
+def _open_text(path: Path) -> Any:
+    """A text stream of a log file (``.gz`` decompressed); undecodable bytes are replaced, not fatal."""
+    import gzip
+
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
 def _est(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
@@ -144,8 +162,11 @@ def detect_format(path: Path) -> str:
     >>> detect_format(p)
     'batch'
     """
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        head = fh.read(1 << 16)
+    try:
+        with _open_text(path) as fh:
+            head = fh.read(1 << 16)
+    except (OSError, EOFError) as exc:
+        raise ConfigError(f"{path}: cannot read the log file ({exc})") from None
     first = next((ln for ln in head.splitlines() if ln.strip()), "")
     try:
         rec = json.loads(first)
@@ -210,7 +231,7 @@ def _choice_sample(ch: dict, usage: dict, n: int) -> _Sample:
 
 def _read_jsonl(path: Path, rep: ImportReport) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with _open_text(path) as fh:
         for ln, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -283,8 +304,9 @@ _GSM_REF = re.compile(r"####\s*(.+?)\s*$", re.S)
 
 def _read_debate(path: Path, rep: ImportReport) -> list[_Record]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        with _open_text(path) as fh:
+            data = json.loads(fh.read())
+    except (OSError, EOFError, ValueError) as exc:
         raise ConfigError(f"{path}: not a debate log (one JSON object mapping each question to [agent contexts, "
                           f"answer]): {exc}") from None
     if not isinstance(data, dict):
@@ -325,6 +347,11 @@ def _read_debate(path: Path, rep: ImportReport) -> list[_Record]:
         rows = [[a[r] for a in rows_by_agent] for r in range(n_rounds.pop())]
         out.append(_Record(where, _debate_id(q), answer, None, str(q), rows=rows))
     return out
+
+
+def _stem(where: str) -> str:
+    """The suite of an imported record: its log file's name without suffixes (``FILE:LINE`` → ``FILE``)."""
+    return Path(where.rsplit(":", 1)[0]).name.split(".")[0] or "imported"
 
 
 def _debate_id(question: str) -> str:
@@ -440,8 +467,8 @@ def import_logs(
             continue
         ids.add(rec.tid)
         q = rec.question or rec.tid
-        graded.append((rec, FileTask(rec.tid, rep.format if rep.format != "batch" else "batch", (
-            {"role": "user", "content": q},), ref, g, 0, rec.where)))
+        suite = task_map[rec.tid].suite if task_map and rec.tid in task_map else _stem(rec.where)
+        graded.append((rec, FileTask(rec.tid, suite, ({"role": "user", "content": q},), ref, g, 0, rec.where)))
     kept, R, W = _shape([r for r, _ in graded], width, rep)  # noqa: N806
     keep_ids = {r.tid for r in kept}
     problems = [Problem(code="import.excluded", severity=Severity.ERROR, path=loc, message=reason)
@@ -462,7 +489,7 @@ def import_logs(
             attempts: list[list[Attempt]] = []
             for r, row in enumerate(rec.rows):
                 line: list[Attempt] = []
-                for w, s in enumerate(row):
+                for s in row:
                     ans, _, err = task.grade(s.text)
                     rep.replies += 1
                     rep.unparsed += ans is None and err is None

@@ -26,9 +26,10 @@ def render(res: dict[str, Any]) -> str:
     lines = [
         "# Stop rules on logged runs (exact offline evaluation)", "",
         f"Corpus: {c['tasks']['train']} train / {c['tasks']['validation']} validation / {c['tasks']['test']} test "
-        f"tasks, {c['rounds']} rounds × {c['width']} attempts, suites {', '.join(c['suites'])}. Price per task: "
-        f"{p['distribution']} on [{p['lo']}, {p['hi']}] (seed {p['seed']}) {p['unit']} "
-        f"({p['token_scale']:.0f} tokens).", "",
+        f"tasks, {c['rounds']} rounds × {c['width']} attempts, suites {', '.join(c['suites'])}.", "",
+        f"Return = correct (1 or 0) − price × tokens used / tokens of one full-width round ({p['token_scale']:.0f} "
+        f"tokens on the training tasks). Each task draws its price {p['distribution']} on [{p['lo']}, {p['hi']}] "
+        f"(seed {p['seed']}): at price 0.1 one more full-width round costs a tenth of a correct answer.", "",
     ]
     lines += [f"- excluded: {n}" for n in res["exclusions"]]
     lines += ["", "| rule (test tasks) | chosen on validation | return [95 % CI] | accuracy | LLM calls |",

@@ -262,7 +262,7 @@ def _read_batch(path: Path, rep: ImportReport, tasks: dict[str, FileTask] | None
             rep.excluded.setdefault("custom_id not in the task file (no reference answer)", []).append(
                 f"{where} ({tid!r})")
             continue
-        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        usage: dict = body["usage"] if isinstance(body.get("usage"), dict) else {}
         chs = [c for c in body["choices"] if isinstance(c, dict)]
         chs.sort(key=lambda c: c.get("index", 0) if isinstance(c.get("index"), int) else 0)
         t = tasks[tid]

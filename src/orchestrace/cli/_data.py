@@ -27,6 +27,10 @@ ITEMS: dict[str, tuple[str, str]] = {
     "smollm2-debate": ("examples/smollm2-debate.json", "a small multi-agent debate of SmolLM2 in the "
                        "llm_multiagent_debate shape, for `collect import`"),
     "example-tasks": ("examples/tasks.jsonl", "a task file (your own tasks) for `collect run --task-file`"),
+    "whowhen-ag27": ("examples/whowhen/ag_27.json", "a real failed AG2 group chat (Who&When, Algorithm-Generated 27; "
+                     "MIT, licence alongside)"),
+    "survey-papers": ("examples/reference/papers.csv", "the survey's tagged paper pool (CC0-1.0)"),
+    "survey-excluded": ("examples/reference/excluded.csv", "the survey's exclusion log (CC0-1.0)"),
 }
 
 

@@ -71,3 +71,16 @@ def _toml(text: str) -> dict:
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[no-redef]
     return tomllib.loads(text)
+
+
+def test_eval_without_out_prints_the_claims_and_says_how_to_get_the_rest(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    tiny = ["--env", "small", "--episodes-per-step", "16", "--group-size", "4", "--warm-start-episodes", "32",
+            "--warm-start-steps", "10", "--hidden", "32", "--quiet"]
+    run = tmp_path / "run"
+    r = runner.invoke(app, ["train", "--algo", "grpo", "--steps", "2", "--seed", "3", "--out", str(run), *tiny])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["eval", str(run), "--episodes", "12", "--validation", "8", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert "## Claims" in r.output and "## Stop rules on the same heads" not in r.output
+    assert "-o DIR writes the whole summary" in r.output and len(r.output.splitlines()) < 40

@@ -307,7 +307,26 @@ def eval_cmd(
     if out is not None:
         (out / "summary.md").write_text(text, encoding="utf-8")
         console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
+    short = claims_only(text)
+    console.print(short, markup=False, highlight=False, soft_wrap=True)
+    if short != text:
+        note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
+             "and traced samples")
+
+
+def claims_only(text: str) -> str:
+    r"""The summary up to and including its ``## Claims`` section (the whole text when it has none).
+
+    >>> claims_only("# t\nhead\n\n## Claims\n| a |\n\n## Tables\nlong")
+    '# t\nhead\n\n## Claims\n| a |\n'
+    """
+    parts = text.split("\n## ")
+    for i, part in enumerate(parts):
+        if part.startswith("Claims"):
+            return "\n## ".join(parts[: i + 1]).rstrip("\n") + "\n"
+    return text
 
 
 def _provenance(runs: list[Path], sets: list[str], suite: str | None) -> str:

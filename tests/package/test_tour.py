@@ -52,6 +52,7 @@ def test_every_skipped_line_has_a_reason_and_the_rest_are_many() -> None:
     assert len(ran) >= 20 and not any("tests/data" in ln or "src/orchestrace" in ln for ln in lines)
 
 
+@pytest.mark.slow
 def test_the_tour_runs_from_a_folder_outside_the_clone(tmp_path: Path) -> None:
     bindir = tmp_path / "bin"
     bindir.mkdir()

@@ -249,6 +249,9 @@ def _place_labels(fig: Any, ax: Any, labels: list[tuple[str, float, float]]) -> 
 
 
 def _plot(report: dict[str, Any], path: Path) -> bool:
+    """Return vs tokens on the test seeds: every stop rule on the learned policy's heads (grey) and
+    their frontier, the validation-chosen rules, the learned stop, always-continue and the clairvoyant
+    stop on the same heads; labels in a legend beside the axes, so none overlaps."""
     try:
         import matplotlib
 
@@ -256,37 +259,46 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, ax = plt.subplots(figsize=(8, 5))
-    kinds = {"learned": ("C3", "learned policy (learned stop)"), "same": ("C2", "learned heads + stop rule"),
-             "oracle": ("C1", "clairvoyant / oracle"), "baseline": ("C0", "base heads + rule, heuristics")}
-    shown: set[str] = set()
-    groups: dict[tuple[float, float], list[str]] = {}  # policies on the same point share one label
-    for n in _key_policies(report):
-        s = report["policies"][n]
-        groups.setdefault((round(s["tokens"]["mean"], -1), round(s["success"]["mean"], 2)), []).append(n)
-    labels: list[tuple[str, float, float]] = []
-    for names in groups.values():
-        n = names[0]
-        s = report["policies"][n]
-        x, y = s["tokens"]["mean"], s["success"]["mean"]
-        kind = ("learned" if n == "learned" else "oracle" if ("clairvoyant" in n or n == "oracle-all")
-                else "same" if n.startswith("learned+") else "baseline")
-        colour, label = kinds[kind]
-        ax.errorbar([x], [y], xerr=[[x - s["tokens"]["lo"]], [s["tokens"]["hi"] - x]],
-                    yerr=[[y - s["success"]["lo"]], [s["success"]["hi"] - y]], fmt="o", color=colour,
-                    ms=8 if kind == "learned" else 5, elinewidth=0.8, alpha=0.9, zorder=3,
-                    label=None if label in shown else label)
-        shown.add(label)
-        label_text = " = ".join(names) if len(names) > 1 else n
-        labels.append((f"{label_text} (return {s['return']['mean']:.3f})", x, y))
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
-    ax.set_xlabel("tokens per episode (mean)")
-    ax.set_ylabel("success rate (E1)")
-    ax.set_title(f"success vs tokens on {report['env']}, {report['episodes']} test episodes (95% CIs)")
+    from ..offline._report import frontier
+
+    pol = report["policies"]
+    sh = report["same_heads"]["learned"]
+    fig, ax = plt.subplots(figsize=(10, 5.4))
+    pts = [(v["tokens"]["mean"], v["return"]["mean"]) for v in sh["rules"].values()]
+    ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, color="0.75", zorder=1,
+               label=f"every stop rule on the learned policy's heads ({len(pts)})")
+    fr = frontier(pts)
+    ax.step([p[0] for p in fr], [p[1] for p in fr], where="post", color="0.45", lw=1, zorder=2,
+            label="frontier of those rules (best return at ≤ tokens)")
+    roles: dict[str, list[str]] = {}
+    for role, rule in sh["chosen"].items():
+        roles.setdefault(rule, []).append(role.replace("_", " "))
+    markers, colors = ["o", "s", "D", "^", "v", "P", "X"], ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+                                                            "#e377c2", "#17becf"]
+    for k, (rule, why) in enumerate(roles.items()):
+        v = sh["rules"].get(rule) or pol.get(f"learned+{rule}")
+        if v is None:
+            continue
+        ax.scatter([v["tokens"]["mean"]], [v["return"]["mean"]], marker=markers[k % 7], s=55, color=colors[k % 7],
+                   edgecolor="k", lw=0.6, zorder=4, label=f"{rule} (chosen on validation as {', '.join(why)})")
+    for name, style, text in (("always-continue", dict(marker="s", s=70, facecolor="white", edgecolor="k", lw=1.4),
+                               "always continue"),
+                              ("learned+clairvoyant", dict(marker="X", s=80, color="k"),
+                               "clairvoyant stop on the same heads (hindsight)")):
+        if name in pol:
+            v = pol[name]
+            ax.scatter([v["tokens"]["mean"]], [v["return"]["mean"]], zorder=4, label=text, **style)
+    v = pol["learned"]
+    ax.errorbar([v["tokens"]["mean"]], [v["return"]["mean"]], yerr=[[v["return"]["mean"] - v["return"]["lo"]],
+                [v["return"]["hi"] - v["return"]["mean"]]], fmt="*", ms=16, color="#d62728", mec="k", zorder=5,
+                label=f"learned stop (return {v['return']['mean']:.3f}, 95 % CI)")
+    ax.set_xlabel("tokens per episode (mean over the test seeds)")
+    ax.set_ylabel("return per episode (success − token cost)")
+    ax.set_title(f"Simulator {report['env']}: return vs tokens, {report['episodes']:,} test seeds", fontsize=10)
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
-    _place_labels(fig, ax, labels)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
 

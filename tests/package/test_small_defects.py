@@ -84,3 +84,26 @@ def test_eval_without_out_prints_the_claims_and_says_how_to_get_the_rest(tmp_pat
     assert r.exit_code == 0, r.output
     assert "## Claims" in r.output and "## Stop rules on the same heads" not in r.output
     assert "-o DIR writes the whole summary" in r.output and len(r.output.splitlines()) < 40
+
+
+def test_time_left_is_not_extrapolated_from_the_first_slow_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from orchestrace.learn import progress
+
+    now = [0.0]
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: now[0])
+    buf = io.StringIO()
+    truth = {}
+    with progress.progress_bar(10, "work", stream=buf, min_seconds=0) as advance:
+        for k in range(10):
+            now[0] += 100.0 if k == 0 else 1.0  # a slow start-up unit, then 1 s per unit
+            truth[k + 1] = 10 - (k + 1)
+            advance(1)
+    lines = buf.getvalue().splitlines()
+    assert "left" not in lines[0] and "left" in lines[2]  # 10 %: no estimate yet; 30 %: one
+    for ln in lines:
+        if "left" in ln:
+            done = int(ln.split(": ")[1].split("/")[0])
+            left = float(ln.split("~")[1].split(" s")[0])
+            assert truth[done] / 2 <= left <= truth[done] * 2, ln

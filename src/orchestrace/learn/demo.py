@@ -251,7 +251,8 @@ def _place_labels(fig: Any, ax: Any, labels: list[tuple[str, float, float]]) -> 
 def _plot(report: dict[str, Any], path: Path) -> bool:
     """Return vs tokens on the test seeds: every stop rule on the learned policy's heads (grey) and
     their frontier, the validation-chosen rules, the learned stop, always-continue and the clairvoyant
-    stop on the same heads; labels in a legend beside the axes, so none overlaps."""
+    stop on the same heads; labels in a legend beside the axes (none overlaps) and a zoom on the
+    learned stop's neighbourhood, where the rules it ties sit on top of each other."""
     try:
         import matplotlib
 
@@ -263,40 +264,53 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
 
     pol = report["policies"]
     sh = report["same_heads"]["learned"]
-    fig, ax = plt.subplots(figsize=(10, 5.4))
     pts = [(v["tokens"]["mean"], v["return"]["mean"]) for v in sh["rules"].values()]
-    ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10, color="0.75", zorder=1,
-               label=f"every stop rule on the learned policy's heads ({len(pts)})")
     fr = frontier(pts)
-    ax.step([p[0] for p in fr], [p[1] for p in fr], where="post", color="0.45", lw=1, zorder=2,
-            label="frontier of those rules (best return at ≤ tokens)")
     roles: dict[str, list[str]] = {}
     for role, rule in sh["chosen"].items():
         roles.setdefault(rule, []).append(role.replace("_", " "))
     markers, colors = ["o", "s", "D", "^", "v", "P", "X"], ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
                                                             "#e377c2", "#17becf"]
-    for k, (rule, why) in enumerate(roles.items()):
-        v = sh["rules"].get(rule) or pol.get(f"learned+{rule}")
-        if v is None:
-            continue
-        ax.scatter([v["tokens"]["mean"]], [v["return"]["mean"]], marker=markers[k % 7], s=55, color=colors[k % 7],
-                   edgecolor="k", lw=0.6, zorder=4, label=f"{rule} (chosen on validation as {', '.join(why)})")
-    for name, style, text in (("always-continue", dict(marker="s", s=70, facecolor="white", edgecolor="k", lw=1.4),
-                               "always continue"),
-                              ("learned+clairvoyant", dict(marker="X", s=80, color="k"),
-                               "clairvoyant stop on the same heads (hindsight)")):
-        if name in pol:
-            v = pol[name]
-            ax.scatter([v["tokens"]["mean"]], [v["return"]["mean"]], zorder=4, label=text, **style)
-    v = pol["learned"]
-    ax.errorbar([v["tokens"]["mean"]], [v["return"]["mean"]], yerr=[[v["return"]["mean"] - v["return"]["lo"]],
-                [v["return"]["hi"] - v["return"]["mean"]]], fmt="*", ms=16, color="#d62728", mec="k", zorder=5,
-                label=f"learned stop (return {v['return']['mean']:.3f}, 95 % CI)")
+    me = pol["learned"]
+    mx, my = me["tokens"]["mean"], me["return"]["mean"]
+
+    def draw(ax: Any, big: float) -> None:
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=10 * big, color="0.75", zorder=1,
+                   label=f"every stop rule on the learned policy's heads ({len(pts)})")
+        ax.step([p[0] for p in fr], [p[1] for p in fr], where="post", color="0.45", lw=1, zorder=2,
+                label="frontier of those rules (best return at ≤ tokens)")
+        ax.errorbar([mx], [my], yerr=[[my - me["return"]["lo"]], [me["return"]["hi"] - my]], fmt="*", ms=16 * big ** 0.5,
+                    color="#d62728", mec="k", zorder=3, label=f"learned stop (return {my:.3f}, 95 % CI)")
+        for k, (rule, why) in enumerate(roles.items()):
+            v = sh["rules"].get(rule) or pol.get(f"learned+{rule}")
+            if v is not None:
+                ax.scatter([v["tokens"]["mean"]], [v["return"]["mean"]], marker=markers[k % 7], s=45 * big,
+                           color=colors[k % 7], edgecolor="k", lw=0.6, zorder=6,
+                           label=f"{rule} (chosen on validation as {', '.join(why)})")
+        for name, style, text in (("always-continue", {"marker": "s", "facecolor": "white", "edgecolor": "k",
+                                                       "lw": 1.4}, "always continue"),
+                                  ("learned+clairvoyant", {"marker": "X", "color": "k"},
+                                   "clairvoyant stop on the same heads (hindsight)")):
+            if name in pol:
+                v = pol[name]
+                ax.scatter([v["tokens"]["mean"]], [v["return"]["mean"]], s=70 * big, zorder=4, label=text, **style)
+
+    fig, ax = plt.subplots(figsize=(10, 5.4))
+    draw(ax, 1.0)
     ax.set_xlabel("tokens per episode (mean over the test seeds)")
     ax.set_ylabel("return per episode (success − token cost)")
     ax.set_title(f"Simulator {report['env']}: return vs tokens, {report['episodes']:,} test seeds", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    ins = ax.inset_axes((0.08, 0.06, 0.38, 0.42))
+    draw(ins, 1.6)
+    ins.set_xlim(mx - 0.06 * (x1 - x0), mx + 0.06 * (x1 - x0))
+    ins.set_ylim(my - 0.06 * (y1 - y0), my + 0.06 * (y1 - y0))
+    ins.tick_params(labelsize=6)
+    ins.set_title("zoom: around the learned stop", fontsize=7)
+    ins.grid(alpha=0.3)
+    ax.indicate_inset_zoom(ins, edgecolor="0.4")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -356,6 +370,16 @@ def _offline_section(out: Path, log: Callable[[str], None]) -> str:
         return f"## Learned from real LLM traces\n\nfailed: {exc}\n"
     log(f"      real traces: {text.strip().splitlines()[0] if text.strip() else '(empty section)'}")
     return text
+
+
+def _real_body(md: str) -> str:
+    r"""The real-corpus section without its own headline sentence (the demo's headline says it once).
+
+    >>> _real_body("**Learned from real traces** …\n\n## Learned from real LLM traces (exact offline evaluation)\nx")
+    '## Real runs: the stop learned from logged LLM runs (exact offline evaluation)\nx'
+    """
+    body = md.split("\n\n", 1)[1] if md.startswith("**Learned from real traces**") else md
+    return body.replace("## Learned from real LLM traces", "## Real runs: the stop learned from logged LLM runs", 1)
 
 
 def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", env_set: tuple[str, ...] = (),
@@ -421,7 +445,7 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
     sim_md = render_summary(report, train_info=info).replace("# orchestrace evaluation", "## Simulator:", 1)
     (out / "summary.md").write_text("# orchestrace demo: a learned stop, on real runs first\n\n" + "  \n".join(head)
-                                    + "\n\n" + offline_md.replace("## Learned from real LLM traces", "## Real runs:", 1)
+                                    + "\n\n" + _real_body(offline_md)
                                     + "\n" + sim_md + "\n", encoding="utf-8")
     log("[4/4] writing the results folder")
     plotted = _plot(report, out / "pareto.png")

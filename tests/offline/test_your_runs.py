@@ -247,3 +247,14 @@ def test_the_committed_smollm2_debate_imports_fits_and_evaluates(tmp_path: Path)
     assert r.exit_code == 0, r.output
     runs = load_logged_runs(tmp_path / "c")
     assert runs.shape[0] == len(data) and runs.shape[2] == len(next(iter(data.values()))[0])
+
+
+def test_cli_import_usage_errors_exit_2_and_bad_logs_exit_1(tmp_path: Path) -> None:
+    f = write_lines(tmp_path / "b.jsonl", [{"custom_id": "a", "response": {"status_code": 200, "body": {"choices": []}}}])
+    r = CliRunner().invoke(app, ["collect", "import", str(f), "-o", str(tmp_path / "c")])
+    assert r.exit_code == 2 and "--tasks" in r.output
+    r = CliRunner().invoke(app, ["collect", "import", str(f), "-o", str(tmp_path / "c"), "--format", "csv"])
+    assert r.exit_code == 2 and "--format 'csv'" in r.output
+    bad = write_lines(tmp_path / "t.jsonl", [{"id": "a"}])
+    r = CliRunner().invoke(app, ["collect", "import", str(f), "-o", str(tmp_path / "c"), "--tasks", str(bad)])
+    assert r.exit_code == 1 and f"{bad}:1" in r.output

@@ -203,14 +203,17 @@ def collect_import(
     without a parsable answer or log-probs are counted. See docs/your-runs.md.
     """
     from ..errors import OrchestraceError
-    from ..offline.logimport import import_logs
+    from ..llm.taskfile import TaskFileError
+    from ..offline.logimport import ImportError_, import_logs
 
     if out.exists() and any(out.iterdir()) if out.is_dir() else out.exists():
         raise fail(f"{out}: already exists and is not an empty folder; choose a new corpus folder")
     try:
         rep = import_logs(logs, out, fmt=fmt, tasks=tasks, grader=grader, width=width, model=model, strict=strict)
-    except OrchestraceError as exc:
-        raise fail(str(exc), problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
+    except (ImportError_, TaskFileError) as exc:  # the logs or the task file: invalid input, located
+        raise fail(str(exc), problems=exc.problems, code=EXIT_INVALID) from None
+    except OrchestraceError as exc:  # an option that does not fit (a format, --tasks missing): usage
+        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
     except OSError as exc:
         raise fail(f"cannot read the logs or write {out}: {exc}") from None
     for i, line in enumerate(rep.lines()):

@@ -10,7 +10,8 @@ Run from the repository root (it starts the local SmolLM2 server, ``serve-local`
     PYTHONPATH=src nice -n 5 python tests/data/debate-smollm2/make_debate.py
 
 Questions: two-number additions/subtractions (``make_vote_task("add", size=2)``), seeds 0..N-1.
-Agents: 3, rounds: 2, temperature 0.7, seed per call, at most 48 tokens per reply.
+Agents: 3, rounds: 2, temperature 0.7, seed per call, at most 40 tokens per reply; each finished
+debate is written at once (a killed run keeps the debates it finished).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from orchestrace.llm.client import ChatClient
 from orchestrace.llm.local import LocalServer
 from orchestrace.llm.tasks import make_vote_task
 
-AGENTS, ROUNDS, N_TASKS, MAX_TOKENS = 3, 2, int(sys.argv[1]) if len(sys.argv) > 1 else 8, 48
+AGENTS, ROUNDS, N_TASKS, MAX_TOKENS = 3, 2, int(sys.argv[1]) if len(sys.argv) > 1 else 4, 40
 FIRST = "{q} Explain in one short sentence, then give your final answer as \\boxed{{answer}}."
 LATER = ("Here are the answers of the other agents:\n\n{others}\n\nTaking their answers into account, give your "
          "updated answer to the question. End with your final answer as \\boxed{{answer}}.")
@@ -53,18 +54,28 @@ async def main(base_url: str, model: str) -> dict:
     out: dict = {}
     gate = asyncio.Semaphore(2)  # two debates at a time (the server's two slots)
 
-    async def one(client: ChatClient, i: int, question: str) -> list[list[dict[str, str]]]:
-        async with gate:
-            ctx = await debate(client, i, question)
-            print(f"debate {i} done", flush=True)
-            return ctx
+    tasks = [make_vote_task("add", seed=i, size=2) for i in range(N_TASKS)]
 
-    async with ChatClient(base_url, model, max_concurrency=2, timeout=300.0, deadline=900.0) as client:
-        tasks = [make_vote_task("add", seed=i, size=2) for i in range(N_TASKS)]
-        ctxs = await asyncio.gather(*(one(client, i, t.question) for i, t in enumerate(tasks)))
-        for t, c in zip(tasks, ctxs, strict=True):
-            out[t.question] = [c, f"{t.question}\n#### {t.answer}"]
+    async def one(client: ChatClient, i: int) -> None:
+        async with gate:
+            ctx = await debate(client, i, tasks[i].question)
+        out[tasks[i].question] = [ctx, f"{tasks[i].question}\n#### {tasks[i].answer}"]
+        save(out)  # each finished debate is kept, whatever happens to the rest
+        print(f"debate {i} done", flush=True)
+
+    async with ChatClient(base_url, model, max_concurrency=2, timeout=300.0, deadline=1800.0) as client:
+        await asyncio.gather(*(one(client, i) for i in range(N_TASKS)))
     return out
+
+
+def save(data: dict) -> None:
+    """Write debate.json atomically, questions in task order."""
+    order = {make_vote_task("add", seed=i, size=2).question: i for i in range(N_TASKS)}
+    path = Path(__file__).parent / "debate.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(dict(sorted(data.items(), key=lambda kv: order[kv[0]])), indent=1) + "\n",
+                   encoding="utf-8")
+    tmp.replace(path)
 
 
 if __name__ == "__main__":
@@ -74,6 +85,4 @@ if __name__ == "__main__":
         data = asyncio.run(main(srv.base_url or "", srv.model))
     finally:
         srv.stop()
-    here = Path(__file__).parent
-    (here / "debate.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(data)} debates in {time.time() - t0:.0f} s")

@@ -90,7 +90,7 @@ OT.flowsList = function (host, P) {
     OT.el("span", { class: "hint" }, "  ⇒ " + kind.replace(/_/g, " ").replace("+", " + ") + (P.ev.tool[b] >= 0 ? " (" + P.S[P.ev.tool[b]] + ")" : ""), d);
   });
   if (total > shown) OT.el("div", { class: "hint" }, "… and " + (total - shown).toLocaleString("en") + " more flow(s) not listed (" + total.toLocaleString("en") + " in all; the list keeps the first " + shown + ")", host);
-  return total;
+  return flows.length;
 };
 
 /* Layered DAG (small traces): layer = longest edge-count path from a source. */

@@ -241,12 +241,25 @@ def test_import_of_nothing_usable_is_a_located_error_and_writes_nothing(tmp_path
 
 
 @pytest.mark.skipif(not DEBATE.is_file(), reason="tests/data/debate-smollm2/debate.json not present")
-def test_the_committed_smollm2_debate_imports_fits_and_evaluates(tmp_path: Path) -> None:
+def test_the_committed_smollm2_debate_imports_with_agents_as_columns(tmp_path: Path) -> None:
+    import hashlib
+    import re
+
     data = json.loads(DEBATE.read_text())
     r = CliRunner().invoke(app, ["collect", "import", str(DEBATE), "-o", str(tmp_path / "c")])
     assert r.exit_code == 0, r.output
     runs = load_logged_runs(tmp_path / "c")
-    assert runs.shape[0] == len(data) and runs.shape[2] == len(next(iter(data.values()))[0])
+    first = next(iter(data.values()))[0]
+    assert runs.shape == (len(data), sum(m["role"] == "assistant" for m in first[0]), len(first))
+    row = {tid: k for k, tid in enumerate(runs.task_ids.tolist())}
+    for question, (ctxs, ref) in data.items():
+        k = row["debate-" + hashlib.sha256(question.encode()).hexdigest()[:12]]
+        truth = float(ref.split("####")[1])
+        for agent, ctx in enumerate(ctxs):
+            for rnd, text in enumerate(m["content"] for m in ctx if m["role"] == "assistant"):
+                boxed = [b for b in re.findall(r"\\boxed\{([^{}]*)\}", text) if re.search(r"\d", b)]
+                nums = re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", boxed[-1] if boxed else text)
+                assert bool(runs.correct[k, rnd, agent]) == (bool(nums) and float(nums[-1]) == truth), text
 
 
 def test_cli_import_usage_errors_exit_2_and_bad_logs_exit_1(tmp_path: Path) -> None:

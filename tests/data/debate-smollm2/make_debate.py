@@ -36,9 +36,9 @@ async def debate(client: ChatClient, index: int, question: str) -> list[list[dic
     contexts = [[{"role": "user", "content": FIRST.format(q=question)}] for _ in range(AGENTS)]
     for r in range(ROUNDS):
         if r > 0:
+            previous = [contexts[b][-1]["content"] for b in range(AGENTS)]  # every agent's last answer, first
             for a in range(AGENTS):
-                others = "\n\n".join(f"One agent's answer: ```{contexts[b][-1]['content']}```"
-                                     for b in range(AGENTS) if b != a)
+                others = "\n\n".join(f"One agent's answer: ```{previous[b]}```" for b in range(AGENTS) if b != a)
                 contexts[a].append({"role": "user", "content": LATER.format(others=others)})
         replies = []
         for a in range(AGENTS):

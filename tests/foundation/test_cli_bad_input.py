@@ -172,7 +172,7 @@ CORE_ONLY = ("import sys\n"
 
 
 @pytest.mark.parametrize(("argv", "extra"), [
-    (["demo", "-q", "-o", "{tmp}/demo"], "learn"), (["env", "list"], "env"), (["train", "--out", "{tmp}/t"], "learn"),
+    (["demo", "-q", "-o", "{tmp}/demo"], "demo"), (["env", "list"], "env"), (["train", "--out", "{tmp}/t"], "learn"),
     (["convert", str(DATA / "reference" / "example_trace.json"), "--to", "parquet", "-o", "{tmp}/pq"], "parquet"),
 ])
 def test_core_only_install_names_the_extra(argv: list[str], extra: str, tmp_path: Path) -> None:

@@ -88,6 +88,7 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     import sys
     import types
 
+    import orchestrace.offline.rules  # noqa: F401  (the simulator's anchors use it: load it before the fake below)
     from orchestrace.learn import demo
 
     fake = types.ModuleType("orchestrace.offline")  # the offline package's hook: a section from the real corpus

@@ -111,3 +111,20 @@ def test_cli_help_runs_and_lists_commands() -> None:
     assert out.returncode == 0, out.stderr
     for cmd in ("validate", "convert", "inspect", "schema", "synth"):
         assert cmd in out.stdout
+
+
+def test_the_main_job_installs_a_light_extra() -> None:
+    """README's first command installs `[demo]`: torch, gymnasium, matplotlib; no verl, Ray, trainers, frameworks."""
+    extras = _toml((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=\[ ;]", d, maxsplit=1)[0] for d in extras["demo"]}
+    assert names == {"torch", "gymnasium", "matplotlib"}
+    assert '".[demo]"' in _readme_commands()[0] and "orchestrace demo" in _readme_commands()[0]
+    assert "demo" in extras["all"][0]
+
+
+def _toml(text: str) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)

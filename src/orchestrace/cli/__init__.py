@@ -26,6 +26,7 @@ from . import _interop  # noqa: E402,F401  (import, export)
 from . import _learn  # noqa: E402,F401  (train, eval, demo)
 from . import _collect  # noqa: E402,F401  (collect run, collect fit-sim)
 from . import _judge  # noqa: E402,F401  (blame-judge)
+from . import _data  # noqa: E402,F401  (data path, data list)
 
 app.add_typer(corpus_app, name="corpus")
 plain_help(app)

@@ -31,6 +31,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # `orchestrace -h`, `orchestrace eval -h`
     # Plain help (click's formatter): flags without a ``<bool>`` metavar, choice lists that
     # wrap between words, and no rich/markdown/pygments import just to print --help.
     rich_markup_mode=None,

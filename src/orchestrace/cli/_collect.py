@@ -27,7 +27,13 @@ def collect_run(
     out: Path = typer.Argument(..., help="Corpus folder (traces.jsonl + manifest.json)."),
     suites: str = typer.Option("add:1,add:2,mentor:1,mentor:2", "--suites",
                                help="SUITE:SIZE cells, cycled (add, mentor, arith, lookup, list)."),
-    tasks: int = typer.Option(1000, "--tasks", "-n", help="Number of tasks."),
+    tasks: int = typer.Option(None, "--tasks", "-n", help="Number of tasks (default 1000, or all of --task-file); "
+                              "with --resume a larger number grows the corpus."),
+    task_file: Path = typer.Option(None, "--task-file", help="Your own tasks: JSONL of id, prompt or messages, "
+                                   "answer, grader (exact, numeric, regex, choice or module:function); see "
+                                   "docs/your-runs.md. Replaces --suites."),
+    context_limit: int = typer.Option(None, "--context-limit", help="With --base-url: the endpoint's context "
+                                      "(tokens); task-file prompts that would not fit are refused up front."),
     rounds: int = typer.Option(4, "--rounds", "-R", help="Rounds per task (always all of them)."),
     width: int = typer.Option(2, "--width", "-W", help="Attempts per round."),
     temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (> 0)."),
@@ -44,8 +50,17 @@ def collect_run(
     from ..offline.collect import CollectConfig, parse_cells
 
     def make() -> object:
-        return CollectConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, width=width,
-                             temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=not no_logprobs)
+        if task_file is not None:
+            from ..llm.taskfile import load_task_file
+
+            ctx = context_limit if base_url is not None else 1024  # serve-local: 1024 tokens per slot
+            n_file = len(load_task_file(task_file, max_prompt_tokens=None if ctx is None else ctx - max_tokens))
+            return CollectConfig(cells=(), n_tasks=n_file if tasks is None else tasks, rounds=rounds, width=width,
+                                 temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                 logprobs=not no_logprobs, task_file=str(task_file.resolve()), context_limit=ctx)
+        return CollectConfig(cells=parse_cells(suites), n_tasks=1000 if tasks is None else tasks, rounds=rounds,
+                             width=width, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                             logprobs=not no_logprobs)
 
     _run_collection(make, out, resume=resume, base_url=base_url, model=model, concurrency=concurrency,
                     threads=threads)
@@ -120,7 +135,7 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     except LLMError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
     except OrchestraceError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
     except KeyboardInterrupt:
         done = "" if bar is None or bar.done is None else f" with {bar.done} tasks written"
         raise fail(f"interrupted{done}; the same command with --resume continues", code=130) from None
@@ -129,6 +144,9 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
             srv.stop()
     console.print(f"{res.already + res.written}/{cfg.n_tasks} tasks in {out} ({res.written} now, "
                   f"{res.already} before; {res.wall_s:.0f} s)", markup=False)
+    if res.errors:
+        note(f"{len(res.errors)} repl(ies) could not be graded (the grader raised or timed out; counted as no "
+             f"answer, listed in {out}/manifest.json); first: {res.errors[0]}", kind="warning")
 
 
 class _Bar:
@@ -216,3 +234,43 @@ def collect_fit_sim(
         console.print(f"{key:12s} real {real[key]:8.3f}   simulated {sim[key]:8.3f}", markup=False)
     console.print("set: " + " ".join(fit["set"]), markup=False, soft_wrap=True)
     console.print(f"wrote {out}", markup=False)
+
+
+@collect_app.command("import")
+def collect_import(
+    logs: list[Path] = typer.Argument(..., help="Log files: batch outputs, samples JSONL or debate JSON."),
+    out: Path = typer.Option(..., "-o", "--out", help="Corpus folder to write (must be new or empty)."),
+    fmt: str = typer.Option("auto", "--format", help="batch (OpenAI/vLLM batch output), samples (JSONL of "
+                            "question/samples/answer), debate (llm_multiagent_debate JSON) or auto."),
+    tasks: Path = typer.Option(None, "--tasks", help="Task file with the reference answers and graders (ids = "
+                               "the batch requests' custom_id); needed for batch outputs."),
+    grader: str = typer.Option(None, "--grader", help="Grader for records without one: exact, numeric, regex, "
+                               "choice or module:function (default: numeric if the reference is a number)."),
+    width: int = typer.Option(2, "--width", "-W", help="Attempts per round when samples are cut into rounds."),
+    model: str = typer.Option("", "--model", help="Model name to record in the manifest."),
+    strict: bool = typer.Option(False, "--strict", help="Fail if any record is excluded (default: count them)."),
+) -> None:
+    """Turn logs you already have into a corpus for `train --from-traces` and `eval --traces`.
+
+    Every record that cannot be graded or shaped is excluded, counted and located; replies
+    without a parsable answer or log-probs are counted. See docs/your-runs.md.
+    """
+    from ..errors import OrchestraceError
+    from ..llm.taskfile import TaskFileError
+    from ..offline.logimport import ImportError_, import_logs
+
+    if out.exists() and any(out.iterdir()) if out.is_dir() else out.exists():
+        raise fail(f"{out}: already exists and is not an empty folder; choose a new corpus folder")
+    try:
+        rep = import_logs(logs, out, fmt=fmt, tasks=tasks, grader=grader, width=width, model=model, strict=strict)
+    except (ImportError_, TaskFileError) as exc:  # the logs or the task file: invalid input, located
+        raise fail(str(exc), problems=exc.problems, code=EXIT_INVALID) from None
+    except OrchestraceError as exc:  # an option that does not fit (a format, --tasks missing): usage
+        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
+    except OSError as exc:
+        raise fail(f"cannot read the logs or write {out}: {exc}") from None
+    for i, line in enumerate(rep.lines()):
+        if i == 0:
+            console.print(f"wrote {out}: {line}", markup=False, soft_wrap=True)
+        else:
+            note(line)

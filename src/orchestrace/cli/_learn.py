@@ -312,7 +312,26 @@ def eval_cmd(
     if out is not None:
         (out / "summary.md").write_text(text, encoding="utf-8")
         console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
+    short = claims_only(text)
+    console.print(short, markup=False, highlight=False, soft_wrap=True)
+    if short != text:
+        note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
+             "and traced samples")
+
+
+def claims_only(text: str) -> str:
+    r"""The summary up to and including its ``## Claims`` section (the whole text when it has none).
+
+    >>> claims_only("# t\nhead\n\n## Claims\n| a |\n\n## Tables\nlong")
+    '# t\nhead\n\n## Claims\n| a |\n'
+    """
+    parts = text.split("\n## ")
+    for i, part in enumerate(parts):
+        if part.startswith("Claims"):
+            return "\n## ".join(parts[: i + 1]).rstrip("\n") + "\n"
+    return text
 
 
 def _provenance(runs: list[Path], sets: list[str], suite: str | None) -> str:
@@ -339,28 +358,31 @@ def demo_cmd(
     env: str = typer.Option("default-v1", "--env", help="World to train and evaluate on."),
     set_: list[str] = _set_option(),
     steps: int | None = typer.Option(None, "--steps", help="Training updates (default: the demo recipe's)."),  # noqa: UP045
-    episodes: int = typer.Option(5000, "--episodes", "-n", help="Test episodes per policy (every stop rule valued exactly)."),
-    validation: int = typer.Option(2000, "--validation", help="Validation episodes for choosing every rule's parameter."),
+    episodes: int | None = typer.Option(None, "--episodes", "-n", help="Test episodes per policy (default 2000; --full 5000)."),  # noqa: UP045
+    validation: int | None = typer.Option(None, "--validation", help="Validation episodes (default 1000; --full 2000)."),  # noqa: UP045
     algo: str = typer.Option("grpo", "--algo", help="reinforce | grpo | ppo."),
     seed: int = typer.Option(0, "--seed", help="Training seed."),
+    full: bool = typer.Option(False, "--full", help="The full simulator recipe (60 x 256 training paths, 5,000 test "
+                              "seeds; several times longer) instead of the quicker default."),
     quiet: bool = QUIET_OPTION,
 ) -> None:
-    """The main job: train on Orchestrate-v1, evaluate with the fair protocol, write a results folder."""
+    """The main job: the stop learned from real runs, then on the simulator; a results folder that leads with real runs."""
     if steps is not None and steps < 1:
         raise fail(f"--steps {steps} must be ≥ 1")
-    if episodes < 2 or validation < 2:
+    if (episodes is not None and episodes < 2) or (validation is not None and validation < 2):
         raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
     try:
         from ..errors import require
 
-        require("torch", extra="learn")  # the demo needs both extras: name the one that installs both
-        require("gymnasium", extra="learn")
+        require("torch", extra="demo")  # the demo's light extra: torch, gymnasium, matplotlib
+        require("gymnasium", extra="demo")
         from ..env.config import parse_overrides
         from ..learn.demo import run_demo
 
         parse_overrides(set_)
         run_demo(out, env=env, env_set=tuple(set_), algo=algo, steps=steps, episodes=episodes, validation=validation,
-                 seed=seed, progress=not quiet, log=lambda s: console.print(s, markup=False, highlight=False))
+                 seed=seed, progress=not quiet, full=full,
+                 log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True))
     except _errors() as exc:
         raise _fail_from(exc) from None
     except OSError as exc:

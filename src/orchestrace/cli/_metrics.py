@@ -273,6 +273,10 @@ def _print_one(res, names: list[str]) -> None:  # noqa: ANN001
         console.print(f"[dim]assumption:[/] {escape(a)}", soft_wrap=True)
     for f in res.flows:
         console.print(f"[magenta]safety flow[/] ({escape(f.kind)}): {escape(' → '.join(f.path))}", soft_wrap=True)
+    total = res.metrics.get("safety/flows")
+    if isinstance(total, (int, float)) and total > len(res.flows):
+        console.print(f"… and {int(total) - len(res.flows):,} more safety flow(s) ({int(total):,} in all; --flows N "
+                      "lists more)", soft_wrap=True, markup=False)
 
 
 def _print_many(rows: list, names: list[str], *, explicit: bool, np) -> None:  # noqa: ANN001

@@ -68,7 +68,9 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
         raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
     c = report["chosen"]
     by = ", ".join(f"{k} {v:.4f}" for k, v in report["by_class"].items())
-    console.print(f"learned the stop from {len(runs.task_ids)} logged runs; won on validation: {c['class']} "
+    n_tr, n_va = int((runs.split == "train").sum()), int((runs.split == "validation").sum())
+    console.print(f"learned the stop from {n_tr} training runs ({n_va} validation runs chose the model; "
+                  f"{len(runs.task_ids) - n_tr - n_va} test runs held out); won on validation: {c['class']} "
                   f"(reg {c['reg']:g}) at width {c['width']}, {c['aggregation']} vote — validation return "
                   f"{c['validation_return']:.4f} (by class: {by})", markup=False)
     console.print(f"run: {out} ({path.name}, fit.json)", markup=False)

@@ -91,7 +91,7 @@ def report(
     graph_max: int = typer.Option(300, "--graph-max", help="Show the event DAG up to this many events; beyond, the spawn tree."),
     title: str = typer.Option(None, "--title", help="Page title (default: the trace id or the folder)."),
 ) -> None:
-    """Write a self-contained HTML report: timeline, critical path, wasted work, measures, credit."""
+    """Write a self-contained HTML report: timeline, critical path, wasted work, measures (credit with --credit)."""
     from ..errors import ConfigError, MissingExtraError, TraceInvalidError
     from ..io import atomic_write
     from ..report import credit_payload, report_html, save_png

@@ -70,13 +70,18 @@ def progress_bar(total: int, description: str, *, enabled: bool = True, complete
 
 def _plain(total: int, label: str, completed: int, out: TextIO, min_seconds: float) -> Iterator[Any]:
     t0 = time.perf_counter()
-    state = {"done": completed, "shown": -1 if total <= 0 else (10 * completed) // max(total, 1)}
+    state: dict[str, Any] = {"done": completed, "shown": -1 if total <= 0 else (10 * completed) // max(total, 1),
+                             "t1": None, "d1": completed}
 
     def line(fields: dict[str, Any]) -> None:
         done, el = state["done"], time.perf_counter() - t0
         if total > 0:
             frac = min(done / total, 1.0)
-            left = el * (total - done) / max(done - completed, 1) if done > completed else float("nan")
+            # the rate since the first unit finished (start-up excluded), and no estimate before a fifth
+            # of the work: extrapolating the first slow units made the estimate jump (1,015 s → 130 s)
+            steady = (done - completed) >= 0.2 * max(total - completed, 1) and done > state["d1"]
+            rate_t = time.perf_counter() - state["t1"]
+            left = rate_t * (total - done) / max(done - state["d1"], 1) if steady else float("nan")
             eta = f", ~{left:.0f} s left" if done < total and left == left else ""
             text = f"{label}: {done:,}/{total:,} ({100 * frac:.0f} %) {el:.0f} s elapsed{eta}"
         else:
@@ -86,6 +91,8 @@ def _plain(total: int, label: str, completed: int, out: TextIO, min_seconds: flo
 
     def advance(n: int = 1, **fields: Any) -> None:
         state["done"] += n
+        if state["t1"] is None:  # the first unit done: the rate is measured from here
+            state["t1"], state["d1"] = time.perf_counter(), state["done"]
         tenth = (10 * state["done"]) // total if total > 0 else state["shown"]
         due = tenth > state["shown"] or (total > 0 and state["done"] >= total and state["shown"] < 10)
         if due and time.perf_counter() - t0 >= min_seconds:

@@ -47,7 +47,7 @@ from ._family import (
 )
 from ._features import check_features
 from ._fit import PRICE_SEED, corpus_scales
-from ._io import check_runs
+from ._io import check_runs, require_tasks
 from ._logged import LoggedRuns
 from ._value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
 from .gate import StopGate
@@ -195,6 +195,7 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
     t0 = time.perf_counter()
     runs, notes = check_runs(runs)
     notes += fill_notes(runs, "corpus")
+    require_tasks(runs, "evaluate")
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._features import FEATURES, check_features, vote_states
+from ._io import require_tasks
 from ._logged import LoggedRuns
 from ._value import AGGREGATIONS, Valuation, continuation_values, first_stop, task_prices, valuation
 from .gate import StopGate, predict
@@ -181,6 +182,7 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
         if c not in CLASSES:
             raise ConfigError(f"model class {c!r}: use one of {', '.join(CLASSES)}")
     train, val = _split(runs, "train"), _split(runs, "validation")
+    require_tasks(runs, "fit")
     T, R, W = runs.answers.shape
     if R < 2:
         raise ConfigError(f"the corpus has {R} round(s) per task; learning when to stop needs at least 2")

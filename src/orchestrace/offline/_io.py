@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import zipfile
 from pathlib import Path
@@ -31,14 +32,54 @@ from ..errors import ConfigError
 from ._logged import LoggedRuns, load_logged_runs
 from ._value import valuation
 
-__all__ = ["SPLITS", "check_runs", "read_corpus", "save_runs"]
+__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "check_runs", "read_corpus", "require_tasks", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
 _TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
 _ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", *_TEAM)]
+_SHARE = {"train": 0.6, "validation": 0.2, "test": 0.2}
+#: Fewest tasks per split: to fit a stop (train fits, validation chooses) and to evaluate with
+#: intervals (validation tunes the rules, test values them).
+MIN_TASKS: dict[str, dict[str, int]] = {"fit": {"train": 20, "validation": 10},
+                                        "evaluate": {"validation": 10, "test": 10}}
+
+
+class SmallCorpusError(ConfigError):
+    """Too few tasks in a split for a fit or for intervals; the message says how many are needed."""
+
+
+def _need(purpose: str) -> str:
+    return " / ".join(f"{n} {s}" for s, n in MIN_TASKS[purpose].items())
+
+
+def _total(purposes: tuple[str, ...] = ("fit", "evaluate")) -> int:
+    """About how many tasks give every split its minimum (60/20/20, with a margin for the hash split)."""
+    t = max(math.ceil(n / _SHARE[s]) for p in purposes for s, n in MIN_TASKS[p].items())
+    return int(math.ceil(t * 1.2 / 10) * 10)
+
+
+def require_tasks(runs: LoggedRuns, purpose: str, *, where: str = "corpus") -> None:
+    """Refuse (:class:`SmallCorpusError`) a corpus with fewer tasks per split than :data:`MIN_TASKS` asks.
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> try:
+    ...     require_tasks(make_synthetic_logged(T=8, R=2, W=2, seed=0), "fit")
+    ... except SmallCorpusError as e:
+    ...     print(str(e).split(";")[0])
+    corpus: too few tasks to fit a stop: 6 train / 1 validation
+    """
+    need = MIN_TASKS[purpose]
+    have = {s: int((runs.split == s).sum()) for s in SPLITS}
+    if all(have[s] >= n for s, n in need.items()):
+        return
+    total = _total((purpose,))
+    what = {"fit": "fit a stop", "evaluate": "evaluate with 95 % intervals"}[purpose]
+    raise SmallCorpusError(
+        f"{where}: too few tasks to {what}: {' / '.join(f'{have[s]} {s}' for s in need)}; it needs at least "
+        f"{_need(purpose)} tasks (the {len(runs.task_ids)} tasks are split "
+        f"60/20/20 by a hash of their id: about {total} tasks in all). Grow the corpus: `orchestrace collect run "
+        f"DIR -n {total} --resume` with the same options, or import more logs")
 MAX_GRADE_MISMATCH = 0.05
-#: Fewest tasks a split may hold (one task per split gives a "validation return" and NaN intervals).
-MIN_TASKS_PER_SPLIT = 3
 
 
 def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
@@ -110,7 +151,12 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) 
         raise ConfigError(f"{where}: unknown split(s) {bad}; expected {', '.join(SPLITS)}")
     for s in SPLITS if splits else ():
         if not (runs.split == s).any():
-            raise ConfigError(f"{where}: no {s!r} tasks; the corpus must be split by task into {', '.join(SPLITS)}")
+            have = " / ".join(f"{int((runs.split == x).sum())} {x}" for x in SPLITS)
+            raise SmallCorpusError(
+                f"{where}: no {s!r} tasks; the corpus must be split by task into {', '.join(SPLITS)} ({have}). "
+                f"Fitting a stop needs at least {_need('fit')} tasks, evaluating at least {_need('evaluate')} (the "
+                f"split is 60/20/20 by a hash of the task id: about {_total()} tasks in all). Grow the corpus: "
+                f"`orchestrace collect run DIR -n {_total()} --resume` with the same options, or import more logs")
     if (runs.answers < -1).any() or ((runs.correct_code < -1).any()):
         raise ConfigError(f"{where}: answer codes below −1")
     tokens = runs.prompt_tokens.astype(np.int64) + runs.completion_tokens.astype(np.int64)
@@ -119,11 +165,6 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) 
     if not tokens.any():
         raise ConfigError(f"{where}: every attempt has 0 tokens (tokens_in / tokens_out); the price of a round "
                           "(token_scale) is measured in tokens and must be > 0")
-    small = [s for s in SPLITS if (runs.split == s).sum() < MIN_TASKS_PER_SPLIT]
-    if small:
-        raise ConfigError(f"{where}: too few tasks to fit and evaluate: " + ", ".join(
-            f"{int((runs.split == s).sum())} {s}" for s in small) + f" (at least {MIN_TASKS_PER_SPLIT} per split, "
-            "for a validation return and intervals that mean something)")
     notes: list[str] = []
     excluded = runs.meta.get("excluded") or {}
     if isinstance(excluded, dict):  # the loader's counted exclusions: reason → task ids

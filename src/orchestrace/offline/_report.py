@@ -26,9 +26,10 @@ def render(res: dict[str, Any]) -> str:
     lines = [
         "# Stop rules on logged runs (exact offline evaluation)", "",
         f"Corpus: {c['tasks']['train']} train / {c['tasks']['validation']} validation / {c['tasks']['test']} test "
-        f"tasks, {c['rounds']} rounds × {c['width']} attempts, suites {', '.join(c['suites'])}. Price per task: "
-        f"{p['distribution']} on [{p['lo']}, {p['hi']}] (seed {p['seed']}) {p['unit']} "
-        f"({p['token_scale']:.0f} tokens).", "",
+        f"tasks, {c['rounds']} rounds × {c['width']} attempts, suites {', '.join(c['suites'])}.", "",
+        f"Return = correct (1 or 0) − price × tokens used / tokens of one full-width round ({p['token_scale']:.0f} "
+        f"tokens on the training tasks). Each task draws its price {p['distribution']} on [{p['lo']}, {p['hi']}] "
+        f"(seed {p['seed']}): at price 0.1 one more full-width round costs a tenth of a correct answer.", "",
     ]
     lines += [f"- excluded: {n}" for n in res["exclusions"]]
     lines += ["", "| rule (test tasks) | chosen on validation | return [95 % CI] | accuracy | LLM calls |",
@@ -107,10 +108,23 @@ def vs_table(gates: dict[str, Any], chosen: dict[str, str]) -> list[str]:
         cells = [gates[n]["vs_family_best"][fam] for n in names]
         out.append(f"| {fam}: `{nm}` | " + " | ".join(f"{_ci(c)} {verdict(c)}" for c in cells) + " |")
     return [*out, ""]
+def frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The return–cost frontier: the points no other point beats with fewer or equal calls, by calls.
+
+    >>> frontier([(1, 0.1), (2, 0.3), (3, 0.2), (4, 0.5)])
+    [(1, 0.1), (2, 0.3), (4, 0.5)]
+    """
+    out: list[tuple[float, float]] = []
+    for c, r in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not out or r > out[-1][1]:
+            out.append((c, r))
+    return out
 
 
 def write_pareto(res: dict[str, Any], path: Path) -> Path | None:
-    """Accuracy vs mean LLM calls of every rule setting (test tasks), the gates on top; None without matplotlib."""
+    """Return vs LLM calls on the test tasks: every rule setting (grey) and their frontier, the
+    validation-chosen setting of each family, the learned gate(s), always-continue and the
+    clairvoyant reference; the model and corpus in the title. None without matplotlib."""
     try:
         import matplotlib
 
@@ -118,18 +132,37 @@ def write_pareto(res: dict[str, Any], path: Path) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    fig, ax = plt.subplots(figsize=(7, 5))
-    fams = sorted({v["family"] for v in res["points"].values()})
-    for fam in fams:
-        pts = [v for v in res["points"].values() if v["family"] == fam]
-        ax.scatter([v["calls"] for v in pts], [v["accuracy"] for v in pts], s=10, alpha=0.5, label=fam)
+    meta = res["corpus"].get("meta") or {}
+    model = meta.get("model") or "logged model"
+    corpus = meta.get("name") or Path(str(meta.get("path") or "corpus")).name
+    n_test = res["corpus"]["tasks"]["test"]
+    fig, ax = plt.subplots(figsize=(9.5, 5.2))
+    pts = [(v["calls"], v["return"]) for v in res["points"].values()]
+    ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=9, color="0.75", zorder=1,
+               label=f"every rule setting ({len(pts)})")
+    fr = frontier(pts)
+    ax.step([p[0] for p in fr], [p[1] for p in fr], where="post", color="0.45", lw=1, zorder=2,
+            label="frontier of the settings (best return at ≤ calls)")
+    markers = ["o", "s", "D", "^", "v", "P", "X"]
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+    for k, (fam, v) in enumerate(res["chosen"].items()):
+        t = v["test"]
+        ax.scatter([t["calls"]["mean"]], [t["return"]["mean"]], marker=markers[k % 7], s=60, color=colors[k % 7],
+                   edgecolor="k", lw=0.6, zorder=4, label=f"{fam}, chosen on validation: {v['name']}")
+    a = res["always_continue"]["test"]
+    ax.scatter([a["calls"]["mean"]], [a["return"]["mean"]], marker="s", s=70, facecolor="white", edgecolor="k",
+               lw=1.4, zorder=4, label=f"always continue ({res['always_continue']['name']})")
+    cl = res["clairvoyant"]["mean"]
+    ax.axhline(cl, color="k", ls="--", lw=1, zorder=1, label=f"clairvoyant: best stop of each task in hindsight ({cl:.3f})")
     for n, g in res["gates"].items():
-        s = g["summary"]
-        ax.scatter([s["calls"]["mean"]], [s["accuracy"]["mean"]], marker="*", s=160, edgecolor="k", label=f"gate {n}")
-    ax.set_xlabel("LLM calls per task (mean, test)")
-    ax.set_ylabel("accuracy (test)")
-    ax.set_title("Stop rules on logged runs: accuracy vs LLM calls")
-    ax.legend(fontsize=7, loc="lower right")
+        sm = g["summary"]
+        ax.scatter([sm["calls"]["mean"]], [sm["return"]["mean"]], marker="*", s=260, color="#d62728", edgecolor="k",
+                   zorder=5, label=f"learned stop ({n}: {g['model_class']}, width {g['width']}, {g['aggregation']} vote)")
+    ax.set_xlabel("LLM calls per task (mean over the test tasks)")
+    ax.set_ylabel("return per task (correct − price × tokens)")
+    ax.set_title(f"{model} on {corpus}: return vs LLM calls, {n_test} held-out test tasks", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

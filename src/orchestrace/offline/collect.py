@@ -111,8 +111,16 @@ class CollectConfig:
     stop: tuple[str, ...] = ("\n",)
     #: the format tag of the corpus this config writes
     format: ClassVar[str] = FORMAT
+    task_file: str = ""  # a JSONL task file (llm.taskfile) instead of the built-in suites' cells
+    context_limit: int | None = None  # prompt + reply tokens a task may need (checked on the task file)
 
     def __post_init__(self) -> None:
+        if self.task_file:
+            n = len(self.file_tasks())
+            if self.n_tasks > n:
+                raise ConfigError(f"--tasks {self.n_tasks}: the task file {self.task_file} holds only {n} task(s)")
+        elif not self.cells:
+            raise ConfigError("give built-in suites (--suites SUITE:SIZE,…) or a task file (--task-file FILE)")
         if self.n_tasks < 1:
             raise ConfigError(f"n_tasks must be >= 1, got {self.n_tasks}")
         if self.rounds < 1 or self.width < 1:
@@ -124,8 +132,19 @@ class CollectConfig:
         for suite, size in self.cells:
             _task(suite, size, 0)  # raises ConfigError for a bad suite/size
 
-    def tasks(self) -> list[Task]:
-        """The task list, in collection order."""
+    def file_tasks(self) -> list[Any]:
+        """The task file's tasks, checked (:func:`~orchestrace.llm.taskfile.load_task_file`); [] without one."""
+        if not self.task_file:
+            return []
+        from ..llm.taskfile import load_task_file
+
+        limit = None if self.context_limit is None else self.context_limit - self.max_tokens
+        return load_task_file(self.task_file, max_prompt_tokens=limit)
+
+    def tasks(self) -> list[Any]:
+        """The task list, in collection order (a task file's first ``n_tasks`` tasks, in file order)."""
+        if self.task_file:
+            return self.file_tasks()[: self.n_tasks]
         k = len(self.cells)
         return [_task(*self.cells[i % k], self.seed + i // k) for i in range(self.n_tasks)]
 
@@ -138,9 +157,9 @@ class CollectConfig:
         """LLM calls one task makes (``rounds × width``: the loop always continues)."""
         return self.rounds * self.width
 
-    async def run_task(self, client: Any, index: int, task: Task) -> Any:
-        """Run task number ``index`` against ``client``; returns its native trace."""
-        return await _run_task(client, self, index, task)
+    async def run_task(self, client: Any, index: int, task: Any, errors: list[str] | None = None) -> Any:
+        """Run task number ``index`` against ``client``; returns its native trace (grader errors → ``errors``)."""
+        return await _run_task(client, self, index, task, errors)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for the manifest)."""
@@ -181,9 +200,11 @@ class Attempt:
     seed: int
     t_start: float
     t_end: float
+    error: str | None = None  # a task-file grader's error (raised / timed out): the attempt counts as unparsed
+    confidence: float | None = None  # DeepConf-style confidence from top-k log-probs, when the log has them
 
 
-def task_trace(task: Task, attempts: Sequence[Sequence[Attempt]], *, meta: dict[str, Any] | None = None) -> Any:
+def task_trace(task: Any, attempts: Sequence[Sequence[Attempt]], *, meta: dict[str, Any] | None = None) -> Any:
     """The native trace of one always-continue vote run: ``attempts[r][w]`` for R rounds × W workers.
 
     >>> from orchestrace.llm.tasks import make_vote_task
@@ -219,7 +240,9 @@ def task_trace(task: Task, attempts: Sequence[Sequence[Attempt]], *, meta: dict[
                 agent, t=a.t_start - t0, t_end=a.t_end - t0, after=s, content=a.text,
                 tokens_in=a.prompt_tokens, tokens_out=a.completion_tokens,
                 attrs={"round": r, "worker": w, "answer": a.answer, "correct": a.answer == task.answer,
-                       "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed},
+                       "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed,
+                       **({"grade_error": a.error} if a.error else {}),
+                       **({"confidence": a.confidence} if a.confidence is not None else {})},
             ))
             seen.append(a.answer)
         agg = majority(seen)
@@ -344,7 +367,8 @@ class CollectResult:
     errors: list[str] = field(default_factory=list)
 
 
-async def _run_task(client: Any, cfg: CollectConfig, index: int, task: Task) -> Any:
+async def _run_task(client: Any, cfg: CollectConfig, index: int, task: Any,
+                    errors: list[str] | None = None) -> Any:
     from .._limits import scrub  # reply text may echo a key (an endpoint that echoes Authorization)
 
     rows: list[list[Attempt]] = []
@@ -355,9 +379,16 @@ async def _run_task(client: Any, cfg: CollectConfig, index: int, task: Task) -> 
             seed = cfg.attempt_seed(index, r, w)
             res = await client.chat(messages, max_tokens=cfg.max_tokens, temperature=cfg.temperature,
                                     seed=seed, logprobs=cfg.logprobs, stop=list(cfg.stop) or None)
-            row.append(Attempt(text=scrub(res.text), answer=task.parse(None, res.text), prompt_tokens=res.prompt_tokens,
+            if hasattr(task, "grade"):  # a task-file task: its grader may fail (counted, never fatal)
+                answer, _, err = task.grade(res.text)
+                if err and errors is not None:
+                    errors.append(f"{task.id} round {r} attempt {w}: {err}")
+            else:
+                answer, err = task.parse(None, res.text), None
+            row.append(Attempt(text=scrub(res.text), answer=answer, prompt_tokens=res.prompt_tokens,
                                completion_tokens=res.completion_tokens, logprob_mean=res.mean_logprob,
-                               finish_reason=res.finish_reason, seed=seed, t_start=res.t_start, t_end=res.t_end))
+                               finish_reason=res.finish_reason, seed=seed, t_start=res.t_start, t_end=res.t_end,
+                               error=err))
         rows.append(row)
     return task_trace(task, rows)
 
@@ -366,7 +397,7 @@ async def _collect_async(client: Any, cfg: CollectConfig, writer: CorpusWriter, 
                          on_task: Callable[[int, int], None] | None, result: CollectResult) -> None:
     todo = [(i, t) for i, t in enumerate(cfg.tasks()) if t.id not in writer.done]
     result.already = cfg.n_tasks - len(todo)
-    queue: asyncio.Queue[tuple[int, Task]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
     failure: list[BaseException] = []
@@ -378,7 +409,7 @@ async def _collect_async(client: Any, cfg: CollectConfig, writer: CorpusWriter, 
             except asyncio.QueueEmpty:
                 return
             try:
-                tr = await cfg.run_task(client, i, t)
+                tr = await cfg.run_task(client, i, t, result.errors)
             except LLMError as exc:
                 failure.append(exc)
                 return
@@ -438,10 +469,13 @@ def collect(
         if not isinstance(old.get("sessions", []), list):
             writer.close()
             raise ConfigError(f"{manifest_path}: $.sessions is not a list; fix or remove the manifest")
-        if resume and old.get("config") and old["config"] != cfg.to_dict():
+        if resume and old.get("config") and _settings(old["config"]) != _settings(cfg.to_dict()):
             writer.close()
+            was, now = _settings(old["config"]), _settings(cfg.to_dict())
+            diff = ", ".join(f"{k}: was {was.get(k)!r}, now {now.get(k)!r}" for k in sorted(set(was) | set(now))
+                             if was.get(k) != now.get(k))
             raise ConfigError(f"{manifest_path}: --resume with different settings than the collection there "
-                              f"(was {old['config']}, now {cfg.to_dict()}); use the same options or a new folder")
+                              f"({diff}); use the same options (only --tasks may grow) or a new folder")
     result = CollectResult()
     t0 = time.time()
     manifest: dict[str, Any] = {
@@ -455,7 +489,8 @@ def collect(
         result.wall_s = time.time() - t0
         session.update({"wall_s": round(result.wall_s, 1), "written": result.written, "already": result.already,
                         "calls": result.calls, "completion_tokens": result.completion_tokens,
-                        "failed": result.failed, "finished": final})
+                        "failed": result.failed, "finished": final, "grader_errors": len(result.errors),
+                        "grader_error_examples": result.errors[:5]})
         manifest["tasks_done"] = len(writer.done)
         manifest["wall_s_total"] = round(sum(x.get("wall_s", 0.0) for x in manifest["sessions"]), 1)
         _write_manifest(manifest_path, manifest)
@@ -491,6 +526,14 @@ def collect(
                        f"{folder} is resumable with --resume. Cause: {result.failed}",
                        cause=failure.cause, attempts=failure.attempts, causes=failure.causes, log=failure.log)
     return result
+
+
+def _settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a resumed collection must share (the task count may grow; a task file's path may move)."""
+    out = {k: v for k, v in config.items() if k not in ("n_tasks", "context_limit")}
+    if out.get("task_file"):
+        out["task_file"] = Path(out["task_file"]).name
+    return {k: v for k, v in out.items() if v not in ("", None) or k not in ("task_file",)}
 
 
 def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:

@@ -139,7 +139,7 @@ class TeamConfig(CollectConfig):
         plain = [i for i, m in enumerate(self.members) if m.style != "reviser"]
         return [plain if m.style == "reviser" else [] for m in self.members]
 
-    async def run_task(self, client: Any, index: int, task: Task) -> Any:
+    async def run_task(self, client: Any, index: int, task: Any, errors: list[str] | None = None) -> Any:
         """One task through every member for every round (see :func:`run_team_task`)."""
         return await run_team_task(client, self, index, task)
 

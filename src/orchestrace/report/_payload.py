@@ -258,6 +258,8 @@ def trace_payload(
         "final": int(an.final),
         "measures": [[k, _finite(v) if not isinstance(v, str) else v] for k, v in meas.items()],
         "flows": [[int(i) for i in p] for p in an.flows],
+        # every flow counted (the list above is capped): "safety/flows" when the measures have it
+        "flows_total": int(an.measures.get("safety/flows", len(an.flows)) or len(an.flows)),
         "flow_kinds": list(an.flow_kinds),
         "assumptions": list(an.assumptions),
         "credit": dict(credit) if credit is not None else None,

@@ -78,9 +78,9 @@ OT.chip = function (P, i) {
 OT.flowsList = function (host, P) {
   var flows = P.flows || [];
   if (!flows.length) { OT.el("div", { class: "empty" }, "no flow from untrusted content into a privileged call or the final output", host); return 0; }
-  var more = null;
+  var more = null, total = Math.max(P.flows_total || 0, flows.length), shown = Math.min(flows.length, 50);
   flows.slice(0, 50).forEach(function (path, fi) {
-    if (fi === 8) { more = OT.el("details", null, null, host); OT.el("summary", { class: "hint" }, (flows.length - 8) + " more flow(s)", more); }
+    if (fi === 8) { more = OT.el("details", null, null, host); OT.el("summary", { class: "hint" }, (shown - 8) + " more flow(s) listed" + (total > shown ? " (of " + (total - 8).toLocaleString("en") + " more in all)" : ""), more); }
     var d = OT.el("div", { class: "flow" }, null, more || host);
     path.forEach(function (i, k) {
       if (k) OT.el("span", { class: "arrow" }, "→", d);
@@ -89,7 +89,7 @@ OT.flowsList = function (host, P) {
     var b = path[path.length - 1], kind = (P.flow_kinds && P.flow_kinds[fi]) || "privileged_call";
     OT.el("span", { class: "hint" }, "  ⇒ " + kind.replace(/_/g, " ").replace("+", " + ") + (P.ev.tool[b] >= 0 ? " (" + P.S[P.ev.tool[b]] + ")" : ""), d);
   });
-  if (flows.length > 50) OT.el("div", { class: "hint" }, "… and " + (flows.length - 50) + " more", host);
+  if (total > shown) OT.el("div", { class: "hint" }, "… and " + (total - shown).toLocaleString("en") + " more flow(s) not listed (" + total.toLocaleString("en") + " in all; the list keeps the first " + shown + ")", host);
   return flows.length;
 };
 

@@ -24,7 +24,7 @@ ITEMS: dict[str, tuple[str, str]] = {
                         "always-continue"),
     "smollm2-samples": ("examples/smollm2-samples.jsonl.gz", "sampling logs (question, 8 samples with log-probs, "
                         "answer) of 240 add tasks, for `collect import`"),
-    "smollm2-debate": ("examples/smollm2-debate.json", "a small multi-agent debate of SmolLM2 in the "
+    "smollm2-debate": ("examples/smollm2-debate.json", "one real multi-agent debate (3 agents, 2 rounds) of SmolLM2 in the "
                        "llm_multiagent_debate shape, for `collect import`"),
     "example-tasks": ("examples/tasks.jsonl", "a task file (your own tasks) for `collect run --task-file`"),
     "whowhen-ag27": ("examples/whowhen/ag_27.json", "a real failed AG2 group chat (Who&When, Algorithm-Generated 27; "

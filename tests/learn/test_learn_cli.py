@@ -85,20 +85,16 @@ def test_corrupted_checkpoint_exit_code(tmp_path: Path) -> None:
 
 
 def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) -> None:
-    import sys
-    import types
 
+    import orchestrace.offline
     import orchestrace.offline.rules  # noqa: F401  (the simulator's anchors use it: load it before the fake below)
     from orchestrace.learn import demo
 
-    fake = types.ModuleType("orchestrace.offline")  # the offline package's hook: a section from the real corpus
-
-    def demo_section(out_dir):
+    def demo_section(out_dir):  # the offline package's hook: a section from the real corpus
         (Path(out_dir) / "offline.txt").write_text("x")
         return "## Learned from real LLM traces\n\nthe gate vs the best rule: +0.1 [0.0, 0.2]\n"
 
-    fake.demo_section = demo_section
-    monkeypatch.setitem(sys.modules, "orchestrace.offline", fake)
+    monkeypatch.setattr(orchestrace.offline, "demo_section", demo_section)
 
     def tiny_demo(out, **kw):
         kw.update(env="small-v1", episodes=16, validation=8, fit_episodes=24, sample_traces=2,
@@ -119,12 +115,10 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
 
 
 def test_demo_says_when_the_real_trace_result_is_not_available(tmp_path: Path, monkeypatch) -> None:
-    import sys
-    import types
-
+    import orchestrace.offline
     from orchestrace.learn.demo import _offline_section
 
-    monkeypatch.setitem(sys.modules, "orchestrace.offline", types.ModuleType("orchestrace.offline"))
+    monkeypatch.delattr(orchestrace.offline, "demo_section")
     lines: list[str] = []
     md = _offline_section(tmp_path, lines.append)
     assert "not available" in lines[0] and "not available" in md

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -41,7 +42,9 @@ def test_train_writes_a_portable_gate(run: Path) -> None:
     gate = json.loads((run / "gate.json").read_text())
     fit = json.loads((run / "fit.json").read_text())
     assert gate["format"] == "orchestrace-stop-gate/1" and gate["meta"]["fit_seed"] == 2
-    assert fit["chosen"]["class"] == gate["model_class"] and set(fit["by_class"]) == {"linear", "quadratic", "mlp"}
+    # the MLP is fitted only where torch (the learn extra) is installed; the fit says it skipped it otherwise
+    classes = {"linear", "quadratic"} | ({"mlp"} if importlib.util.find_spec("torch") else set())
+    assert fit["chosen"]["class"] == gate["model_class"] and set(fit["by_class"]) == classes
 
 
 def test_eval_values_rules_and_gates_on_test_tasks(corpus: Path, run: Path, tmp_path: Path) -> None:
@@ -54,7 +57,10 @@ def test_eval_values_rules_and_gates_on_test_tasks(corpus: Path, run: Path, tmp_
     assert set(claims) == {"beats_best_rule", "fewer_calls_at_equal_accuracy", "gap_to_clairvoyant"}
     assert claims["beats_best_rule"]["baseline"] == res["best_rule"]
     assert (out / "summary.md").read_text().startswith("# Stop rules on logged runs")
-    assert (out / "pareto.png").stat().st_size > 1000
+    if importlib.util.find_spec("matplotlib"):  # the plot extra draws the Pareto picture; without it there is none
+        assert (out / "pareto.png").stat().st_size > 1000 and "pareto.png" in r.output
+    else:
+        assert not (out / "pareto.png").exists() and "pareto.png" not in r.output
     # the rules alone, without a gate
     r = runner.invoke(app, ["eval", "--traces", str(corpus), "-q"])
     assert r.exit_code == 0 and "Best rule of the whole family" in r.output

@@ -53,4 +53,13 @@ def test_doc_command_runs(command: str, workdir: Path) -> None:
 
 def test_doc_python_block_runs() -> None:
     (block,) = re.findall(r"```python\n(.*?)```", TEXT, re.S)
-    exec(compile(re.sub(r"(?m)^  ", "", block), str(DOC), "exec"), {})
+    code = re.sub(r"(?m)^  ", "", block)
+    assert re.search(r"(?m)^assert ", code), "the doc's python block states its result with an assert"
+    ns: dict = {}
+    exec(compile(code, str(DOC), "exec"), ns)  # the block's own assert: the recorded completion earns its credit
+    reward, (row,) = ns["reward"], ns["rows"]
+    kw = {"prompts": [[]], "trace_id": [row["trace_id"]], "turn_id": [row["turn_id"]]}
+    assert reward(completions=[row["completion"]], **kw) == [row["reward"]]
+    # the other half of the doc's sentence: a completion unlike the recorded one earns less of the credit
+    (other,) = reward(completions=[[{"role": "assistant", "content": "finish: nothing to do"}]], **kw)
+    assert 0.0 <= other < row["reward"]

@@ -38,9 +38,6 @@ from typing import Any
 
 __all__ = ["ToolCallTransport", "rewrite_request", "to_tool_calls"]
 
-_ids = itertools.count(1)
-
-
 def _text(content: Any) -> str:
     if content is None:
         return ""
@@ -124,6 +121,9 @@ def _is_chat(request: Any) -> bool:
 class ToolCallTransport:
     """An ``httpx`` transport (sync and async) that forces tool calls on a tool-less llama.cpp model.
 
+    Its only state besides the connection pools is its own call-id counter (``call_1``,
+    ``call_2`` … per transport, not per process), so two captures never share ids by accident.
+
     >>> import httpx
     >>> with httpx.Client(transport=ToolCallTransport()) as client:
     ...     client.is_closed
@@ -135,6 +135,7 @@ class ToolCallTransport:
 
         self._sync = httpx.HTTPTransport()
         self._async = httpx.AsyncHTTPTransport()
+        self._ids = itertools.count(1)  # ids of the tool calls this transport makes up
 
     def _prepare(self, request: Any) -> tuple[Any, bool]:
         import httpx
@@ -144,12 +145,11 @@ class ToolCallTransport:
         return httpx.Request(request.method, request.url, headers=headers, content=json.dumps(body).encode(),
                              extensions=request.extensions), forced
 
-    @staticmethod
-    def _finish(response: Any, content: bytes, forced: bool) -> Any:
+    def _finish(self, response: Any, content: bytes, forced: bool) -> Any:
         import httpx
 
         if forced and response.status_code == 200:
-            content = json.dumps(to_tool_calls(json.loads(content), next(_ids))).encode()
+            content = json.dumps(to_tool_calls(json.loads(content), next(self._ids))).encode()
         headers = {k: v for k, v in response.headers.items()
                    if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")}
         return httpx.Response(response.status_code, headers=headers, content=content)

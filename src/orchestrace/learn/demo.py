@@ -350,14 +350,11 @@ def _peak_rss_mb() -> float:
 def _offline_section(out: Path, log: Callable[[str], None]) -> str:
     """The learned-from-traces result on the committed real corpus, from ``orchestrace.offline.demo_section``
     (Markdown; the package writes its own files under ``out``), or a "not available" line."""
-    import importlib
-
-    offline: Any
+    hook: Callable[[Path], object] | None
     try:
-        offline = importlib.import_module("orchestrace.offline")  # the module sys.modules holds
-    except ImportError:
-        offline = None
-    hook = getattr(offline, "demo_section", None)
+        from ..offline import demo_section as hook  # a plain import: the module sys.modules holds
+    except ImportError:  # a build without the offline package's hook
+        hook = None
     if hook is None:
         line = "not available: this build has no `orchestrace.offline.demo_section` (the learned-from-traces result)"
         log(f"      real traces: {line}")

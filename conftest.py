@@ -51,38 +51,62 @@ OPTIONAL_MODULES = {
 
 
 def missing_extra_reason(text: str) -> str | None:
-    """The skip reason for a collection error caused only by a missing optional extra, else None.
+    """The skip reason when ``text`` (an error report) shows only that an optional extra is not
+    installed here, else None. A module that IS installed never yields a reason, so on a full
+    install nothing is ever skipped this way.
 
-    >>> missing_extra_reason("E   ModuleNotFoundError: No module named 'gymnasium'")
-    "needs gymnasium: pip install 'orchestrace[env]'"
-    >>> missing_extra_reason("MissingExtraError: torch is needed for this; install it with: pip install 'orchestrace[learn]'")
-    "torch is needed for this; install it with: pip install 'orchestrace[learn]'"
+    >>> missing_extra_reason("MissingExtraError: no_such_mod is needed for this; install it with: "
+    ...                      "pip install 'orchestrace[x]'")
+    "no_such_mod is needed for this; install it with: pip install 'orchestrace[x]'"
     >>> missing_extra_reason("E   ModuleNotFoundError: No module named 'orchestrace.nope'") is None
     True
     """
+    import importlib.util
     import re
 
-    m = re.search(r"MissingExtraError: (.*?pip install [^\n]+)", text)
-    if m:
-        return m.group(1).strip()
+    def absent(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is None
+        except (ImportError, ValueError):
+            return True
+
+    m = re.search(r"([\w.]+) is needed for this; install it with: (pip install .+?)\s*(?:\\n|\n|\"|$)", text)
+    if m and absent(m.group(1).split(".")[0]):
+        return f"{m.group(1)} is needed for this; install it with: {m.group(2).strip()}"
     m = re.search(r"No module named '([\w.]+)'", text)
-    if m and m.group(1).split(".")[0] in OPTIONAL_MODULES:
-        top = m.group(1).split(".")[0]
+    top = m.group(1).split(".")[0] if m else ""
+    if top in OPTIONAL_MODULES and absent(top):
         extra = OPTIONAL_MODULES[top]
         cmd = "pip install -e '.[test]'" if extra == "test" else f"pip install 'orchestrace[{extra}]'"
         return f"needs {top}: {cmd}"
     return None
 
 
+def _as_skip(report: pytest.CollectReport | pytest.TestReport, path: object, reason: str) -> None:
+    report.outcome = "skipped"
+    report.longrepr = (str(path), None, f"Skipped: {reason}")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """A test module or doctested module that cannot be imported for a missing extra: skipped."""
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
-    if report.failed and isinstance(collector, pytest.Module):  # test modules and doctested modules
+    if report.failed and isinstance(collector, pytest.Module):
         reason = missing_extra_reason(str(report.longrepr))
         if reason is not None:
-            report.outcome = "skipped"
-            report.longrepr = (str(collector.path), None, f"Skipped: {reason}")
+            _as_skip(report, collector.path, reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A test (or doctest) that fails only because an extra is missing here: skipped, saying which."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed and call.excinfo is not None:
+        reason = missing_extra_reason(str(report.longrepr))
+        if reason is not None:
+            _as_skip(report, item.path, reason)
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ error paths of the command (dead endpoint, hashed text, a transcript not importe
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
@@ -363,6 +364,7 @@ def test_cli_prints_verdict_truncation_and_json(replies, tmp_path: Path) -> None
     assert got["raw"] == ["Agent: coder\nStep: 1"] * 2 and got["calls"] == 2
 
 
+@pytest.mark.skipif(importlib.util.find_spec("httpx") is None, reason="needs httpx: pip install 'orchestrace[llm]'")
 def test_cli_no_verdict_is_stated_with_the_raw_reply(replies, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     srv = replies(lambda req: "Hmm.")
     res = runner.invoke(app, ["blame-judge", str(_write(tmp_path, _doc())), "--base-url", srv.base_url,

@@ -13,7 +13,7 @@ runner = CliRunner()
 
 def test_env_list():
     res = runner.invoke(app, ["env", "list"])
-    assert res.exit_code == 0
+    assert res.exit_code == 0, res.output
     for env_id in ("orchestrace/Orchestrate-v0", "orchestrace/Orchestrate-small-v0", "orchestrace/Orchestrate-industrial-v0"):
         assert env_id in res.output
 

@@ -49,7 +49,8 @@ def test_ray_output_is_byte_identical_for_any_worker_count(ray_cluster: Any, tmp
 def test_episode_depends_on_its_seed_alone(tmp_path: Path) -> None:
     """Episode k of a run from seed s equals the first episode of a run from seed s + k."""
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    assert _run(a, n=4, seed=10).exit_code == 0
+    res = _run(a, n=4, seed=10)
+    assert res.exit_code == 0, res.output
     assert _run(b, n=1, seed=13).exit_code == 0
     lines_a = a.read_bytes().split(b'{"header"')
     assert lines_a[-1] == b.read_bytes().split(b'{"header"')[-1]

@@ -24,7 +24,7 @@ collect_ignore = ["src/orchestrace/__main__.py"]
 # several directories have one, so collecting them clashes ("import file mismatch") whenever two
 # test directories are named on the command line. They hold no doctests: pytest still loads them
 # as conftests.
-collect_ignore_glob = ["tests/*/conftest.py"]
+collect_ignore_glob = ["tests/*/conftest.py", "tests/data/*"]  # tests/data holds data and the scripts that made it
 
 
 # The framework capture modules import their framework at import time (an optional extra):

@@ -65,7 +65,7 @@ def exact(runs: Any, t: int) -> tuple[set[str], set[str], int]:
 
 def traces(corpus: Path) -> dict[str, Any]:
     """The corpus' native traces by task id (the streams split at their headers)."""
-    from orchestrace.io import loads
+    from orchestrace.core.io import loads
 
     out = {}
     for f in sorted(corpus.glob("traces*.jsonl*")):

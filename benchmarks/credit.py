@@ -91,9 +91,9 @@ def _have_shap() -> bool:
 
 def _trace_game(tr):
     """The trace-only value function over the agents of ``tr`` (what ``credit --method shapley`` uses)."""
+    from orchestrace.analysis.graph import TraceGraph
     from orchestrace.credit import TraceValue, unit_index
     from orchestrace.credit._flow import anchor_signals, event_weights
-    from orchestrace.graph import TraceGraph
     from orchestrace.rewards import default_signals
 
     g = TraceGraph.from_trace(tr)
@@ -128,7 +128,7 @@ def main() -> None:
 
     # 2. permutation Shapley at 1,000 and 3,000 agents (issue 18) --------------------------------
     from orchestrace import synth
-    from orchestrace.io import dump
+    from orchestrace.core.io import dump
 
     agents = (200, 600) if quick else (1000, 3000)
     user: dict[int, tuple[float, float, float]] = {}
@@ -214,8 +214,8 @@ def main() -> None:
                       f"({old_orders:,} orders, extrapolated) → {t_old_s / t_s:.0f}×")
 
     # 3. all 8 units, cheap methods, 1M events vs load ---------------------------------------
-    from orchestrace.graph import TraceGraph
-    from orchestrace.io import dump, load
+    from orchestrace.analysis.graph import TraceGraph
+    from orchestrace.core.io import dump, load
 
     events = 100_000 if quick else 1_000_000
     with tempfile.TemporaryDirectory() as tmp:

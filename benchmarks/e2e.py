@@ -186,7 +186,7 @@ def main() -> None:
         args.repeats, args.sizes, args.metrics_size, args.jsonschema_repeats = 3, [20_000], 20_000, 0
 
     import orchestrace
-    from orchestrace.schema import reference_schema  # noqa: F401 - the schema file ships with the package
+    from orchestrace.core.schema import reference_schema  # noqa: F401 - the schema file ships with the package
 
     py = sys.executable
     env = dict(os.environ)

@@ -3,7 +3,7 @@
     python benchmarks/env_baselines.py [--episodes 500] [--seed0 100000] [--json out.json]
 
 Each policy plays the same held-out seeds in the single env (traces built); wasted work is
-``waste/events`` of :mod:`orchestrace.measures` on each trace. CI = mean ± 1.96·sd/√n.
+``waste/events`` of :mod:`orchestrace.analysis.measures` on each trace. CI = mean ± 1.96·sd/√n.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
+from orchestrace.analysis.measures import compute
 from orchestrace.env import EnvConfig, OrchestrationEnv, make_baseline
-from orchestrace.measures import compute
 
 POLICIES = [
     ("random", {}), ("fixed-fanout", {}), ("greedy", {}), ("always-continue", {}),

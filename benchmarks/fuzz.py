@@ -28,7 +28,7 @@ third-party fixtures in ``tests/data/fixtures``. Under atheris, libFuzzer's
 byte mutations and coverage guidance are added.
 
 A crash (any exception escaping a target) is written to ``--findings`` (default
-``tests/data/fuzz``) as ``<target>-<sha1>.bin``; ``tests/interop/test_fuzz_regressions.py``
+``tests/data/fuzz``) as ``<target>-<sha1>.bin``; ``tests/importers/test_fuzz_regressions.py``
 replays every file there. Fuzzing goes on after a crash; the summary prints the duration,
 the executions and the distinct crash signatures.
 """
@@ -59,9 +59,9 @@ TARGETS = ("claude-code", "codex", "otlp", "jaeger", "openai-agents", "reference
 def run_one(target: str, data: bytes, workdir: str | None = None) -> None:
     """Run ``target`` on ``data`` (written to a file); raises only when the contract is broken."""
     from orchestrace import validate
+    from orchestrace.analysis.measures import compute
     from orchestrace.errors import TraceError
     from orchestrace.importers import import_traces
-    from orchestrace.measures import compute
 
     fd, path = tempfile.mkstemp(suffix=".jsonl" if target in ("claude-code", "codex") else ".json", dir=workdir)
     try:
@@ -73,7 +73,7 @@ def run_one(target: str, data: bytes, workdir: str | None = None) -> None:
                 rep = validate(path)
                 traces = []
                 if rep.valid:
-                    from orchestrace.io import iter_traces
+                    from orchestrace.core.io import iter_traces
 
                     traces = list(iter_traces(path))
             else:
@@ -90,8 +90,8 @@ def run_one(target: str, data: bytes, workdir: str | None = None) -> None:
 # ----------------------------------------------------------------------------- seeds
 def _synth_seeds() -> list[tuple[str, bytes]]:
     from orchestrace import synth
+    from orchestrace.core.io import dumps, to_reference
     from orchestrace.exporters import to_otlp
-    from orchestrace.io import dumps, to_reference
 
     tr = synth(events=24, agents=2, seed=3)
     with warnings.catch_warnings():
@@ -409,13 +409,13 @@ def fuzz_atheris(stats: Stats, seconds: float, seed_list: list[tuple[str, bytes]
         return (head + body)[:max_size]
 
     with atheris.instrument_imports(include=["orchestrace"]):
+        import orchestrace.analysis.measures
         import orchestrace.importers.chat
         import orchestrace.importers.claude_code
         import orchestrace.importers.codex
         import orchestrace.importers.detect
         import orchestrace.importers.openai_agents
         import orchestrace.importers.otel
-        import orchestrace.measures
         import orchestrace.validate  # noqa: F401
     atheris.Setup([sys.argv[0], str(corpus), "-max_len=400000", "-rss_limit_mb=4096", "-timeout=60",
                    f"-max_total_time={int(seconds) + 5}"], test_one, custom_mutator=mutator)

@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(a.threads)
     sys.path.insert(0, str(ROOT / "src"))
     from orchestrace.errors import OrchestraceError
-    from orchestrace.learn.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
-    from orchestrace.learn.llm_policy import LLMPolicy, evaluate_llm, load_causal_lm
+    from orchestrace.llm.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
+    from orchestrace.llm.llm_policy import LLMPolicy, evaluate_llm, load_causal_lm
     from orchestrace.offline import evaluate_traces, fit_gate, load_logged_runs
     from orchestrace.offline.logged_env import GateContinuation, LoggedDecisions, rollout
 

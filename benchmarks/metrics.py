@@ -1,4 +1,4 @@
-"""Benchmark: all measures of ``orchestrace.measures.compute`` vs. loading the file and vs.
+"""Benchmark: all measures of ``orchestrace.analysis.measures.compute`` vs. loading the file and vs.
 networkx's critical path alone, on synth traces of 200k and 1M events (1,000 sub-agents).
 
     python benchmarks/metrics.py            # 200k and 1M events
@@ -37,7 +37,7 @@ def timed(fn, repeats: int) -> tuple[float, object]:
 def nx_critical_path(trace) -> float:
     import networkx as nx
 
-    from orchestrace.graph import DEPENDENCY_EDGE_TYPES
+    from orchestrace.analysis.graph import DEPENDENCY_EDGE_TYPES
 
     dur = {e.id: (e.t_end - e.t) if e.t_end is not None else 0.0 for e in trace.events}
     g = nx.DiGraph()
@@ -55,7 +55,7 @@ def main() -> None:
     sizes = [20_000, 100_000] if args.quick else [200_000, 1_000_000]
 
     from orchestrace import dump, load, synth
-    from orchestrace.measures import compute
+    from orchestrace.analysis.measures import compute
 
     try:
         from orchestrace import validate

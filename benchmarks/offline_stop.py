@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         read_corpus,
     )
     from orchestrace.offline._report import render, write_pareto
-    from orchestrace.offline._synthetic import structured_runs
+    sys.path.insert(0, str(ROOT / "tests" / "support"))  # the test-only generator
+    from synthetic_runs import structured_runs
 
     t0 = time.perf_counter()
     runs = (LoggedRuns(**structured_runs(T=1200, R=4, W=2, seed=0)) if args.synthetic else read_corpus(args.corpus))

@@ -17,9 +17,9 @@ import statistics
 import tempfile
 import time
 
-from orchestrace.io import TraceWriter
-from orchestrace.recorder import Recorder
-from orchestrace.trace import Event
+from orchestrace.core.io import TraceWriter
+from orchestrace.core.trace import Event
+from orchestrace.frameworks.recorder import Recorder
 
 
 def _time(fn, n: int, repeats: int) -> float:  # type: ignore[no-untyped-def]

@@ -77,7 +77,7 @@ def main() -> None:
     import ray
 
     from orchestrace import synth
-    from orchestrace.dataset import count_traces, write_dataset
+    from orchestrace.core.dataset import count_traces, write_dataset
     from orchestrace.env import config_for, make_baseline
     from orchestrace.scale import Cluster, EpisodeJob, run_shard, shards
     from orchestrace.scale._dataset import MeasureJob, measure_partition, partitions
@@ -120,7 +120,7 @@ def main() -> None:
     # dataset measures
     with tempfile.TemporaryDirectory() as d:
         write_dataset((synth(events=400, agents=20, seed=s) for s in range(n_traces)), d, rows_per_group=4096)
-        mjob = MeasureJob("metrics", d, tuple(__import__("orchestrace.measures", fromlist=["x"]).select_measures(None)))
+        mjob = MeasureJob("metrics", d, tuple(__import__("orchestrace.analysis.measures", fromlist=["x"]).select_measures(None)))
         parts = partitions(count_traces(d), max(1, n_traces // 8))
         items = [(mjob, r) for r in parts]
         ds_1p = med(lambda: [measure_partition(it) for it in items], reps)
@@ -156,7 +156,7 @@ def main() -> None:
     remote = c1.map(_run_item, [(ind_job, [0])])[0]
     ind_ray = time.perf_counter() - t
     assert remote.blobs == local.blobs
-    from orchestrace.io import iter_traces
+    from orchestrace.core.io import iter_traces
 
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as f:
         f.write(remote.blobs[0])

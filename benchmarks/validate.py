@@ -40,8 +40,8 @@ from typing import Any
 import msgspec
 
 import orchestrace as ot
-from orchestrace.schema import reference_schema
-from orchestrace.trace import Trace
+from orchestrace.core.schema import reference_schema
+from orchestrace.core.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench-data"

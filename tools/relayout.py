@@ -55,7 +55,6 @@ MOVES: list[tuple[str, str | None]] = [
     (f"{PKG}/_structural.py", f"{PKG}/core/_structural.py"),
     (f"{PKG}/_dag.py", f"{PKG}/core/_dag.py"),
     (f"{PKG}/_paths.py", f"{PKG}/core/_paths.py"),
-    (f"{PKG}/offline/_logged.py", f"{PKG}/core/_logged.py"),  # logged vote runs: read by offline/ and env/simfit
     # -- analysis
     (f"{PKG}/graph.py", f"{PKG}/analysis/graph.py"),
     (f"{PKG}/measures.py", f"{PKG}/analysis/measures.py"),
@@ -65,7 +64,11 @@ MOVES: list[tuple[str, str | None]] = [
     (f"{PKG}/advantages.py", f"{PKG}/credit/advantages.py"),
     # -- offline/ by job: collection with the LLM code, simulator fitting with the environment
     (f"{PKG}/offline/collect.py", f"{PKG}/llm/collect.py"),
-    (f"{PKG}/offline/simfit.py", f"{PKG}/env/simfit.py"),
+    (f"{PKG}/offline/team.py", f"{PKG}/llm/team.py"),  # the team collector, beside the vote collector
+    (f"{PKG}/offline/logimport.py", f"{PKG}/llm/logimport.py"),  # your sampling logs -> a corpus
+    (f"{PKG}/learn/llm_policy.py", f"{PKG}/llm/llm_policy.py"),  # the LLM orchestrator (it loads the LLM)
+    (f"{PKG}/learn/llm_grpo.py", f"{PKG}/llm/llm_grpo.py"),
+    ("tests/offline/test_team_corpus.py", "tests/llm/test_llm_team.py"),
     (f"{PKG}/offline/_synthetic.py", "tests/support/synthetic_runs.py"),  # a test-only generator
     # -- integrations: the recorder SDK with the framework capture built on it
     (f"{PKG}/recorder.py", f"{PKG}/frameworks/recorder.py"),
@@ -115,7 +118,7 @@ DELETE_IF_ONLY = {
 }
 
 #: Flat modules that stay at the package root: the words, the root exception, the problem record.
-KEEP_AT_ROOT = {"__init__.py", "__main__.py", "errors.py", "vocab.py", "_problems.py"}
+KEEP_AT_ROOT = {"__init__.py", "__main__.py", "errors.py", "vocab.py", "_problems.py", "_limits.py", "_stats.py", "evidence.py"}
 
 #: New packages and their docstrings (written only when the ``__init__.py`` is missing).
 NEW_PACKAGES = {
@@ -154,7 +157,7 @@ SKIP_PREFIXES = ("tools/relayout.py", "docs/architecture.md")  # the map is writ
 DATA_PREFIX, DATA_TEXT = "tests/data/", {".md", ".py"}  # test data: only its notes and generators are rewritten
 
 LAYERS_SOURCE = '''LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"vocab", "errors", "_problems"}),
+    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
     ("core", {"core", "importers", "corpus"}),
     ("analysis", {"analysis"}),
     ("credit", {"rewards", "credit", "blame"}),

@@ -24,26 +24,26 @@ import typing as _typing
 
 #: Public name → (module it lives in, attribute there; None for the module itself).
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "advantages": ("orchestrace.advantages", None),
+    "advantages": ("orchestrace.credit.advantages", None),
     "credit": ("orchestrace.credit", None),
     "errors": ("orchestrace.errors", None),
-    "measures": ("orchestrace.measures", None),
+    "measures": ("orchestrace.analysis.measures", None),
     "rewards": ("orchestrace.rewards", None),
     "vocab": ("orchestrace.vocab", None),
     **{n: ("orchestrace._problems", n) for n in ("Problem", "ValidationReport")},
-    "synth": ("orchestrace._synth", "synth"),
-    "validate": ("orchestrace._validate", "validate"),
-    "TraceBuilder": ("orchestrace.builder", "TraceBuilder"),
-    **{n: ("orchestrace.dataset", n) for n in ("read_dataset", "write_dataset")},
+    "synth": ("orchestrace.core._synth", "synth"),
+    "validate": ("orchestrace.core._validate", "validate"),
+    "TraceBuilder": ("orchestrace.core.builder", "TraceBuilder"),
+    **{n: ("orchestrace.core.dataset", n) for n in ("read_dataset", "write_dataset")},
     "OrchestraceError": ("orchestrace.errors", "OrchestraceError"),
-    "TraceGraph": ("orchestrace.graph", "TraceGraph"),
+    "TraceGraph": ("orchestrace.analysis.graph", "TraceGraph"),
     "import_traces": ("orchestrace.importers", "import_traces"),
-    **{n: ("orchestrace.io", n) for n in ("TraceWriter", "dump", "dumps", "iter_traces", "load", "loads",
+    **{n: ("orchestrace.core.io", n) for n in ("TraceWriter", "dump", "dumps", "iter_traces", "load", "loads",
                                           "to_reference")},
-    "MetricsResult": ("orchestrace.measures", "MetricsResult"),
-    "compute_metrics": ("orchestrace.measures", "compute"),
-    **{n: ("orchestrace.recorder", n) for n in ("Recorder", "record")},
-    **{n: ("orchestrace.trace", n) for n in ("CONTINUE", "SCHEMA_VERSION", "DecisionPayload", "Edge", "Event",
+    "MetricsResult": ("orchestrace.analysis.measures", "MetricsResult"),
+    "compute_metrics": ("orchestrace.analysis.measures", "compute"),
+    **{n: ("orchestrace.frameworks.recorder", n) for n in ("Recorder", "record")},
+    **{n: ("orchestrace.core.trace", n) for n in ("CONTINUE", "SCHEMA_VERSION", "DecisionPayload", "Edge", "Event",
                                              "Outcome", "Signal", "Trace")},
     **{n: ("orchestrace.vocab", n) for n in ("CreditUnit", "Decision", "EdgeType", "EventType", "Measure",
                                              "RewardFamily", "Severity", "Topology")},
@@ -52,7 +52,22 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 #: Modules that moved to the folder of their layer → where they live now (``tools/relayout.py``
 #: fills this table). ``import orchestrace.<old>`` / ``from orchestrace.<old> import X`` keep
 #: working and give the very module object of the new home (no copy, no shim file).
-_MOVED: dict[str, str] = {}
+_MOVED: dict[str, str] = {
+    "orchestrace.advantages": "orchestrace.credit.advantages",
+    "orchestrace.builder": "orchestrace.core.builder",
+    "orchestrace.dataset": "orchestrace.core.dataset",
+    "orchestrace.graph": "orchestrace.analysis.graph",
+    "orchestrace.io": "orchestrace.core.io",
+    "orchestrace.learn.llm_grpo": "orchestrace.llm.llm_grpo",
+    "orchestrace.learn.llm_policy": "orchestrace.llm.llm_policy",
+    "orchestrace.measures": "orchestrace.analysis.measures",
+    "orchestrace.offline.collect": "orchestrace.llm.collect",
+    "orchestrace.offline.logimport": "orchestrace.llm.logimport",
+    "orchestrace.offline.team": "orchestrace.llm.team",
+    "orchestrace.recorder": "orchestrace.frameworks.recorder",
+    "orchestrace.schema": "orchestrace.core.schema",
+    "orchestrace.trace": "orchestrace.core.trace",
+}
 
 
 class _MovedModules:
@@ -97,26 +112,23 @@ def __dir__() -> list[str]:
 
 
 if _typing.TYPE_CHECKING:  # what the lazy table resolves to, for type checkers and IDEs
-    import orchestrace.advantages as advantages
+    import orchestrace.analysis.measures as measures
     import orchestrace.credit as credit
+    import orchestrace.credit.advantages as advantages
     import orchestrace.errors as errors
-    import orchestrace.measures as measures
     import orchestrace.rewards as rewards
     import orchestrace.vocab as vocab
 
     from ._problems import Problem, ValidationReport
-    from ._synth import synth
-    from ._validate import validate
-    from .builder import TraceBuilder
-    from .dataset import read_dataset, write_dataset
-    from .errors import OrchestraceError
-    from .graph import TraceGraph
-    from .importers import import_traces
-    from .io import TraceWriter, dump, dumps, iter_traces, load, loads, to_reference
-    from .measures import MetricsResult
-    from .measures import compute as compute_metrics
-    from .recorder import Recorder, record
-    from .trace import (
+    from .analysis.graph import TraceGraph
+    from .analysis.measures import MetricsResult
+    from .analysis.measures import compute as compute_metrics
+    from .core._synth import synth
+    from .core._validate import validate
+    from .core.builder import TraceBuilder
+    from .core.dataset import read_dataset, write_dataset
+    from .core.io import TraceWriter, dump, dumps, iter_traces, load, loads, to_reference
+    from .core.trace import (
         CONTINUE,
         SCHEMA_VERSION,
         DecisionPayload,
@@ -126,6 +138,9 @@ if _typing.TYPE_CHECKING:  # what the lazy table resolves to, for type checkers 
         Signal,
         Trace,
     )
+    from .errors import OrchestraceError
+    from .frameworks.recorder import Recorder, record
+    from .importers import import_traces
     from .vocab import (
         CreditUnit,
         Decision,

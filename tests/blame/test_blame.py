@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrace.blame import blame
-from orchestrace.builder import TraceBuilder
+from orchestrace.core.builder import TraceBuilder
+from orchestrace.core.trace import Outcome, Trace
 from orchestrace.credit import CreditResult, assign
 from orchestrace.importers import import_traces
 from orchestrace.importers.chat import from_doc
-from orchestrace.trace import Outcome, Trace
 from orchestrace.vocab import DEPENDENCY_EDGE_TYPES
 
 
@@ -272,9 +272,9 @@ def test_claude_code_tool_errors_blame_their_call() -> None:
 
 
 def test_live_capture_flags_failed_tool_runs(tmp_path: Path) -> None:
+    from orchestrace.core.io import load
     from orchestrace.frameworks._team import Team
-    from orchestrace.io import load
-    from orchestrace.recorder import Recorder
+    from orchestrace.frameworks.recorder import Recorder
 
     path = tmp_path / "t.jsonl"
     with Recorder(path) as rec:

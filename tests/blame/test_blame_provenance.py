@@ -16,12 +16,12 @@ from typer.testing import CliRunner
 from orchestrace.blame import blame
 from orchestrace.blame._core import LEARNED_RULE
 from orchestrace.blame._scorer import Example, cross_validate, load_scorer
-from orchestrace.builder import TraceBuilder
 from orchestrace.cli import app
+from orchestrace.core.builder import TraceBuilder
+from orchestrace.core.trace import Outcome
 from orchestrace.errors import ConfigError
 from orchestrace.evidence import LIST_KEYS, Provenance, evidence_of, turn_of
 from orchestrace.importers.chat import from_doc
-from orchestrace.trace import Outcome
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "whowhen"
 FAIL = "exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\nKeyError: 'x'"

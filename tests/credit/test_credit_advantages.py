@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchestrace.advantages import (
+from orchestrace.credit.advantages import (
     agentwise_advantages,
     grpo_advantages,
     role_advantages,

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from orchestrace import Outcome, Signal, TraceBuilder, synth
+from orchestrace.analysis.graph import TraceGraph
 from orchestrace.credit import (
     TURN_TYPES,
     assign,
@@ -17,7 +18,6 @@ from orchestrace.credit import (
     unit_index,
 )
 from orchestrace.errors import ConfigError
-from orchestrace.graph import TraceGraph
 from orchestrace.vocab import CreditUnit, EventType
 
 

@@ -8,7 +8,7 @@ Before issue 19 both wrote caches into ``TraceGraph.__dict__`` and appended to
 from __future__ import annotations
 
 import orchestrace as ot
-from orchestrace.graph import TraceGraph
+from orchestrace.analysis.graph import TraceGraph
 
 
 def _trace() -> ot.Trace:

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace import synth
+from orchestrace.analysis.graph import TraceGraph
 from orchestrace.credit import TraceValue, assign, batched, owen, shapley, t_quantile, unit_index
 from orchestrace.credit._flow import anchor_signals, event_weights
 from orchestrace.errors import ConfigError
-from orchestrace.graph import TraceGraph
 from orchestrace.rewards import default_signals
 from orchestrace.vocab import CreditUnit
 

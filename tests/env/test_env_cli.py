@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from orchestrace import validate
 from orchestrace.cli import app
-from orchestrace.io import iter_traces
+from orchestrace.core.io import iter_traces
 
 runner = CliRunner()
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from orchestrace.core.io import dumps
 from orchestrace.env import BatchEnv, EnvConfig, OrchestrationEnv, SimulatedWorkers, make_baseline
-from orchestrace.io import dumps
 
 
 def _episode(env, policy, seed):

@@ -18,8 +18,8 @@ import re
 
 import pytest
 
+from orchestrace.core.io import dumps
 from orchestrace.env import EnvConfig, OrchestrationEnv, make_baseline
-from orchestrace.io import dumps
 
 GOLDEN = {
     ("default", "adaptive"): "34d81bcdbddb5b50",

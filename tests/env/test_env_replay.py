@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace import validate
+from orchestrace.core.io import dumps
 from orchestrace.env import (
     ChangeDelegation,
     DropMessage,
@@ -21,7 +22,6 @@ from orchestrace.env import (
     replay,
     stop_values,
 )
-from orchestrace.io import dumps
 
 CFG = EnvConfig.default()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from orchestrace import validate
+from orchestrace.analysis.measures import compute
 from orchestrace.env import BASELINES, EnvConfig, OrchestrationEnv, make_baseline
-from orchestrace.measures import compute
 
 
 def _play(cfg, name, seed, **kw):

@@ -43,7 +43,7 @@ def test_train_resume_eval(tmp_path: Path) -> None:
     assert all(c["rule"] for c in rep["claims"].values())
     assert "waste/tokens" in rep["policies"]["learned"]["trace_sample"]
     assert "| PASS |" in (out / "summary.md").read_text() or "| MISS |" in (out / "summary.md").read_text()
-    from orchestrace.io import iter_traces
+    from orchestrace.core.io import iter_traces
 
     traces = list(iter_traces(out / "traces" / "learned.jsonl"))
     assert len(traces) == 2

@@ -10,10 +10,10 @@ import pytest
 from llm_fakes import FAKE_USAGE, free_port, scripted
 
 from orchestrace import validate
+from orchestrace.core.trace import Trace
 from orchestrace.llm.episode import Plan, run_episode
 from orchestrace.llm.tasks import task_for_dag
 from orchestrace.llm.workers import LLMWorkers
-from orchestrace.trace import Trace
 from orchestrace.vocab import EventType
 
 PLAN = Plan(fanout=3)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic_runs import structured_runs
 
 from orchestrace.errors import ConfigError
 from orchestrace.offline import LoggedRuns as _LoggedRuns
@@ -22,7 +23,6 @@ from orchestrace.offline import (
 )
 from orchestrace.offline._features import check_features
 from orchestrace.offline._fit import _ridge, ls_fit
-from orchestrace.offline._synthetic import structured_runs
 
 
 def structured(**kw: int) -> _LoggedRuns:

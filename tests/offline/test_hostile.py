@@ -25,12 +25,12 @@ from typer.testing import CliRunner
 
 from orchestrace._limits import capped_lines, printable, read_capped, redact_url, scrub
 from orchestrace.cli import app
+from orchestrace.core.io import atomic_write
 from orchestrace.errors import ConfigError, TraceInvalidError
-from orchestrace.io import atomic_write
+from orchestrace.llm.collect import CorpusWriter
 from orchestrace.offline import StopGate, make_synthetic_logged, save_runs
 from orchestrace.offline._io import read_corpus
 from orchestrace.offline._logged import load_logged_runs
-from orchestrace.offline.collect import CorpusWriter
 from orchestrace.offline.gate import GATE_FORMAT
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
@@ -366,9 +366,9 @@ def test_a_redirect_loop_is_reported_as_such() -> None:
 
 
 def test_blame_and_credit_escape_control_characters_in_names(tmp_path: Path) -> None:
-    from orchestrace.builder import TraceBuilder
-    from orchestrace.io import dump
-    from orchestrace.trace import Outcome
+    from orchestrace.core.builder import TraceBuilder
+    from orchestrace.core.io import dump
+    from orchestrace.core.trace import Outcome
 
     evil = "w\x1b[31mRED\x1b]0;title\x07"
     b = TraceBuilder("t1", task_id="k")

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic_runs import structured_runs
 
 from orchestrace.errors import ConfigError
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import check_runs, read_corpus, save_runs
-from orchestrace.offline._synthetic import structured_runs
 
 _DIR: dict[str, Path] = {}
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic_runs import structured_runs
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import save_runs
 from orchestrace.offline._logged import LoggedRuns
-from orchestrace.offline._synthetic import structured_runs
 
 runner = CliRunner()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from synthetic_runs import structured_runs
 
 from orchestrace.offline import (
     ESC,
@@ -17,7 +18,6 @@ from orchestrace.offline import (
 )
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline._features import vote_states
-from orchestrace.offline._synthetic import structured_runs
 from orchestrace.offline.rules import beta_criterion, dirichlet_criterion
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from synthetic_runs import structured_runs
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
+from orchestrace.llm.collect import CollectConfig, collect
 from orchestrace.offline import LoggedRuns, save_runs
 from orchestrace.offline._io import MIN_TASKS, SmallCorpusError, require_tasks
-from orchestrace.offline._synthetic import structured_runs
-from orchestrace.offline.collect import CollectConfig, collect
 
 runner = CliRunner()
 

@@ -7,10 +7,10 @@ from collections import defaultdict
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic_runs import structured_runs
 
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import first_stop, task_prices, valuation
-from orchestrace.offline._synthetic import structured_runs
 
 
 def structured(**kw: int) -> _LoggedRuns:

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from synthetic_runs import structured_runs
 
 from orchestrace.llm.local import LocalServer
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import fit_gate
-from orchestrace.offline._synthetic import structured_runs
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_vote_loop.py"
 

@@ -20,6 +20,8 @@ from typer.testing import CliRunner
 
 from orchestrace.cli import app
 from orchestrace.errors import ConfigError
+from orchestrace.llm.collect import CollectConfig, collect
+from orchestrace.llm.logimport import ImportError_, import_logs
 from orchestrace.llm.taskfile import (
     Grader,
     TaskFileError,
@@ -28,8 +30,6 @@ from orchestrace.llm.taskfile import (
     parse_number,
 )
 from orchestrace.offline import load_logged_runs
-from orchestrace.offline.collect import CollectConfig, collect
-from orchestrace.offline.logimport import ImportError_, import_logs
 
 DEBATE = Path(__file__).resolve().parents[1] / "data" / "debate-smollm2" / "debate.json"
 

@@ -14,8 +14,8 @@ import time
 import msgspec
 
 import orchestrace as ot
-from orchestrace.graph import TraceGraph
-from orchestrace.measures import compute
+from orchestrace.analysis.graph import TraceGraph
+from orchestrace.analysis.measures import compute
 from orchestrace.report import write_report
 from orchestrace.report._credit import credit_payload
 

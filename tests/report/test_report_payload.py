@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import orchestrace as ot
-from orchestrace.graph import TraceGraph
-from orchestrace.measures import compute, useful_mask
+from orchestrace.analysis.graph import TraceGraph
+from orchestrace.analysis.measures import compute, useful_mask
 from orchestrace.report import analyse, report_html
 from orchestrace.report._payload import FLAGS, TYPES, trace_payload
 

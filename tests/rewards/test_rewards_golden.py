@@ -7,7 +7,7 @@ import math
 import pytest
 
 from orchestrace import Outcome, Signal, TraceBuilder
-from orchestrace.measures import MEASURES
+from orchestrace.analysis.measures import MEASURES
 from orchestrace.rewards import (
     agent_success,
     aggregation_quality,

@@ -17,7 +17,7 @@ from orchestrace.cli import app
 
 pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install 'orchestrace[parquet]')")
 
-from orchestrace.dataset import read_dataset, write_dataset  # noqa: E402
+from orchestrace.core.dataset import read_dataset, write_dataset  # noqa: E402
 
 runner = CliRunner()
 
@@ -69,7 +69,7 @@ def test_ray_equals_one_process(ray_cluster: Any, dataset: Path, tmp_path: Path,
 def test_parquet_output_holds_the_measures(dataset: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from orchestrace.measures import compute
+    from orchestrace.analysis.measures import compute
 
     res = runner.invoke(app, ["metrics", str(dataset), "-s", "e2/speedup", "--partition-traces", "16",
                               "-o", str(tmp_path / "m")])
@@ -105,7 +105,7 @@ def test_not_a_dataset_exits_2(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def grouped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from orchestrace.io import dumps
+    from orchestrace.core.io import dumps
 
     traces = [msgspec.structs.replace(synth(events=30, agents=3, seed=s), task_id=f"task{s % 4}") for s in range(16)]
     folder = tmp_path_factory.mktemp("grouped")

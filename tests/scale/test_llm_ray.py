@@ -6,7 +6,6 @@ the same episodes, decisions, agents and outcomes."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from typer.testing import CliRunner
 import orchestrace as ot
 from orchestrace.cli import app
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("httpx") is None,
                                 reason="httpx (orchestrace[llm]) is not installed")
 

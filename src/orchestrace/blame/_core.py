@@ -15,8 +15,8 @@ first turn of the first working agent, at low confidence, and the result says ``
 A run recorded as a success has nothing to blame; a run that states no outcome is ``outcome
 unknown`` (``assume_failed=True`` blames it as if it failed).
 
->>> from orchestrace.builder import TraceBuilder
->>> from orchestrace.trace import Outcome
+>>> from orchestrace.core.builder import TraceBuilder
+>>> from orchestrace.core.trace import Outcome
 >>> b = TraceBuilder("r")
 >>> m1 = b.add("message", "coder", t=0, t_end=1)
 >>> m2 = b.add("message", "terminal", t=1, t_end=2, after=m1,
@@ -49,8 +49,8 @@ from ._origins import (
 )
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
-    from ..trace import Trace
+    from ..analysis.graph import TraceGraph
+    from ..core.trace import Trace
     from ._scorer import Scorer
 
 __all__ = ["FALLBACK_RULE", "METHODS", "STATUSES", "BlameResult", "Culprit", "blame", "failed_of", "step_of"]
@@ -116,7 +116,7 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
     error text or with evidence on an agent outside the team gets a result whose ``notes`` say
     so (``decisive`` is None when there is nothing, or nobody, to blame: see ``status``).
     """
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
 
     if method not in METHODS:
         from ..errors import ConfigError

@@ -16,8 +16,8 @@ outcome unknown          ``credit_u = A / n`` (nobody blamed; said in the notes)
 So credit sums to ``A`` as every method's does, the culprit's is the lowest (negative on a
 failed run), and a failed run with reward 0 still gets non-trivial credit.
 
->>> from orchestrace.builder import TraceBuilder
->>> from orchestrace.trace import Outcome
+>>> from orchestrace.core.builder import TraceBuilder
+>>> from orchestrace.core.trace import Outcome
 >>> import msgspec
 >>> b = TraceBuilder("r")
 >>> m1 = b.add("message", "coder", t=0, t_end=1)
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .._units import UnitIndex
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
+    from ..credit.units import UnitIndex
     from ._core import BlameResult
 
 __all__ = ["unit_values"]

@@ -37,8 +37,8 @@ from ..evidence import EvidenceKind, turn_of
 from ..vocab import EventType
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
-    from ..trace import Event, Trace
+    from ..analysis.graph import TraceGraph
+    from ..core.trace import Event, Trace
 
 __all__ = ["FAMILIES", "FEATURES", "Candidates", "Turn", "candidates"]
 
@@ -139,7 +139,7 @@ def _descendants(g: TraceGraph) -> list[int]:
 
 def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     """The candidate turns of ``trace`` and their features (see the module docstring)."""
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
     from ._origins import _fallback, _team, origins_of
 
     g = graph if graph is not None else TraceGraph.from_trace(trace)

@@ -28,8 +28,8 @@ from ._features import FEATURES, Candidates, candidates
 from ._scorer import Scorer, agent_probs, load_scorer
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
-    from ..trace import Trace
+    from ..analysis.graph import TraceGraph
+    from ..core.trace import Trace
 
 __all__ = ["Scored", "pick", "turn_probs"]
 

@@ -3,7 +3,7 @@
 Split from :mod:`._core` (the blame rule) so the learned scorer's features
 (:mod:`._features`) read the same origins without importing the rule.
 
->>> from orchestrace.trace import Event
+>>> from orchestrace.core.trace import Event
 >>> step_of(Event(id="e9", t=0.0, type="tool_call", agent="a", source="r.json:$.history[3].tool_calls[1]"), 9)
 (3, 'source turn index')
 """
@@ -19,8 +19,8 @@ from ..evidence import STRENGTH, Evidence, EvidenceKind, Provenance, evidence_of
 from ..vocab import EventType
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
-    from ..trace import Event, Trace
+    from ..analysis.graph import TraceGraph
+    from ..core.trace import Event, Trace
 
 __all__ = ["FALLBACK_CONFIDENCE", "SYMPTOM_KINDS", "WEAK_KINDS", "Culprit", "failed_of", "origins_of", "step_of"]
 
@@ -76,7 +76,7 @@ def step_of(ev: Event, index: int) -> tuple[int, str]:
     """``(step, what it counts)``: the source turn index when the event's source has one
     (:func:`orchestrace.evidence.turn_of`: the turn's, not a tool call's inside it), else ``index``.
 
-    >>> from orchestrace.trace import Event
+    >>> from orchestrace.core.trace import Event
     >>> step_of(Event(id="e9", t=0.0, type="tool_call", agent="a", source="r.json:$.history[3].tool_calls[1]"), 9)
     (3, 'source turn index')
     """

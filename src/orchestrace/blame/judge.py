@@ -63,9 +63,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..core.trace import Trace
 from ..errors import ConfigError, LLMError, TraceError
 from ..evidence import turn_key as _turn_of
-from ..trace import Trace
 from ..vocab import EventType
 from ._replies import match_agent, parse_half, parse_verdict, parse_yes_no
 

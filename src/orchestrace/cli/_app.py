@@ -54,7 +54,7 @@ def ray_option(what: str) -> Any:
 PARTITION_TRACES_OPTION: Any = typer.Option(1000, "--partition-traces", help="Traces per partition (--ray, --out).")
 RAY_MIN_WORK_OPTION: Any = typer.Option(None, "--ray-min-work", metavar="SECONDS", help="Use Ray only above this "
                                         "much estimated one-process work (default: the break-even; 0: always).")
-#: ``-r``: the one rule for folders (:mod:`orchestrace._paths`), on every command that takes trace paths.
+#: ``-r``: the one rule for folders (:mod:`orchestrace.core._paths`), on every command that takes trace paths.
 RECURSIVE_OPTION: Any = typer.Option(False, "--recursive", "-r", help="Also read the .json/.jsonl files in "
                                      "subfolders of a folder (without it: the files directly in it).")
 #: ``--json`` of every analysing command.

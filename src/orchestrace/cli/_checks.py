@@ -18,7 +18,7 @@ import typer
 from ._app import EXIT_INVALID, EXIT_USAGE, error, fail, note
 
 if TYPE_CHECKING:
-    from ..trace import Trace
+    from ..core.trace import Trace
 
 #: The help text of every ``--force`` option.
 FORCE_HELP = "Analyse traces that `orchestrace validate` rejects (a warning names each one)."
@@ -26,9 +26,9 @@ FORCE_HELP = "Analyse traces that `orchestrace validate` rejects (a warning name
 
 def read_traces(path: Path) -> list[Trace]:
     """Every trace of a file or a columnar dataset folder; exits 1 (not a trace) or 2 (I/O, missing extra)."""
-    from ..dataset import is_dataset, read_dataset
+    from ..core.dataset import is_dataset, read_dataset
+    from ..core.io import iter_traces
     from ..errors import TraceDecodeError
-    from ..io import iter_traces
 
     if not path.exists():
         raise fail(f"{path}: no such file or folder", code=EXIT_USAGE)
@@ -50,7 +50,7 @@ def read_traces(path: Path) -> list[Trace]:
 def refuse_invalid(path: Path | str, traces: list[Trace], *, force: bool, verb: str) -> list[Trace]:
     """``traces`` when every one validates; else exit 1 listing the problems (``force``: warn and go on)."""
     from .._problems import force_verdict
-    from .._validate import validate
+    from ..core._validate import validate
 
     for tr in traces:
         rep = validate(tr)

@@ -1,6 +1,6 @@
 """``orchestrace collect``: a corpus of real always-continue vote runs, and ``collect fit-sim``.
 
-``collect run DIR`` runs the self-consistency vote loop of :mod:`orchestrace.offline.collect`
+``collect run DIR`` runs the self-consistency vote loop of :mod:`orchestrace.llm.collect`
 against ``--base-url`` (default: a local SmolLM2 server started for the run) and writes
 ``DIR/traces.jsonl`` + ``DIR/manifest.json``. Exit codes: 0 done · 1 the endpoint failed
 mid-collection (the count done is printed; ``--resume`` continues) · 2 usage.
@@ -47,7 +47,7 @@ def collect_run(
     no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Do not ask for token log-probs."),
 ) -> None:
     """Run an always-continue self-consistency vote on verifiable tasks; log every round as traces."""
-    from ..offline.collect import CollectConfig, parse_cells
+    from ..llm.collect import CollectConfig, parse_cells
 
     def make() -> object:
         if task_file is not None:
@@ -86,8 +86,8 @@ def collect_team(
     threads: int = typer.Option(1, "--threads", help="Local server compute threads."),
 ) -> None:
     """Run a heterogeneous team on verifiable tasks, every member every round; log it as traces."""
-    from ..offline.collect import parse_cells
-    from ..offline.team import TeamConfig, parse_team
+    from ..llm.collect import parse_cells
+    from ..llm.team import TeamConfig, parse_team
 
     def make() -> object:
         return TeamConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, members=parse_team(team),
@@ -103,7 +103,7 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     import signal
 
     from ..errors import LLMError, OrchestraceError
-    from ..offline.collect import collect, file_sha256
+    from ..llm.collect import collect, file_sha256
 
     def _term(*_: object) -> None:  # SIGTERM (and SIGINT, ignored in background jobs) end the run cleanly
         raise KeyboardInterrupt
@@ -198,8 +198,8 @@ def collect_fit_sim(
     """
     import json
 
+    from ..core.io import atomic_write
     from ..errors import OrchestraceError
-    from ..io import atomic_write
     from ..offline import load_logged_runs
     from ..offline.simfit import fit_simulator
 
@@ -256,8 +256,8 @@ def collect_import(
     without a parsable answer or log-probs are counted. See docs/your-runs.md.
     """
     from ..errors import OrchestraceError
+    from ..llm.logimport import ImportError_, import_logs
     from ..llm.taskfile import TaskFileError
-    from ..offline.logimport import ImportError_, import_logs
 
     if out.exists() and any(out.iterdir()) if out.is_dir() else out.exists():
         raise fail(f"{out}: already exists and is not an empty folder; choose a new corpus folder")

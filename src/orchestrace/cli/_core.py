@@ -47,7 +47,7 @@ from ._checks import FORCE_HELP
 
 if TYPE_CHECKING:
     from .._problems import ValidationReport
-    from ..trace import Trace
+    from ..core.trace import Trace
 
 
 class OutputFormat(str, Enum):
@@ -98,7 +98,7 @@ def validate(
     paths are dataset folders and every trace gets its own report.
     """
     from .._problems import Problem, ValidationReport
-    from .._validate import validate_keeping
+    from ..core._validate import validate_keeping
     from ..vocab import Severity
     from ._app import QUICK_EXIT, keep
 
@@ -127,7 +127,7 @@ def validate(
                             on_trace=show)
 
     with _no_traceback():
-        from .._paths import expand_paths
+        from ..core._paths import expand_paths
 
         got = expand_paths(paths, recursive=recursive, datasets=False)
         targets = [(t.path, t.problem) for t in got.targets]
@@ -253,7 +253,7 @@ def convert(
     dataset folder (traces/events/edges.parquet, needs orchestrace[parquet]) holding every
     trace of the input.
     """
-    from ..io import atomic_write, dumps, to_reference
+    from ..core.io import atomic_write, dumps, to_reference
 
     with _no_traceback():
         fmt = to.value if to is not None else ("jsonl" if out.suffix == ".jsonl" else "native")
@@ -281,7 +281,7 @@ def convert(
 
 def _write_parquet(traces: list[Trace], out: Path) -> None:
     """``convert --to parquet``: write the traces as a dataset folder (exit 2 on I/O or a missing extra)."""
-    from ..dataset import write_dataset
+    from ..core.dataset import write_dataset
     from ..errors import MissingExtraError, TraceError
 
     if out.exists() and not out.is_dir():
@@ -482,7 +482,7 @@ def schema(
     reference: bool = typer.Option(False, "--reference", help="Print the survey's reference schema instead."),
 ) -> None:
     """Print the JSON Schema of the native trace format (generated from the code), or the reference one."""
-    from ..schema import native_schema, reference_schema
+    from ..core.schema import native_schema, reference_schema
 
     with _no_traceback():
         sys.stdout.write(json.dumps(reference_schema() if reference else native_schema(), indent=2) + "\n")
@@ -501,9 +501,9 @@ def synth(
     runs: int = typer.Option(1, "--runs", help="Write this many runs of one task (seeds SEED, SEED+1, …) to a .jsonl: a group for --baseline group."),
 ) -> None:
     """Write a realistic synthetic trace (orchestrator, K workers, tools, messages, stop; ~70 % succeed)."""
-    from .._synth import synth as make
+    from ..core._synth import synth as make
+    from ..core.io import dump, dumps
     from ..errors import ConfigError
-    from ..io import dump, dumps
 
     with _no_traceback():
         if runs < 1:

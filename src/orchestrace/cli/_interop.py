@@ -62,9 +62,9 @@ def import_cmd(
     labels: bool = typer.Option(False, "--labels", help="chat: keep benchmark labels (mistake_agent/step/reason) in meta.labels (default: dropped)."),
 ) -> None:
     """Import real runs (Claude Code, Codex, OTLP / Jaeger, OpenAI Agents SDK, chat transcripts, reference) as traces."""
+    from ..core.io import atomic_write, dumps
     from ..errors import ConfigError
     from ..importers import import_traces
-    from ..io import atomic_write, dumps
 
     for p in paths:
         if not p.exists():
@@ -119,7 +119,7 @@ def import_cmd(
 
 
 def _validate(tr):  # type: ignore[no-untyped-def]
-    from .._validate import validate
+    from ..core._validate import validate
 
     rep = validate(tr)
     return [p.__class__(code=p.code, severity=p.severity, path=f"{tr.trace_id}:{p.path}", message=p.message, hint=p.hint)
@@ -195,10 +195,10 @@ def export_cmd(
     episodes: int = typer.Option(4, "--episodes", min=1, help="--decisions: behaviour-policy episodes per task."),
 ) -> None:
     """Export traces as OTLP JSON, reference JSON, or RL training data (rLLM, verl, TRL)."""
+    from ..core.io import atomic_write, to_reference
     from ..errors import ConfigError, MissingExtraError
     from ..exporters import export_turns, export_warnings, to_otlp, to_rllm, to_trl, to_verl
     from ..exporters.training import write_jsonl
-    from ..io import atomic_write, to_reference
     from ._checks import load_traces
     from ._credit import _spec, parse_baseline, signals_and_baselines
 

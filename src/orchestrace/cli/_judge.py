@@ -50,8 +50,8 @@ def blame_judge(
 ) -> None:
     """Ask an LLM which agent made the decisive error of a failed run, and at which step."""
     from ..blame.judge import JudgeConfig, transcript_of
+    from ..core.io import iter_traces
     from ..errors import LLMError, require
-    from ..io import iter_traces
 
     if not local and (not base_url or not model):
         raise fail("give --base-url and --model, or --local to start the local SmolLM2 server")

@@ -150,7 +150,7 @@ def llm_run(
 
 def _write(traces: list[Any], out: Path) -> None:
     """All traces to one JSONL stream (``.jsonl``), or the last one as a JSON document."""
-    from ..io import atomic_write, dump, dumps
+    from ..core.io import atomic_write, dump, dumps
 
     try:
         if out.suffix == ".jsonl":

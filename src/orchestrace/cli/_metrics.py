@@ -49,8 +49,8 @@ _PROGRESS_MIN_FILES = 4
 
 
 def _expand(paths: list[str], recursive: bool) -> list[Path]:
-    """The files, folders, globs and dataset folders of the command line (:func:`orchestrace._paths.expand_paths`)."""
-    from .._paths import expand_paths
+    """The files, folders, globs and dataset folders of the command line (:func:`orchestrace.core._paths.expand_paths`)."""
+    from ..core._paths import expand_paths
 
     got = expand_paths(paths, recursive=recursive)
     for t in got.targets:
@@ -63,9 +63,9 @@ def _expand(paths: list[str], recursive: bool) -> list[Path]:
 
 def _traces_of(path: Path) -> tuple[list, str]:
     """Traces of a file and the format they were decoded from, or of a columnar dataset folder ("dataset")."""
-    from ..dataset import is_dataset, read_dataset
+    from ..core.dataset import is_dataset, read_dataset
+    from ..core.io import read_traces
     from ..errors import MissingExtraError, require
-    from ..io import read_traces
 
     if not is_dataset(path):
         got = read_traces(path)
@@ -104,8 +104,8 @@ def _write_back(path: Path, fmt: str, traces: list, results: list, n_decoded: in
     """
     import msgspec
 
-    from ..io import atomic_write, dumps
-    from ..measures import reference_metrics
+    from ..analysis.measures import reference_metrics
+    from ..core.io import atomic_write, dumps
 
     if len(traces) != n_decoded or (fmt != "jsonl" and n_decoded != 1):
         raise fail(f"not written: {path} holds {n_decoded} trace(s) in {fmt} format and {len(traces)} were "
@@ -150,12 +150,12 @@ def metrics(
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
     import msgspec
 
-    from .._dag import Columns
     from .._problems import force_verdict
-    from .._validate import validate
-    from ..dataset import is_dataset
+    from ..analysis.measures import compute, select_measures
+    from ..core._dag import Columns
+    from ..core._validate import validate
+    from ..core.dataset import is_dataset
     from ..errors import ConfigError, TraceError
-    from ..measures import compute, select_measures
 
     try:
         names = select_measures(select)

@@ -55,7 +55,7 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
         raise fail(str(exc)) from None
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
-    from ..io import atomic_write
+    from ..core.io import atomic_write
 
     gate.meta["corpus_path"] = str(corpus)
     gate.meta["corpus_fingerprint"] = runs.meta.get("fingerprint")
@@ -147,7 +147,7 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
         gates = [StopGate.load(r) for r in runs]
     except ConfigError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
-    from ..io import atomic_write
+    from ..core.io import atomic_write
 
     here = logged.meta.get("fingerprint")
     for r, g in zip(runs, gates, strict=True):

@@ -21,7 +21,7 @@ __all__ = ["measure_partitioned"]
 
 
 def _datasets(paths: list[str]) -> list[Path]:
-    from ..dataset import TABLES
+    from ..core.dataset import TABLES
 
     out = []
     for raw in paths:
@@ -75,7 +75,7 @@ def measure_partitioned(kind: str, paths: list[str], *, names: list[str] | None 
     that trace, or the metrics printing; ``report(rows)`` at the end) and exit with the worst code."""
     import msgspec
 
-    from ..dataset import count_traces
+    from ..core.dataset import count_traces
     from ..errors import ConfigError, MissingExtraError, TraceError
     from ..scale import MeasureJob, check_request, partitions, write_parts
 
@@ -162,8 +162,8 @@ def _group_baselines(job: Any, folder: Path, partition_traces: int, **ray_kw: An
     then each trace's baseline is the mean of its task group (as in one process)."""
     import dataclasses
 
+    from ..core.dataset import count_traces
     from ..credit import group_baselines
-    from ..dataset import count_traces
     from ..scale import partitions
 
     first = dataclasses.replace(job, kind="signals", baselines=None)

@@ -27,7 +27,7 @@ _MAX_PRINTED = 30
 
 def _files(path: Path) -> list[Path]:
     """The trace files of a report: a file, or every .json/.jsonl below a folder (one report of the tree)."""
-    from .._paths import expand_paths
+    from ..core._paths import expand_paths
 
     (target, *more) = expand_paths([path], recursive=True, datasets=False).targets
     if target.problem is not None:
@@ -41,9 +41,9 @@ def _print_problems(where: str, problems: list) -> None:
 
 def _load_native(files: list[Path]) -> list:
     """Validate every file (all problems of all files are printed), then decode them."""
-    from .._validate import validate
+    from ..core._validate import validate
+    from ..core.io import iter_traces
     from ..errors import TraceError
-    from ..io import iter_traces
 
     bad = 0
     for f in files:
@@ -92,8 +92,8 @@ def report(
     title: str = typer.Option(None, "--title", help="Page title (default: the trace id or the folder)."),
 ) -> None:
     """Write a self-contained HTML report: timeline, critical path, wasted work, measures (credit with --credit)."""
+    from ..core.io import atomic_write
     from ..errors import ConfigError, MissingExtraError, TraceInvalidError
-    from ..io import atomic_write
     from ..report import credit_payload, report_html, save_png
 
     t0 = time.perf_counter()

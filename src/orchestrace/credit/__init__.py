@@ -27,8 +27,6 @@ module             contents
 
 from __future__ import annotations
 
-from .._methods import CreditMethod, parse_method
-from .._units import TURN_TYPES, UnitIndex, parse_unit, unit_index
 from ._assign import CreditResult, assign, group_baselines
 from ._baselines import c3_advantages, coma_advantage
 from ._flow import graph_returns
@@ -43,6 +41,8 @@ from ._games import (
 )
 from ._trace_value import TraceValue
 from ._value import Batched, batched
+from .methods import CreditMethod, parse_method
+from .units import TURN_TYPES, UnitIndex, parse_unit, unit_index
 
 __all__ = [
     "TURN_TYPES",

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._methods import METHOD_OPTIONS, PLACEMENTS, CreditMethod, parse_method
-from .._units import UnitIndex, parse_unit, unit_index
 from ..errors import ConfigError
 from ..vocab import CreditUnit
 from . import _flow
@@ -18,10 +16,12 @@ from ._baselines import c3_advantages, coma_advantage
 from ._games import EXACT_MAX, leave_one_out, owen, shapley
 from ._trace_value import DESCRIPTION, TraceValue
 from ._value import Evaluator
+from .methods import METHOD_OPTIONS, PLACEMENTS, CreditMethod, parse_method
+from .units import UnitIndex, parse_unit, unit_index
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
-    from ..trace import Signal, Trace
+    from ..analysis.graph import TraceGraph
+    from ..core.trace import Signal, Trace
 
 __all__ = ["CreditResult", "assign", "group_baselines"]
 
@@ -147,7 +147,7 @@ def assign(
     >>> round(float(r.values.sum()), 6) == tr.rewards["team"], r.notes[0][:32]
     (True, 'trace-only value function used (')
     """
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
 
     u = parse_unit(unit)
     m = parse_method(method)
@@ -177,7 +177,7 @@ def assign(
     if baseline is not None:
         if not isinstance(baseline, (int, float, np.integer, np.floating)) or not math.isfinite(float(baseline)):
             raise ConfigError(f"baseline must be a finite number, got {baseline!r}")
-        from ..trace import Signal
+        from ..core.trace import Signal
 
         signals.append(Signal(unit=CreditUnit.TEAM, id="team", value=-float(baseline), name="baseline"))
     base = CreditUnit.TURN if u is CreditUnit.TOKEN else u

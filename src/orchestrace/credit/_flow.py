@@ -41,9 +41,9 @@ from ..errors import ConfigError, did_you_mean
 from ..vocab import CreditUnit, EventType
 
 if TYPE_CHECKING:
-    from .._units import UnitIndex
-    from ..graph import TraceGraph
-    from ..trace import Signal
+    from ..analysis.graph import TraceGraph
+    from ..core.trace import Signal
+    from .units import UnitIndex
 
 __all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "error_origins", "event_weights", "graph_returns",
            "sharers"]
@@ -255,8 +255,8 @@ def error_origins(g: TraceGraph, anchor: int) -> tuple[np.ndarray, np.ndarray]:
     = the chain's events with no flagged predecessor in the chain — where each error run
     started. Both are empty when the anchor is not flagged.
 
-    >>> from orchestrace.builder import TraceBuilder
-    >>> from orchestrace.graph import TraceGraph
+    >>> from orchestrace.core.builder import TraceBuilder
+    >>> from orchestrace.analysis.graph import TraceGraph
     >>> b = TraceBuilder("e"); a = b.add("tool_call", "w", t=0); c = b.add("tool_call", "w", t=1, after=a, error=True)
     >>> d = b.add("return", "w", t=2, after=c, error=True); o = b.add("aggregate", "m", t=3, after=d, error=True)
     >>> origins, chain = error_origins(TraceGraph.from_trace(b.build()), 3)
@@ -343,8 +343,8 @@ def graph_returns(
 
     ``rewards`` ``(n,)`` per event; ``values`` ``(n,)`` critic values (0 if None).
 
-    >>> from orchestrace.builder import TraceBuilder
-    >>> from orchestrace.graph import TraceGraph
+    >>> from orchestrace.core.builder import TraceBuilder
+    >>> from orchestrace.analysis.graph import TraceGraph
     >>> b = TraceBuilder("c"); a = b.add("message", "x", t=0); c = b.add("message", "x", t=1, after=a)
     >>> d = b.add("message", "x", t=2, after=c); g = TraceGraph.from_trace(b.build())
     >>> G, A = graph_returns(g, np.array([0.0, 0.0, 1.0]), gamma=0.5, lam=1.0)

@@ -57,9 +57,9 @@ import numpy as np
 from ._flow import ancestors_of, sharers
 
 if TYPE_CHECKING:
-    from .._units import UnitIndex
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
     from ._flow import Anchors
+    from .units import UnitIndex
 
 __all__ = ["TraceValue"]
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..trace import DecisionPayload, Edge, Event, Outcome, Trace
+from ..core.trace import DecisionPayload, Edge, Event, Outcome, Trace
 from ..vocab import EdgeType, EventType, Topology
 from .config import AGG_METHODS, COMM_MODES, SUBTASK_TYPES, EnvConfig
 from .layout import DECISIONS, Agg, Comm, Phase
@@ -53,7 +53,7 @@ __all__ = ["DECISION_KINDS", "action_labels", "build_trace"]
 
 DECISION_KINDS = DECISIONS  # the layout's head order (kept under this name for its importers)
 #: An O5 decision that chose to go on is written ``kind="stop", action="continue"``
-#: (:data:`orchestrace.trace.CONTINUE`): an O5 decision, not the trace's stop.
+#: (:data:`orchestrace.core.trace.CONTINUE`): an O5 decision, not the trace's stop.
 _TOOLS = ("web.search", "reasoner.solve", "code.exec")
 _ORCH = "orchestrator"
 

@@ -28,8 +28,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..core.trace import Trace
 from ..errors import IllegalActionError
-from ..trace import Trace
 from ..vocab import Decision
 from ._trace import DECISION_KINDS, action_labels, build_trace
 from .config import EnvConfig

@@ -8,7 +8,7 @@ indices written twice.
   the action head that decides it.
 * :class:`Comm`, :class:`Agg` — O3 modes and O4 methods (action offsets inside their heads).
 * ``STOP``/``CONTINUE`` — the two actions of the O5 head, in that order (the one definition:
-  :data:`orchestrace.trace.CONTINUE` is the trace's *label* of that action, a string).
+  :data:`orchestrace.core.trace.CONTINUE` is the trace's *label* of that action, a string).
 * :class:`Heads` — the head sizes and each head's first flat action (``heads.action(Phase.O5,
   CONTINUE)``), the one place offsets are computed.
 * :class:`Layout` — everything above for one configuration: its observation, the summary

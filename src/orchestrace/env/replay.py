@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.trace import Trace
 from ..errors import ConfigError, ValueFunctionError
-from ..trace import Trace
 from ._trace import action_labels, build_trace
 from .baselines import BudgetPolicy
 from .config import AGG_METHODS, EnvConfig

@@ -3,7 +3,7 @@
 :func:`decision_turns` plays ``episodes`` episodes per task (of ``split``) with a behaviour
 policy (uniform over the valid actions, seeded) in :class:`~orchestrace.offline.logged_env.LoggedDecisions`;
 each decision becomes a :class:`~orchestrace.exporters.training.Turn`: prompt = the state text
-(:func:`~orchestrace.learn.llm_policy.prompt_text`, one ``user`` message), completion = the
+(:func:`~orchestrace.llm.llm_policy.prompt_text`, one ``user`` message), completion = the
 action word, and
 
 - ``credit="exact"``: ``reward`` = Q(state, action) under the continuation (``"gate"``: the
@@ -39,7 +39,7 @@ __all__ = ["decision_turns"]
 def decision_turns(runs: Any, *, credit: str = "exact", continuation: str = "gate", episodes: int = 4,
                    split: str | None = "train", seed: int = 0, price_seed: int = 0) -> list[Turn]:
     """The decisions of ``episodes`` behaviour-policy episodes per task, credited (module docstring)."""
-    from ..learn.llm_policy import prompt_text
+    from ..llm.llm_policy import prompt_text
     from ..offline.logged_env import GateContinuation, LoggedDecisions, StopNext
 
     if credit not in ("exact", "broadcast"):

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.trace import Trace
 from ..errors import require
-from ..trace import Trace
 from .otlp import span_records
 
 __all__ = ["emit_to_tracer"]

@@ -13,7 +13,7 @@ Span layout (one OTLP trace per orchestrace trace)::
 
 Each event span carries the native event as JSON in ``orchestrace.event`` and its incoming
 edges in ``orchestrace.edges_in`` (also drawn as span links), and the resource carries the
-trace header in ``orchestrace.trace``, so :func:`orchestrace.importers.import_traces` rebuilds
+trace header in ``orchestrace.core.trace``, so :func:`orchestrace.importers.import_traces` rebuilds
 the trace exactly. A reader that only knows GenAI sees agents, their parent links (from the
 spawn edges), model calls with token usage and tool calls. Ids are derived from hashes of
 the trace and event ids (deterministic); times are ``meta["t0_unix"]`` (or 1.7e9 s) + ``t``.
@@ -33,7 +33,7 @@ from typing import Any
 
 import msgspec
 
-from ..trace import Event, Trace
+from ..core.trace import Event, Trace
 from ..vocab import EventType
 
 __all__ = ["DEFAULT_T0", "span_records", "to_otlp"]

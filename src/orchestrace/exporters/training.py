@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.trace import Event, Signal, Trace
 from ..errors import ConfigError
-from ..trace import Event, Signal, Trace
 from ..vocab import EventType
 
 __all__ = ["RLLM_TERMINATION", "Turn", "advantages_of", "credit_reward", "dpo_pairs", "export_turns", "export_warnings",
@@ -185,7 +185,7 @@ def export_turns(traces: Iterable[Trace], *, advantages: Mapping[str, Mapping[st
         turns.extend(turns_of(tr, (advantages or {}).get(tr.trace_id), method=method,
                               signals=(signals or {}).get(tr.trace_id), baseline=_baseline_of(baseline, tr.trace_id)))
     if normalize != "none" and turns:
-        from ..advantages import agentwise_advantages, grpo_advantages
+        from ..credit.advantages import agentwise_advantages, grpo_advantages
 
         r = np.array([t.reward for t in turns], dtype=float)
         if normalize == "agent":
@@ -442,6 +442,6 @@ def dpo_pairs(rows: Sequence[Mapping[str, Any]], *, key: str = "reward", min_mar
 
 def write_jsonl(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
     """One JSON object per line (UTF-8), written atomically (an existing file keeps its mode)."""
-    from ..io import atomic_write
+    from ..core.io import atomic_write
 
     atomic_write(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..trace import Trace
+from ..core.trace import Trace
 from ..vocab import Decision, EventType
 
 if TYPE_CHECKING:

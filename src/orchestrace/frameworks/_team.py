@@ -48,8 +48,8 @@ from typing import Any
 from ..errors import ConfigError, OrchestraceWarning
 from ..importers import CONTENT_MODES, ContentMode
 from ..importers import content_digest as _digest
-from ..recorder import AgentHandle, Recorder
 from ..vocab import Decision, EdgeType, EventType
+from .recorder import AgentHandle, Recorder
 
 __all__ = ["Team"]
 

@@ -42,8 +42,8 @@ from typing import Any
 
 from ..errors import require
 from ..importers import ContentMode
-from ..recorder import Recorder
 from ._team import Team
+from .recorder import Recorder
 
 __all__ = ["AG2Recorder"]
 

@@ -37,8 +37,8 @@ from uuid import UUID
 
 from ..errors import require
 from ..importers import ContentMode
-from ..recorder import Recorder
 from ._team import Team
+from .recorder import Recorder
 
 __all__ = ["LangGraphRecorder"]
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from ..errors import require
 from ..importers import ContentMode
-from ..recorder import Recorder
 from ._team import Team
+from .recorder import Recorder
 
 __all__ = ["OpenAIAgentsRecorder"]
 
@@ -86,7 +86,7 @@ class _Run:
 
 
 class OpenAIAgentsRecorder(_tracing.TracingProcessor):  # type: ignore[misc,name-defined]
-    """An ``agents.tracing.TracingProcessor`` that records each SDK trace with :mod:`orchestrace.recorder`.
+    """An ``agents.tracing.TracingProcessor`` that records each SDK trace with :mod:`orchestrace.frameworks.recorder`.
 
     ``out`` is a directory (one ``<trace_id>.jsonl`` per SDK trace) or a file path (the
     first trace; later ones get ``-2``, ``-3`` … before the suffix). :attr:`paths` lists the

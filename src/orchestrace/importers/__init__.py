@@ -157,7 +157,7 @@ def _read_reference(path: Path, content: ContentMode, report: ImportReport) -> l
 
     import msgspec
 
-    from ..io import iter_traces
+    from ..core.io import iter_traces
 
     report.sources.append(str(path))
     with warnings.catch_warnings(record=True) as caught:

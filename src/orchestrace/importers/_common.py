@@ -33,10 +33,10 @@ from typing import IO, Any, Literal
 import msgspec
 
 from .._problems import Problem
-from ..builder import TraceBuilder
+from ..core.builder import TraceBuilder
+from ..core.io import env_bytes, max_file_bytes, read_bytes
+from ..core.trace import Event, Trace
 from ..errors import TraceDecodeError
-from ..io import env_bytes, max_file_bytes, read_bytes
-from ..trace import Event, Trace
 from ..vocab import EdgeType, EventType, Severity, Topology
 from ._report import ImportReport
 
@@ -333,7 +333,7 @@ def iter_lines(path: str | os.PathLike[str], label: str, report: ImportReport) -
     it is read, with a located ``import.line-too-large`` error, so a file with no newline
     (or ``/dev/zero``) never holds more than the cap in memory. ``cut`` is True for a last
     line with no newline. A leading UTF-8 BOM is removed with a warning; reading stops with
-    an ``io.too-large`` error after :func:`~orchestrace.io.max_file_bytes` bytes.
+    an ``io.too-large`` error after :func:`~orchestrace.core.io.max_file_bytes` bytes.
     """
     cap = max_line_bytes()
     file_cap = max_file_bytes()
@@ -454,7 +454,7 @@ def load_json(path: str | os.PathLike[str], label: str, report: ImportReport | N
     """Decode one JSON document; a decode error becomes a located :class:`TraceDecodeError`.
 
     Only a file whose first byte (after a BOM and whitespace) opens an object or an array
-    is read whole (up to :func:`~orchestrace.io.max_file_bytes`); anything else is refused
+    is read whole (up to :func:`~orchestrace.core.io.max_file_bytes`); anything else is refused
     after a peek, so that callers can fall back to :func:`iter_jsonl` with bounded memory.
     """
     with _open(path) as fh:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._problems import Problem
-from ..trace import Trace
+from ..core.trace import Trace
 from ..vocab import Severity
 
 __all__ = ["BUCKETS", "ImportReport", "ImportResult"]

@@ -79,8 +79,8 @@ from typing import Any
 
 import msgspec
 
+from ..core.trace import DecisionPayload, Outcome, Trace
 from ..errors import TraceDecodeError
-from ..trace import DecisionPayload, Outcome, Trace
 from ..vocab import Decision, EventType, Topology
 from ._chat_doc import (
     AGENTCHAT_SKIPPED,

@@ -72,8 +72,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.trace import DecisionPayload, Trace
 from ..errors import TraceDecodeError
-from ..trace import DecisionPayload, Trace
 from ..vocab import Decision, EdgeType, EventType, Topology
 from ._common import (
     ContentMode,

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..trace import DecisionPayload, Trace
+from ..core.trace import DecisionPayload, Trace
 from ..vocab import Decision, EdgeType, EventType, Topology
 from ._common import ContentMode, Graph, bad_field, count_value, iter_jsonl, parse_ts, text_of
 from ._report import ImportReport

@@ -29,8 +29,8 @@ from typing import Any
 import msgspec
 
 from .._problems import Problem
+from ..core.io import read_bytes
 from ..errors import TraceDecodeError
-from ..io import read_bytes
 from ..vocab import Severity
 from ._spans import shape_of
 

@@ -48,8 +48,8 @@ from typing import Any
 
 import msgspec
 
+from ..core.trace import Trace
 from ..errors import TraceDecodeError
-from ..trace import Trace
 from ._common import ContentMode, iter_jsonl, load_json, parse_ts
 from ._report import ImportReport
 from ._spans import Span

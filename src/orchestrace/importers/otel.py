@@ -64,8 +64,8 @@ from typing import Any
 
 import msgspec
 
+from ..core.trace import DecisionPayload, Edge, Event, Signal, Trace
 from ..errors import TraceDecodeError
-from ..trace import DecisionPayload, Edge, Event, Signal, Trace
 from ..vocab import CreditUnit, Decision, EdgeType, EventType, RewardFamily, Topology
 from ._common import ContentMode, Graph, cost_value, count_value, iter_jsonl, load_json, text_of
 from ._report import ImportReport
@@ -268,13 +268,13 @@ def _native(tid: str, spans: list[Span], label: str, report: ImportReport) -> Tr
     except (ValueError, RecursionError):
         h = {}
     if not isinstance(h, dict):
-        report.error("import.bad-trace", f"{label}#{tid}", "orchestrace.trace header is not a JSON object", "")
+        report.error("import.bad-trace", f"{label}#{tid}", "orchestrace.core.trace header is not a JSON object", "")
         h = {}
     try:
         return msgspec.convert({**h, "events": [msgspec.to_builtins(e) for e in events],
                                 "edges": [msgspec.to_builtins(e) for _, e in sorted(edges, key=lambda x: x[0])]}, Trace)
     except msgspec.ValidationError as exc:
-        report.error("import.bad-trace", f"{label}#{tid}", f"orchestrace.trace header does not decode: {exc}", "")
+        report.error("import.bad-trace", f"{label}#{tid}", f"orchestrace.core.trace header does not decode: {exc}", "")
         return None
 
 

@@ -164,7 +164,7 @@ def render_summary(report: dict[str, Any], *, train_info: dict[str, Any] | None 
     sampled = [n for n, s in pol.items() if s.get("trace_sample")]
     if sampled:
         keys = ["waste/tokens", "waste/share", "e2/speedup", "e3/overhead_tokens", "e4/amplification"]
-        lines += ["", "## Traced sample: wasted work and E2–E4 from `orchestrace.measures`", "",
+        lines += ["", "## Traced sample: wasted work and E2–E4 from `orchestrace.analysis.measures`", "",
                   "| policy | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
         for n in sampled:
             ts = pol[n]["trace_sample"]

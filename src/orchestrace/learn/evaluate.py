@@ -337,7 +337,7 @@ def _traces(env_config: Any, env_id: str, name: str, policy: Any, seeds: np.ndar
 
 
 def _trace_measures(traces: list[Any]) -> dict[str, Any]:
-    from ..measures import compute
+    from ..analysis.measures import compute
 
     per: dict[str, list[float]] = {}
     for tr in traces:
@@ -524,7 +524,7 @@ def _sample_traces(report: dict[str, Any], cfg: Any, env_id: str, learned: Any, 
             trs = _traces(cfg, env_id, n, pol, seeds)
             report["policies"][n]["trace_sample"] = _trace_measures(trs)
             if tdir is not None:
-                from ..io import dumps
+                from ..core.io import dumps
 
                 with (tdir / f"{n.replace('@', '_at_').replace('+', '_')}.jsonl").open("wb") as fh:
                     for tr in trs:

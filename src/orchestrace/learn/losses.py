@@ -12,7 +12,7 @@ drmas      Dr. MAS: the same with key (task seed, decision head); for REINFORCE/
 
 GRPO statistics are taken over episodes (each episode counted once per key), as in GRPO
 and Dr. MAS, then broadcast to the episode's decisions. The normaliser is
-:func:`orchestrace.advantages.group_normalize` (see :func:`normalise`).
+:func:`orchestrace.credit.advantages.group_normalize` (see :func:`normalise`).
 
 O5 checks (``stop_credit`` ≠ ``return``) get the stop head's own advantage (see
 :mod:`orchestrace.learn.rollout`), scaled by the standard deviation of the stop advantages
@@ -45,7 +45,7 @@ def _codes(keys: np.ndarray) -> np.ndarray:
 def normalise(values: np.ndarray, keys: np.ndarray, *, singleton: str = "zero") -> np.ndarray:
     """(x − mean_key)/(std_key + ε) per key (rows of ``keys``).
 
-    Calls :func:`orchestrace.advantages.group_normalize`; the plain
+    Calls :func:`orchestrace.credit.advantages.group_normalize`; the plain
     :func:`~orchestrace.learn.rollout.group_normalise` is the reference it is tested against.
     ``singleton="identity"`` (Dr. MAS) leaves a group of one at its raw value, ``"zero"``
     (GRPO) gives it 0.
@@ -55,7 +55,7 @@ def normalise(values: np.ndarray, keys: np.ndarray, *, singleton: str = "zero") 
     """
     codes = _codes(keys)
     values = np.asarray(values, dtype=np.float64)
-    from ..advantages import group_normalize
+    from ..credit.advantages import group_normalize
 
     return np.asarray(group_normalize(values, codes, singleton=singleton), dtype=np.float64)
 

@@ -231,7 +231,7 @@ def gae(reward: np.ndarray, value: np.ndarray, ep: np.ndarray, gamma: float, lam
 def group_normalise(values: np.ndarray, keys: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     """(x − mean_key x)/(std_key x + ε) per key; a group of size 1 (or zero spread) gives 0.
 
-    Uses :mod:`orchestrace.advantages` when it provides ``group_normalize``; this plain
+    Uses :mod:`orchestrace.credit.advantages` when it provides ``group_normalize``; this plain
     version is the reference it is tested against.
 
     >>> group_normalise(np.array([1., 3., 5., 7.]), np.array([0, 0, 1, 2])).round(3).tolist()

@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..builder import TraceBuilder
+from ..core.builder import TraceBuilder
+from ..core.trace import Outcome, Trace
 from ..errors import ConfigError
-from ..trace import Outcome, Trace
 from .tasks import Task
 from .workers import AttemptRequest, AttemptResult, LLMWorkers
 

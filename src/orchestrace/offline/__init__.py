@@ -51,6 +51,7 @@ from ._logged import (
     make_synthetic_logged,
     split_of,
 )
+from ._readers import read_manifest
 from ._report import render as render_summary
 from ._report import write_pareto
 from ._team import TeamArrays, TeamState, rollout
@@ -119,6 +120,7 @@ __all__ = [
     "make_synthetic_logged",
     "make_synthetic_team",
     "read_corpus",
+    "read_manifest",
     "render_summary",
     "render_team",
     "rollout",

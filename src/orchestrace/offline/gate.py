@@ -108,7 +108,7 @@ class StopGate:
         if p.is_dir() or p.suffix != ".json":
             p.mkdir(parents=True, exist_ok=True)
             p = p / "gate.json"
-        from ..io import atomic_write
+        from ..core.io import atomic_write
 
         # temp + fsync + rename (a failed write leaves the previous gate whole; symlinks are followed)
         atomic_write(p, json.dumps({"format": GATE_FORMAT, **asdict(self)}, indent=1, allow_nan=False).encode())

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..trace import Trace
+from ..core.trace import Trace
 from ._analysis import Analysis, analyse
 from ._credit import credit_payload
 from ._html import render_html
@@ -50,7 +50,7 @@ EMBED_EVENTS = 60_000
 
 
 def measures_of(trace: Trace, analysis: Analysis | None = None) -> dict[str, float | None]:
-    """Namespaced measures of a trace (:func:`orchestrace.measures.compute`; None = unknown).
+    """Namespaced measures of a trace (:func:`orchestrace.analysis.measures.compute`; None = unknown).
 
     >>> from orchestrace import synth
     >>> m = measures_of(synth(events=60, agents=2, seed=0))
@@ -64,8 +64,8 @@ def _as_traces(source: Trace | Iterable[Trace] | str | os.PathLike[str]) -> tupl
     if isinstance(source, Trace):
         return [source], source.trace_id
     if isinstance(source, (str, os.PathLike)):
-        from .._paths import expand_paths
-        from ..io import iter_traces
+        from ..core._paths import expand_paths
+        from ..core.io import iter_traces
 
         p = Path(source)
         files = [t.path for t in expand_paths([p], recursive=True, datasets=False).targets if t.problem is None]

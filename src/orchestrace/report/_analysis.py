@@ -1,6 +1,6 @@
 """What the report needs from a trace: lanes (spawn tree), critical path, wasted work, flows.
 
-Built on :class:`orchestrace.graph.TraceGraph` and :mod:`orchestrace.measures` (one graph,
+Built on :class:`orchestrace.analysis.graph.TraceGraph` and :mod:`orchestrace.analysis.measures` (one graph,
 built once, serves both):
 
 * **lanes** — agents in depth-first spawn-tree order (``TraceGraph.spawn_tree``; agents
@@ -8,11 +8,11 @@ built once, serves both):
 * **critical path** — ``TraceGraph.critical_path()`` (duration-weighted longest
   dependency path).
 * **final output** — ``TraceGraph.output``.
-* **wasted work** — ``~orchestrace.measures.useful_mask`` (events that are not ancestors of
+* **wasted work** — ``~orchestrace.analysis.measures.useful_mask`` (events that are not ancestors of
   the final output, the output itself or the stop decision).
-* **safety flows** — ``orchestrace.measures.compute(...).flows``: paths from an untrusted
+* **safety flows** — ``orchestrace.analysis.measures.compute(...).flows``: paths from an untrusted
   event to a privileged call or the final output (at most 50).
-* **measures** — ``orchestrace.measures.compute(...).metrics`` (None = unknown).
+* **measures** — ``orchestrace.analysis.measures.compute(...).metrics`` (None = unknown).
 
 >>> from orchestrace import synth
 >>> an = analyse(synth(events=120, agents=4, seed=3))
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ..graph import TraceGraph
-from ..measures import compute, useful_mask
-from ..trace import Trace
+from ..analysis.graph import TraceGraph
+from ..analysis.measures import compute, useful_mask
+from ..core.trace import Trace
 
 __all__ = ["Analysis", "analyse"]
 
@@ -92,7 +92,7 @@ def analyse(trace: Trace, graph: TraceGraph | None = None) -> Analysis:
     be built from (duplicate ids, dangling edges, a dependency cycle). The trace is not
     re-validated here (the CLI validates first).
 
-    >>> from orchestrace.builder import TraceBuilder
+    >>> from orchestrace.core.builder import TraceBuilder
     >>> b = TraceBuilder("t"); s = b.add("spawn", "orchestrator", t=0, t_end=1, to="w")
     >>> r = b.add("return", "w", t=1, t_end=3, to="orchestrator", after=s)
     >>> a = b.add("aggregate", "orchestrator", t=3, t_end=4, after=r)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..core.trace import Trace
 from ..errors import ConfigError
-from ..trace import Trace
 
 __all__ = ["credit_payload", "parse_credit_spec"]
 

@@ -36,7 +36,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..trace import Trace
+from ..core.trace import Trace
 from ..vocab import EdgeType, EventType
 from ._analysis import Analysis, analyse
 
@@ -138,7 +138,7 @@ def trace_payload(
     ``credit`` is ``{"unit", "method", "ids", "values"}``; the edge list is only embedded
     (for the event-graph view) when the trace has at most ``max_graph_events`` events.
 
-    >>> from orchestrace.builder import TraceBuilder
+    >>> from orchestrace.core.builder import TraceBuilder
     >>> b = TraceBuilder("t"); a = b.add("spawn", "orchestrator", t=0, to="w1")
     >>> _ = b.add("return", "w1", t=1, to="orchestrator", after=a)
     >>> p = trace_payload(b.build())

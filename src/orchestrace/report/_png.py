@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.trace import Trace
 from ..errors import require
-from ..trace import Trace
 from ._analysis import Analysis, analyse
 from ._payload import FLAGS, TYPES, trace_payload
 

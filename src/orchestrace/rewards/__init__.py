@@ -31,7 +31,7 @@ and weights so a run is reproducible from its spec.
 
 from __future__ import annotations
 
-from ..trace import Signal, Trace
+from ..core.trace import Signal, Trace
 from ._core import (
     Bound,
     Mixed,

@@ -11,7 +11,7 @@ picklable:
 * :func:`mix` ``(local, global_, α)`` — hybrid local-global (R8): every local signal
   becomes ``α·local + (1−α)·G`` with ``G`` the global function's total.
 
->>> from orchestrace.trace import Signal
+>>> from orchestrace.core.trace import Signal
 >>> one = lambda trace, *, truth=None: [Signal(unit="team", id="team", value=1.0)]
 >>> two = lambda trace, *, truth=None: [Signal(unit="team", id="team", value=2.0)]
 >>> [s.value for s in weighted_sum((one, 0.5), (two, 2.0))(None)]
@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..core.trace import Signal, Trace
 from ..errors import ConfigError
-from ..trace import Signal, Trace
 from ..vocab import CreditUnit, RewardFamily
 
 __all__ = [

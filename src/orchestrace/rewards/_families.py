@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.trace import Event, Signal, Trace
 from ..errors import ConfigError
-from ..trace import Event, Signal, Trace
 from ..vocab import CreditUnit, EventType, RewardFamily
 from ._core import signal
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
 
 __all__ = ["agent_success", "judge", "process", "role_reward", "shared_outcome", "tool_use"]
 
@@ -27,7 +27,7 @@ _R = RewardFamily
 
 
 def _graph(trace: Trace) -> TraceGraph:
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
 
     return TraceGraph.from_trace(trace)
 
@@ -119,7 +119,7 @@ def agent_success(
     else the score of ``a``'s latest event with an outcome, else (if finished) 1 − error flag
     of its latest return, else 0.
 
-    >>> from orchestrace.builder import TraceBuilder
+    >>> from orchestrace.core.builder import TraceBuilder
     >>> b = TraceBuilder("r2"); s = b.spawn("w1", t=0); _ = b.return_("w1", t=1, after=s)
     >>> [(x.id, x.value) for x in agent_success(b.build())]
     [('w1', 1.0)]
@@ -217,7 +217,7 @@ def role_reward(
     >>> [(s.id, s.value) for s in role_reward(synth(events=60, agents=3, seed=4), scorers={"lead": "outcome"})]
     [('lead', 1.0), ('worker', 1.0)]
     """
-    from .._units import role_codes
+    from ..credit.units import role_codes
 
     g = _graph(trace)
     event_role, names, _ = role_codes(g)
@@ -247,13 +247,13 @@ def process(trace: Trace, *, truth: Any = None, default: float | None = None) ->
     a ``turn`` signal unless a signal already names it; ``default`` scores the remaining
     turns (None: skip them).
 
-    >>> from orchestrace.builder import TraceBuilder
-    >>> from orchestrace.trace import Outcome
+    >>> from orchestrace.core.builder import TraceBuilder
+    >>> from orchestrace.core.trace import Outcome
     >>> b = TraceBuilder("p"); _ = b.add("message", "a", t=0, outcome=Outcome(score=0.5))
     >>> [(s.unit.value, s.id, s.value) for s in process(b.build())]
     [('turn', 'e1', 0.5)]
     """
-    from .._units import TURN_TYPES
+    from ..credit.units import TURN_TYPES
 
     out = [s for s in trace.signals if s.unit == CreditUnit.TURN or s.family == RewardFamily.PROCESS]
     named = {s.id for s in out}
@@ -283,7 +283,7 @@ def tool_use(
     else 0 if the call or a result is flagged ``error``, else 1; ``tok_c`` its tokens,
     ``d_c`` its duration (s).
 
-    >>> from orchestrace.builder import TraceBuilder
+    >>> from orchestrace.core.builder import TraceBuilder
     >>> b = TraceBuilder("t"); c = b.tool_call("a", "x", t=0, t_end=2, tokens_in=500)
     >>> _ = b.tool_result("a", "x", t=2, after=c, error=True)
     >>> tool_use(b.build(), call_cost=0.1, token_cost=0.2)[0].value      # 0 − 0.1 − 0.1
@@ -321,8 +321,8 @@ def judge(trace: Trace, *, truth: Any = None) -> list[Signal]:
     Otherwise the message's score (``outcome.score`` / ``success``, e.g. from a verifier).
     The trace's own ``message`` signals (or family ``debate``) pass through.
 
-    >>> from orchestrace.builder import TraceBuilder
-    >>> from orchestrace.trace import Outcome
+    >>> from orchestrace.core.builder import TraceBuilder
+    >>> from orchestrace.core.trace import Outcome
     >>> b = TraceBuilder("d"); _ = b.message("a", "b", t=0, outcome=Outcome(answer_ref="42"))
     >>> [s.value for s in judge(b.build(), truth="42")]
     [1.0]

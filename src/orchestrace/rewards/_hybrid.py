@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.trace import Signal, Trace
 from ..errors import ConfigError, did_you_mean
-from ..trace import Signal, Trace
 from ..vocab import CreditUnit, RewardFamily
 from ._core import mix, signal
 from ._families import _graph, agent_success, judge, process, role_reward, shared_outcome, tool_use
@@ -89,8 +89,8 @@ def marti(
     rewarded turn, ``Q`` = mean of its earlier raw rewards and the value becomes
     ``quality`` or ``margin`` shaped (the first turn has no history and stays ``R``).
 
-    >>> from orchestrace.builder import TraceBuilder
-    >>> from orchestrace.trace import Outcome
+    >>> from orchestrace.core.builder import TraceBuilder
+    >>> from orchestrace.core.trace import Outcome
     >>> b = TraceBuilder("m"); _ = b.add("message", "a", t=0, outcome=Outcome(score=0.0))
     >>> _ = b.add("message", "a", t=1, outcome=Outcome(score=1.0))
     >>> [s.value for s in marti(b.build(), mode="margin")]      # 1 + ½(1 − 0)

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.trace import Signal, Trace
 from ..errors import ConfigError
-from ..trace import Signal, Trace
 from ..vocab import EventType, RewardFamily
 from ._core import signal
 from ._families import _graph, event_score, outcome_value, subagents
 
 if TYPE_CHECKING:
-    from ..graph import TraceGraph
+    from ..analysis.graph import TraceGraph
 
 __all__ = [
     "aggregation_quality",
@@ -62,7 +62,7 @@ def _r7(g: TraceGraph, value: float, name: str) -> list[Signal]:
 
 
 def _measure(g: TraceGraph, name: str) -> float | None:
-    from ..measures import MEASURES
+    from ..analysis.measures import MEASURES
 
     v = MEASURES[name](g)
     return None if v is None or not math.isfinite(v) else float(v)
@@ -192,7 +192,7 @@ def split_correctness(trace: Trace, *, truth: Any = None) -> list[Signal]:
     >>> split_correctness(synth(events=200, agents=10, seed=0))[0].value
     0.9
     """
-    from ..measures import useful_mask
+    from ..analysis.measures import useful_mask
 
     g = _graph(trace)
     subs = subagents(g)

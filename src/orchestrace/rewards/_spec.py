@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ..core.trace import Signal, Trace
 from ..errors import ConfigError, did_you_mean
-from ..trace import Signal, Trace
 from ._core import WeightedSum, bind, weighted_sum
 from ._hybrid import BUILTINS
 
@@ -193,8 +193,8 @@ def _check_type(val: Any, default: Any, at: str) -> None:
 
 
 def _credit(c: Any, at: str) -> CreditSpec:
-    from .._methods import METHOD_OPTIONS, parse_method
-    from .._units import parse_unit
+    from ..credit.methods import METHOD_OPTIONS, parse_method
+    from ..credit.units import parse_unit
 
     if not isinstance(c, dict):
         raise ConfigError(f"{at}: must be a table with unit, method, samples, seed, params")

@@ -2,7 +2,7 @@
 
 A partition is a contiguous range of traces (rows of ``traces.parquet``); the events and
 edges it owns follow from the ``n_events`` / ``n_edges`` columns, so a task reads only its row
-groups (:func:`orchestrace.dataset.read_dataset` with ``traces=range(lo, hi)``). Partitions
+groups (:func:`orchestrace.core.dataset.read_dataset` with ``traces=range(lo, hi)``). Partitions
 are fixed by the dataset and ``traces_per_part`` — never by the number of workers — so the
 per-trace outcomes, the printed report and the partitioned Parquet output are the same
 whether one process or N Ray workers computed them.
@@ -83,11 +83,11 @@ def partitions(n_traces: int, traces_per_part: int) -> list[range]:
 
 
 def _one(job: MeasureJob, index: int, tr: Any) -> TraceOutcome:
-    from .._dag import Columns
     from .._problems import force_verdict
-    from .._validate import validate
+    from ..analysis.measures import compute
+    from ..core._dag import Columns
+    from ..core._validate import validate
     from ..errors import TraceError
-    from ..measures import compute
 
     cols = Columns(tr)  # the graph reuses the validator's columns
     rep = validate(tr, columns=cols)
@@ -142,13 +142,13 @@ def measure_partition(item: tuple[MeasureJob, range]) -> PartOutcome:
 
     >>> import tempfile
     >>> from orchestrace import synth
-    >>> from orchestrace.dataset import write_dataset
+    >>> from orchestrace.core.dataset import write_dataset
     >>> d = tempfile.mkdtemp(); _ = write_dataset([synth(events=30, agents=2, seed=s) for s in range(4)], d)
     >>> part = measure_partition((MeasureJob("metrics", d, ("e2/speedup",)), range(1, 3)))
     >>> [(o.index, o.status) for o in part.outcomes]
     [(1, 'ok'), (2, 'ok')]
     """
-    from ..dataset import read_dataset
+    from ..core.dataset import read_dataset
     from ..errors import TraceError
 
     job, traces = item

@@ -72,8 +72,8 @@ def shards(n: int, parts: int) -> list[range]:
 
 def run_shard(job: EpisodeJob, seeds: Sequence[int], progress: Any = None) -> ShardResult:
     """Play ``job`` once per seed, in order; ``progress()`` (optional) is called after each episode."""
+    from ..core.io import dumps
     from ..env import OrchestrationEnv, config_for
-    from ..io import dumps
 
     cfg = config_for(job.env_id).with_overrides(list(job.env_set))
     env = OrchestrationEnv(cfg, env_id=job.env_id, policy_name=job.policy_name, env_set=list(job.env_set),

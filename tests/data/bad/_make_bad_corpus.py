@@ -5,7 +5,7 @@
 Every file is a small hand-made breakage of a valid trace; EXPECTED.json maps the file
 name to the problem code that must be reported and the CLI exit code of
 ``orchestrace validate``. Big inputs (a 100 MB string, 10,000-deep nesting) are generated
-at test time instead (tests/foundation/test_foundation_corpus.py).
+at test time instead (tests/cli/test_cli_bad_corpus.py).
 """
 
 from __future__ import annotations

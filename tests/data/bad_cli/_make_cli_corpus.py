@@ -7,7 +7,7 @@ EXPECTED.json maps the case name to ``argv`` (``{f}`` is the case's file, ``{out
 output path in a fresh temporary folder, ``{bad}`` the validator corpus tests/data/bad),
 optional ``env``, the problem ``code`` that must appear in the output (or null) and the
 exit status (README: 0 ok, 1 invalid input, 2 usage or I/O). The test that replays it is
-tests/foundation/test_cli_bad_input.py.
+tests/cli/test_cli_bad_input.py.
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def test_a_corpus_without_decisions_is_a_located_error(tmp_path) -> None:
     with pytest.raises(ConfigError, match="no decision"):
         train_llm_orchestrator(one_round, LLMGRPOConfig(continuation="stop-next", aggregations=("majority",)),
                                tmp_path / "a", base=(None, None, {}))
-    team = make_synthetic_logged(30, 3, 3, seed=0, members=("cold", "hot", "reviser"))
+    team = make_synthetic_logged(80, 3, 3, seed=0, members=("cold", "hot", "reviser"))
     with pytest.raises(ConfigError, match="team corpus needs StopNext"):
         train_llm_orchestrator(team, LLMGRPOConfig(continuation="gate"), tmp_path / "b", base=(None, None, {}))
 

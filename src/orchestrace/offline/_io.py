@@ -109,7 +109,8 @@ def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
         return load_logged_runs(p)
     from ._readers import read_npz
 
-    kw, meta = read_npz(p, _ARRAYS)  # regular file, capped sizes, dtypes, shapes, bounds, answer codes
+    arrays, meta = read_npz(p, _ARRAYS)  # regular file, capped sizes, dtypes, shapes, bounds, answer codes
+    kw: dict[str, Any] = dict(arrays)
     try:  # a team corpus's columns and confidences (the file passed read_npz's size and type checks)
         with np.load(p, allow_pickle=False) as z:
             team = json.loads(str(z["team"])) if "team" in z.files else {}

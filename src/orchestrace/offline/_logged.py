@@ -176,13 +176,13 @@ def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0, *, members: tup
     pc = np.minimum(p[:, None, None] * skill[None, None, :], 0.98)
     raw = np.where(rng.uniform(size=(T, R, W)) < pc, 0, rng.integers(1, 4, (T, R, W)))
     raw = np.where(rng.uniform(size=(T, R, W)) < 0.05, -1, raw)
-    sees: tuple[tuple[int, ...], ...] = ()
-    if members is not None:
+    if members:  # a calc member is right or unparsed; a reviser repeats the majority it saw 80 % of the time
         if "calc" in members:
             c = members.index("calc")
             raw[:, :, c] = np.where(raw[:, :, c] == 0, 0, np.where(rng.uniform(size=(T, R)) < 0.5, -1, raw[:, :, c]))
-        sees = tuple(tuple(j for j in range(W) if members[j] != "reviser") if m == "reviser" else ()
-                     for m in members)
+        if not sees:  # a reviser sees every other column (as the team collector logs it)
+            sees = tuple(tuple(j for j in range(W) if members[j] != "reviser") if m == "reviser" else ()
+                         for m in members)
         for c, seen in enumerate(sees):
             for i in range(T):
                 for r in range(R if seen else 0):
@@ -204,9 +204,6 @@ def make_synthetic_logged(T: int, R: int, W: int, seed: int = 0, *, members: tup
     if not members:
         return out
     conf = (np.where(right, 3.0, 2.0) + rng.normal(0, 0.4, (T, R, W))).astype(np.float32)
-    if not sees and "reviser" in members:  # a reviser sees every other column (as the team collector logs it)
-        sees = tuple(tuple(c for c, k in enumerate(members) if k != "reviser") if m == "reviser" else ()
-                     for m in members)
     return dataclasses.replace(out, members=tuple(members), sees=tuple(tuple(x) for x in sees), confidence=conf)
 
 
@@ -499,7 +496,7 @@ def _members(cfg: dict, runs: list[_Run]) -> tuple[str, ...]:
         names = first if isinstance(first, list) else []
     if not all(isinstance(n, str) for n in names):
         raise ConfigError("manifest config.members (or the first run's meta.members) must be a list of member names")
-    return tuple(names)
+    return tuple(str(n) for n in names)
 
 
 def _team_problem(run: _Run, members: tuple[str, ...], W: int) -> str:  # noqa: N803

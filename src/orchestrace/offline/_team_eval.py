@@ -22,8 +22,8 @@
 >>> runs = make_synthetic_team(900, 3, seed=2)
 >>> pol, _ = fit_team_policy(runs, classes=("linear",))
 >>> res = evaluate_team(runs, [pol], names=["seed0"], stop_only=False)
->>> sorted(res["sets"]["test"]["policies"]["seed0"]["claims"])[:2]
-['beats_best_rule', 'beats_cold_call']
+>>> sorted(res["sets"]["test"]["policies"]["seed0"]["claims"])[:3]
+['beats_best_rule', 'beats_best_rule_per_cell', 'beats_cold_call']
 """
 
 from __future__ import annotations

@@ -20,8 +20,12 @@ app.add_typer(data_app, name="data")
 ITEMS: dict[str, tuple[str, str]] = {
     "smollm2-v1": ("corpora/smollm2-v1", "vote corpus: 1,509 real self-consistency runs of SmolLM2-135M-Instruct "
                    "(4 rounds x 2 samples, log-probs)"),
-    "smollm2-team-v1": ("corpora/smollm2-team-v1", "team corpus: SmolLM2 members (cold, hot, calc, reviser), "
-                        "always-continue"),
+    "smollm2-v1-fresh": ("corpora/smollm2-v1-fresh", "400 fresh tasks of the vote corpus's settings, for "
+                         "`eval --traces smollm2-v1 RUN --test`"),
+    "smollm2-team-v1": ("corpora/smollm2-team-v1", "team corpus: 1,200 tasks of SmolLM2 members (cold, hot, calc, "
+                        "reviser), every member every round"),
+    "smollm2-team-fresh-v1": ("corpora/smollm2-team-fresh-v1", "400 fresh tasks of the team corpus's settings, for "
+                              "`eval --traces smollm2-team-v1 RUN --test`"),
     "smollm2-samples": ("examples/smollm2-samples.jsonl.gz", "sampling logs (question, 8 samples with log-probs, "
                         "answer) of 240 add tasks, for `collect import`"),
     "smollm2-debate": ("examples/smollm2-debate.json", "one real multi-agent debate (3 agents, 2 rounds) of SmolLM2 in the "

@@ -97,7 +97,9 @@ def _train_team(runs: Any, notes: list[str], corpus: Path, out: Path, *, seed: i
         raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
     c = report["chosen"]
     by = ", ".join(f"{k} {v:.4f}" for k, v in report["by_class"].items())
-    console.print(f"learned the joint team policy ({', '.join(pol.members)}) from {len(runs.task_ids)} logged runs; "
+    n = {s: int((runs.split == s).sum()) for s in ("train", "validation", "test")}
+    console.print(f"learned the joint team policy ({', '.join(pol.members)}) from {n['train']} training runs "
+                  f"({n['validation']} validation chose the class; {n['test']} test held out); "
                   f"won on validation: {c['class']} (reg {c['reg']:g}) — validation return {c['validation_return']:.4f} "
                   f"(by class: {by})", markup=False)
     console.print(f"run: {out} ({path.name}, fit.json)", markup=False)

@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of the GRPO replies")
     ap.add_argument("--lora-r", type=int, default=16)
+    ap.add_argument("--format-warmup", type=int, default=0, metavar="STEPS",
+                    help="TRL SFT steps on uniformly random valid action words before GRPO (0 = none)")
+    ap.add_argument("--max-completion", type=int, default=4, help="reply tokens (a team's member sets need ~8)")
     ap.add_argument("--probe-every", type=int, default=6)
     ap.add_argument("--val-tasks", type=int, default=32)
     ap.add_argument("--test-tasks", type=int, default=120, help="first N test tasks (0 = all)")
@@ -74,10 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(a.threads)
     sys.path.insert(0, str(ROOT / "src"))
     from orchestrace.errors import OrchestraceError
-    from orchestrace.llm.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
+    from orchestrace.llm.llm_grpo import LLMGRPOConfig, format_warmup, train_llm_orchestrator
     from orchestrace.llm.llm_policy import LLMPolicy, evaluate_llm, load_causal_lm
-    from orchestrace.offline import evaluate_traces, fit_gate, load_logged_runs
-    from orchestrace.offline.logged_env import GateContinuation, LoggedDecisions, rollout
+    from orchestrace.offline import load_logged_runs
+    from orchestrace.offline.logged_env import LoggedDecisions, rollout
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -100,36 +103,16 @@ def main(argv: list[str] | None = None) -> int:
         say(f"corpus {runs.shape} ({dict(zip(*np.unique(runs.split, return_counts=True), strict=True))}); actions {dec.actions}; "
             f"test tasks used {len(test_rows)}" + (f", fresh {len(sets['fresh'][1])}" if a.test else ""))
         # baselines in the same environment
-        gate, _ = fit_gate(runs, classes=("linear",), widths=[dec.W])
+        team = bool(runs.members)
         res: dict = {"args": vars(a), "actions": list(dec.actions), "baselines": {}, "runs": [], "skipped": [],
+                     "corpus_kind": "team" if team else "vote", "state_text_example": dec.text(dec.start(0)),
                      "loadavg_start": os.getloadavg(), "cpus": os.cpu_count()}
         per: dict[str, dict[str, np.ndarray]] = {k: {} for k in sets}
-        for name, (d, rows) in sets.items():
-            g = GateContinuation(gate, d)
-            per[name]["gate"] = np.array([rollout(d, int(i), g)[0] for i in rows])
-        rules = [f"budget@{k}/{agg}" for k in range(1, dec.R + 1) for agg in ("majority", "logprob")]
-
-        def rule_policy(k: int, agg: str):
-            stop = dec.actions.index("stop" if agg == "majority" else "stop-weighted")
-            return lambda d, s: d.actions.index("continue") if s.t < k and d.valid(s)[d.actions.index("continue")] \
-                else stop
-
-        val_ret = {n: np.mean([rollout(dec, int(i), rule_policy(int(n.split("@")[1].split("/")[0]),
-                                                                 n.split("/")[1]))[0]
-                               for i in np.flatnonzero(runs.split == "validation")]) for n in rules}
-        best = max(val_ret, key=val_ret.get)
-        bk, bagg = int(best.split("@")[1].split("/")[0]), best.split("/")[1]
-        for name, (d, rows) in sets.items():
-            per[name]["best_rule"] = np.array([rollout(d, int(i), rule_policy(bk, bagg))[0] for i in rows])
-        ev = evaluate_traces(runs, [gate], names=["gate"])
-        res["baselines"] = {"best_budget_rule": best, "gate": {"width": gate.width, "aggregation": gate.aggregation},
-                            "offline_family_best_rule": {"name": ev["best_rule"],
-                                                         "test_all_tasks": ev["chosen"][
-                                                             next(f for f, c in ev["chosen"].items()
-                                                                  if c["name"] == ev["best_rule"])]["test"]["return"]},
-                            "offline_gate_test_all_tasks": ev["gates"]["gate"]["summary"]["return"]}
-        say(f"gate ({gate.width}, {gate.aggregation}); best budget rule on validation: {best}; offline family best "
-            f"{ev['best_rule']}")
+        if team:
+            gate, vb_fitted = None, team_baselines(runs, dec, sets, per, res, say)
+        else:
+            gate, vb_fitted = vote_baselines(runs, dec, sets, per, res, say)
+        best_rule_fn = res.pop("_best_rule_fn")
         # the LLM, once
         t0 = time.perf_counter()
         base = load_causal_lm(a.model, device=a.device)
@@ -145,11 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             per[name]["untrained"] = e["returns"]
             res.setdefault("untrained_unparsed", {})[name] = [e["unparsed"], e["decisions"]]
         v0 = greedy(base[0], base[1], dec, val_rows)
-        gv = GateContinuation(gate, dec)
         res["validation_baselines"] = {
-            "untrained": float(v0["returns"].mean()),
-            "gate": float(np.mean([rollout(dec, int(i), gv)[0] for i in val_rows])),
-            "best_rule": float(np.mean([rollout(dec, int(i), rule_policy(bk, bagg))[0] for i in val_rows]))}
+            "untrained": float(v0["returns"].mean()), "gate": vb_fitted(val_rows),
+            "best_rule": float(np.mean([rollout(dec, int(i), best_rule_fn)[0] for i in val_rows]))}
         res["eval_seconds_untrained"] = time.perf_counter() - t0
         say(f"untrained: test {per['test']['untrained'].mean():+.3f} (unparsed {res['untrained_unparsed']['test']}), "
             f"validation {v0['returns'].mean():+.3f} in {res['eval_seconds_untrained']:.0f}s")
@@ -160,15 +141,22 @@ def main(argv: list[str] | None = None) -> int:
             comp: dict = {}
             for name in sets:
                 p = per[name]
-                c = {k: ci(p[k]) for k in ("untrained", "gate", "best_rule")}
+                others = [k for k in ("untrained", "gate", "best_rule", "best_rule_per_cell") if k in p]
+                c = {k: ci(p[k]) for k in others}
                 for credit in ("exact", "broadcast"):
                     keys = [k for k in p if k.startswith(credit + "/")]
                     if not keys:
                         continue
                     c[credit] = {"per_seed": {k: ci(p[k]) for k in keys},
                                  "across_seeds": t_interval([float(p[k].mean()) for k in keys])}
-                    for other in ("untrained", "gate", "best_rule"):
+                    for other in others:
                         c[f"{credit}_minus_{other}"] = {k: ci(p[k] - p[other]) for k in keys}
+                    if all(f"format/{k.split('/')[1]}" in p for k in keys):  # vs its own start (same seed)
+                        c[f"{credit}_minus_format"] = {k: ci(p[k] - p[f"format/{k.split('/')[1]}"]) for k in keys}
+                fk = [k for k in p if k.startswith("format/")]
+                if fk:
+                    c["format"] = {"per_seed": {k: ci(p[k]) for k in fk},
+                                   "minus_untrained": {k: ci(p[k] - p["untrained"]) for k in fk}}
                 comp[name] = c
             res["comparisons"] = comp
             res["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
@@ -192,6 +180,23 @@ def main(argv: list[str] | None = None) -> int:
 
         per_run_cost = None
         for seed in a.seeds:
+            start, v_start = base, v0
+            if a.format_warmup:
+                # TRL SFT on uniformly random valid action words: the format, no preference (format_warmup)
+                t0 = time.perf_counter()
+                start = format_warmup(runs, base, steps=a.format_warmup, seed=seed, device=a.device,
+                                      lora_r=a.lora_r, log=say)
+                fin = {}
+                for name, (d, rows) in sets.items():
+                    e = greedy(start[0], start[1], d, rows)
+                    per[name][f"format/s{seed}"] = e["returns"]
+                    fin[name] = [e["unparsed"], e["decisions"]]
+                v_start = greedy(start[0], start[1], dec, val_rows)
+                res.setdefault("format_warmup", []).append(
+                    {"seed": seed, "seconds": time.perf_counter() - t0, "unparsed": fin,
+                     "validation": float(v_start["returns"].mean())})
+                say(f"format warm-up seed {seed}: test {per['test'][f'format/s{seed}'].mean():+.3f}, unparsed "
+                    f"{fin['test']}, validation {v_start['returns'].mean():+.3f}")
             for credit in ("exact", "broadcast"):
                 elapsed = time.perf_counter() - t_start
                 if per_run_cost is not None and elapsed + per_run_cost > budget:
@@ -200,10 +205,10 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"skip seed {seed} {credit}: budget")
                     continue
                 t_run = time.perf_counter()
-                cfg = LLMGRPOConfig(credit=credit, continuation="gate", updates=a.updates,
+                cfg = LLMGRPOConfig(credit=credit, continuation="stop-next" if team else "gate", updates=a.updates,
                                     prompts_per_update=a.prompts, generations=a.generations, learning_rate=a.lr,
                                     lora_r=a.lora_r, seed=seed, device=a.device, save_every=max(a.updates, 1),
-                                    temperature=a.temperature)
+                                    temperature=a.temperature, max_completion_length=a.max_completion)
                 run_dir = out / f"seed-{seed}-{credit}"
                 if run_dir.exists():
                     import shutil
@@ -215,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                     return {"val_return": float(e["returns"].mean()), "unparsed": e["unparsed"] / e["decisions"]}
 
                 tag = f"  {credit} s{seed}"
-                r = train_llm_orchestrator(runs, cfg, run_dir, base=base, gate=gate, probe=probe,
+                r = train_llm_orchestrator(runs, cfg, run_dir, base=start, gate=gate, probe=probe,
                                            probe_every=a.probe_every, log=lambda m, _t=tag: say(f"{_t} {m}"))
                 r["model"].eval()
                 finals = {}
@@ -224,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
                     finals[name] = e
                     per[name][f"{credit}/s{seed}"] = e["returns"]
                 entry = {"seed": seed, "credit": credit, "curve": r["curve"],
-                         "probes": [{"update": 0.0, "val_return": float(v0["returns"].mean()),
-                                     "unparsed": v0["unparsed"] / v0["decisions"]}, *r["probes"]],
+                         "probes": [{"update": 0.0, "val_return": float(v_start["returns"].mean()),
+                                     "unparsed": v_start["unparsed"] / v_start["decisions"]}, *r["probes"]],
                          "throughput": r["throughput"], "wall_seconds": time.perf_counter() - t_run,
                          "final": {n: {"return": ci(e["returns"]), "unparsed": [e["unparsed"], e["decisions"]]}
                                    for n, e in finals.items()}}
@@ -245,50 +250,156 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def vote_baselines(runs, dec, sets, per, res, say):
+    """The fitted gate, the best budget rule (validation) and the offline family's best rule (vote corpus)."""
+    from orchestrace.offline import evaluate_traces, fit_gate
+    from orchestrace.offline.logged_env import GateContinuation, rollout
+
+    gate, _ = fit_gate(runs, classes=("linear",), widths=[dec.W])
+    for name, (d, rows) in sets.items():
+        g = GateContinuation(gate, d)
+        per[name]["gate"] = np.array([rollout(d, int(i), g)[0] for i in rows])
+    rules = [f"budget@{k}/{agg}" for k in range(1, dec.R + 1) for agg in ("majority", "logprob")]
+
+    def rule_policy(k: int, agg: str):
+        stop = dec.actions.index("stop" if agg == "majority" else "stop-weighted")
+        return lambda d, s: d.actions.index("continue") if s.t < k and d.valid(s)[d.actions.index("continue")] \
+            else stop
+
+    val_ret = {n: np.mean([rollout(dec, int(i), rule_policy(int(n.split("@")[1].split("/")[0]), n.split("/")[1]))[0]
+                           for i in np.flatnonzero(runs.split == "validation")]) for n in rules}
+    best = max(val_ret, key=val_ret.get)
+    bk, bagg = int(best.split("@")[1].split("/")[0]), best.split("/")[1]
+    for name, (d, rows) in sets.items():
+        per[name]["best_rule"] = np.array([rollout(d, int(i), rule_policy(bk, bagg))[0] for i in rows])
+    ev = evaluate_traces(runs, [gate], names=["gate"])
+    res["baselines"] = {"best_budget_rule": best, "gate": {"width": gate.width, "aggregation": gate.aggregation},
+                        "offline_family_best_rule": {"name": ev["best_rule"],
+                                                     "test_all_tasks": ev["chosen"][
+                                                         next(f for f, c in ev["chosen"].items()
+                                                              if c["name"] == ev["best_rule"])]["test"]["return"]},
+                        "offline_gate_test_all_tasks": ev["gates"]["gate"]["summary"]["return"]}
+    say(f"gate ({gate.width}, {gate.aggregation}); best budget rule on validation: {best}; offline family best "
+        f"{ev['best_rule']}")
+    res["_best_rule_fn"] = rule_policy(bk, bagg)
+    gv = GateContinuation(gate, dec)
+    return gate, lambda rows: float(np.mean([rollout(dec, int(i), gv)[0] for i in rows]))
+
+
+def team_baselines(runs, dec, sets, per, res, say):
+    """Team corpus: the fitted joint policy (``fit_team_policy``, linear/quadratic chosen on validation,
+    seed 0; it may also stop with the confidence and latest-member aggregations, which the LLM is not
+    offered), the best budget rule (member set × rounds × aggregation, 48 rules, chosen on validation) and
+    the same family chosen per task cell on validation. Per-task returns of the joint policy come from the
+    team rollout, checked equal to the environment's on a fixed rule."""
+    from orchestrace.offline import _team, fit_team_policy
+    from orchestrace.offline._team_fit import _split, arrays_for, greedy, team_scales
+    from orchestrace.offline.logged_env import rollout
+
+    def rule(opt: str, k: int, agg: str):
+        call, stop = dec.actions.index(opt), dec.actions.index("stop" if agg == "majority" else "stop-weighted")
+        return lambda d, s: call if s.t < k and d.valid(s)[call] else stop
+
+    rules = {f"{o}/budget@{k}/{g}": rule(o, k, g) for o, _ in dec.options for k in range(1, dec.R + 1)
+             for g in ("majority", "logprob")}
+    val = np.flatnonzero(runs.split == "validation")
+    cell = np.array([f"{a}:{b}" for a, b in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)])
+    vr = {n: np.array([rollout(dec, int(i), f)[0] for i in val]) for n, f in rules.items()}
+    best = max(vr, key=lambda n: vr[n].mean())
+    route = {c: max(vr, key=lambda n, c=c: vr[n][cell[val] == c].mean()) for c in sorted(set(cell[val].tolist()))}
+
+    def per_cell(d, s):
+        c = f"{d.runs.suite[s.task]}:{d.runs.difficulty[s.task]}"
+        return rules[route.get(c, best)](d, s)
+
+    pol, rep = fit_team_policy(runs, classes=("linear", "quadratic"), seed=0)
+    sc = team_scales(_split(runs, "train"))
+    subs = [tuple(x) for x in pol.subsets]
+
+    def joint(r, rows):
+        arr = arrays_for(r, sc, 0)
+        return _team.rollout(arr, greedy(arr, pol.model_class, pol.models, subs, len(pol.aggregations)), subs,
+                             tuple(pol.aggregations), idx=np.asarray(rows))["return"]
+
+    for name, (d, rows) in sets.items():
+        per[name]["best_rule"] = np.array([rollout(d, int(i), rules[best])[0] for i in rows])
+        per[name]["best_rule_per_cell"] = np.array([rollout(d, int(i), per_cell)[0] for i in rows])
+        per[name]["gate"] = joint(d.runs, rows)
+        # the pairing check: a fixed rule valued by the team rollout equals the environment's return
+        arr = arrays_for(d.runs, sc, 0)
+        j = subs.index(dec.options[0][1])
+        chk = _team.rollout(arr, lambda dd, st, j=j: np.full(st.drawn.shape[0], j if dd == 0 else len(subs)),
+                            subs, tuple(pol.aggregations), idx=np.asarray(rows))["return"]
+        env = np.array([rollout(d, int(i), rule(dec.options[0][0], 1, "majority"))[0] for i in rows])
+        if not np.allclose(chk, env):
+            raise SystemExit("team rollout and environment disagree on a fixed rule: returns are not comparable")
+    res["baselines"] = {"best_budget_rule": best, "per_cell": route,
+                        "gate": {"joint_policy": pol.model_class, "aggregations": list(pol.aggregations),
+                                 "validation_return": pol.meta.get("validation_return")}}
+    say(f"joint policy {pol.model_class}; best budget rule on validation {best}; per cell {route}")
+    res["_best_rule_fn"] = rules[best]
+    return lambda rows: float(joint(runs, rows).mean())
+
+
 def plot(res: dict, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+    def smooth(y: list[float], k: int = 5) -> np.ndarray:
+        y = np.asarray(y, float)
+        return np.array([y[max(0, i - k + 1): i + 1].mean() for i in range(len(y))])
+
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.4))
     colours = {"exact": "tab:blue", "broadcast": "tab:orange"}
+    styles = ["-", "--", ":", "-."]
+    seeds = sorted({r["seed"] for r in res["runs"]})
     for r in res["runs"]:
-        c = colours[r["credit"]]
+        c, ls = colours[r["credit"]], styles[seeds.index(r["seed"]) % len(styles)]
         u = [x["update"] for x in r["curve"]]
-        ax[0].plot(u, [x["q_stop_next"] for x in r["curve"]], color=c, alpha=0.7,
-                   label=f"{r['credit']} seed {r['seed']}")
-        ax[1].plot([p["update"] for p in r["probes"]], [p["val_return"] for p in r["probes"]], "o-", color=c,
-                   alpha=0.7, label=f"{r['credit']} seed {r['seed']}")
+        ax[0].plot(u, smooth([x["q_stop_next"] for x in r["curve"]]), color=c, ls=ls, alpha=0.8,
+                   label=f"{r['credit']} credit, seed {r['seed']}")
+        ax[1].plot([p["update"] for p in r["probes"]], [p["val_return"] for p in r["probes"]], marker="o", ls=ls,
+                   color=c, alpha=0.8, label=f"{r['credit']} credit, seed {r['seed']}")
     vb = res["validation_baselines"]
-    for k, style in (("gate", "--"), ("best_rule", ":"), ("untrained", "-.")):
-        ax[1].axhline(vb[k], color="grey", ls=style, label=f"{k} (same validation tasks)")
-    for r in res["runs"]:
-        ax[0].plot([x["update"] for x in r["curve"]], [x["unparsed"] for x in r["curve"]], ls=":",
-                   color=colours[r["credit"]], alpha=0.5)
+    fitted = "joint policy (fitted)" if res.get("corpus_kind") == "team" else "fitted gate"
+    for k, style, lab in (("gate", (0, (6, 2)), fitted), ("best_rule", (0, (1, 1)), "best rule (validation)"),
+                          ("untrained", (0, (3, 1, 1, 1)), "untrained prompted LLM")):
+        ax[1].axhline(vb[k], color="grey", ls=style, label=lab)
     n_val = res["args"]["val_tasks"]
-    ax[0].set(title="sampled replies: exact Q of the action (solid), unparsed share (dotted)", xlabel="GRPO update",
-              ylabel="mean Q (stop-next) / share")
-    ax[1].set(title=f"greedy return on {n_val} validation tasks", xlabel="GRPO update", ylabel="mean return")
+    corpus = Path(res["args"]["corpus"]).name
+    ax[0].set(title="sampled replies: exact one-step value of the action (moving mean of 5)", xlabel="GRPO update",
+              ylabel="mean value (stop at the next decision)")
+    ax[1].set(title=f"greedy return on {n_val} validation tasks (update 0 = start of GRPO)", xlabel="GRPO update",
+              ylabel="mean return")
     for x in ax:
-        x.legend(fontsize=7)
+        x.legend(fontsize=7, loc="best")
         x.grid(alpha=0.3)
+    fig.suptitle(f"SmolLM2-135M trained as orchestrator with TRL GRPO on {corpus}: exact vs broadcast credit",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def summary(res: dict) -> str:
-    lines = ["", "| policy | test return [95 % CI] | paired vs untrained | vs gate | vs best rule |", "|---|---|---|---|---|"]
+    cols = ["untrained", "format", "gate", "best_rule", "best_rule_per_cell"]
+    fitted = "joint policy" if res.get("corpus_kind") == "team" else "gate"
+    lines = ["", "| policy | return [95 % CI] | paired vs untrained | vs its format-tuned start | vs " + fitted +
+             " | vs best rule | vs per-cell rule |", "|---|---|---|---|---|---|---|"]
     for name, c in res["comparisons"].items():
-        lines.append(f"| **{name}** | | | | |")
-        for k in ("untrained", "gate", "best_rule"):
-            lines.append(f"| {k} | {fmt(c[k])} | | | |")
+        lines.append(f"| **{name}** | | | | | | |")
+        for k in cols:
+            if k in c and k != "format":
+                lines.append(f"| {k} | {fmt(c[k])} | | | | | |")
+        for key, v in c.get("format", {}).get("per_seed", {}).items():
+            lines.append(f"| {key} | {fmt(v)} | {fmt(c['format']['minus_untrained'][key])} | | | | |")
         for credit in ("exact", "broadcast"):
             if credit not in c:
                 continue
             for key, v in c[credit]["per_seed"].items():
-                lines.append(f"| {key} | {fmt(v)} | {fmt(c[f'{credit}_minus_untrained'][key])} | "
-                             f"{fmt(c[f'{credit}_minus_gate'][key])} | {fmt(c[f'{credit}_minus_best_rule'][key])} |")
+                diffs = [fmt(c[f"{credit}_minus_{o}"][key]) if f"{credit}_minus_{o}" in c else "" for o in cols]
+                lines.append(f"| {key} | {fmt(v)} | " + " | ".join(diffs) + " |")
     return "\n".join(lines)
 
 

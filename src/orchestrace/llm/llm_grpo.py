@@ -53,7 +53,8 @@ import numpy as np
 from ..errors import ConfigError, require
 from .llm_policy import DEFAULT_ACTION, parse_action, prompt_text
 
-__all__ = ["RUN_FORMAT", "LLMGRPOConfig", "decision_reward", "decision_rows", "train_llm_orchestrator"]
+__all__ = ["RUN_FORMAT", "LLMGRPOConfig", "decision_reward", "decision_rows", "format_warmup",
+           "train_llm_orchestrator"]
 
 RUN_FORMAT = "orchestrace-llm-grpo/1"
 CREDITS = ("exact", "broadcast")
@@ -180,6 +181,63 @@ def decision_reward(dec: Any, credit: str, continuation: Any, *, penalty: float 
         return out
 
     return orchestrace_decision_credit
+
+
+def format_warmup(runs: Any, base: tuple[Any, Any, dict[str, Any]], *, steps: int = 30, batch: int = 16,
+                  learning_rate: float = 2e-4, lora_r: int = 16, seed: int = 0, device: str = "cpu",
+                  aggregations: Sequence[str] = ("majority", "logprob"),
+                  log: Callable[[str], None] = lambda s: None) -> tuple[Any, Any, dict[str, Any]]:
+    """Teach the reply *format* only, with TRL's ``SFTTrainer``: states of the training tasks (uniform
+    behaviour policy) paired with a **uniformly random valid action word** — no action is preferred, so
+    nothing about which decision is good leaks in; the model learns to answer with one valid word.
+    LoRA adapters are merged back; returns ``(model, tokenizer, identity)`` (identity gains
+    ``format_warmup``). A small model that never answers with a bare action word (SmolLM2-135M on a
+    team's ten-word action list: 0 of 32 greedy replies parse) gives GRPO nothing to compare without it.
+    """
+    require("torch", extra="trainers")
+    datasets = require("datasets", extra="trainers")
+    trl = require("trl", extra="trainers")
+    import copy
+    import tempfile
+
+    from ..offline.logged_env import LoggedDecisions
+    from .llm_policy import prepare_tokenizer
+
+    dec = LoggedDecisions(runs, aggregations=tuple(aggregations))
+    train_rows = np.flatnonzero(runs.split == "train")
+    if not len(train_rows):
+        raise ConfigError(f"the corpus has no 'train' tasks (splits: {sorted(set(runs.split.tolist()))})")
+    rng = np.random.default_rng(seed + 7)
+    rows = []
+    for r in decision_rows(dec, train_rows, steps * batch, seed + 7):
+        s = _state(dec, r["task"], r["calls"])
+        a = int(rng.choice(np.flatnonzero(dec.valid(s))))
+        rows.append({"prompt": r["prompt"], "completion": " " + dec.actions[a]})
+    lm, tok, ident = base
+    lm = copy.deepcopy(lm)
+    prepare_tokenizer(lm, tok)
+    peft_cfg = None
+    if lora_r > 0:
+        peft = require("peft", extra="trainers")
+        peft_cfg = peft.LoraConfig(r=lora_r, lora_alpha=2 * lora_r, lora_dropout=0.0, task_type="CAUSAL_LM",
+                                   target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                   "down_proj"])
+    with tempfile.TemporaryDirectory(prefix="orchestrace-sft-") as tmp:
+        args = trl.SFTConfig(output_dir=tmp, max_steps=steps, per_device_train_batch_size=batch,
+                             learning_rate=learning_rate, lr_scheduler_type="constant", logging_steps=max(steps // 3, 1),
+                             save_strategy="no", report_to="none", use_cpu=device == "cpu", bf16=False, fp16=False,
+                             seed=seed, gradient_checkpointing=False, completion_only_loss=True, packing=False,
+                             disable_tqdm=True, dataloader_num_workers=0, eos_token=tok.eos_token)
+        trainer = trl.SFTTrainer(model=lm, args=args, train_dataset=datasets.Dataset.from_list(rows),
+                                 processing_class=tok, peft_config=peft_cfg)
+        t0 = time.perf_counter()
+        trainer.train()
+        log(f"format warm-up: {steps} SFT steps of {batch} in {time.perf_counter() - t0:.0f}s")
+        model = trainer.model
+        if peft_cfg is not None:
+            model = model.merge_and_unload()
+    model.eval()
+    return model, tok, {**ident, "format_warmup": {"steps": steps, "batch": batch, "seed": seed}}
 
 
 def corpus_fingerprint(runs: Any) -> str:

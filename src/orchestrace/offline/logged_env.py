@@ -97,14 +97,17 @@ class LoggedDecisions:
     ``widths`` (vote corpora only): the widths a round may be called at (default: the logged
     width only); ``aggregations``: the stop actions offered; ``token_scale`` (default: the
     training tasks' mean tokens of one full-width round); ``max_options`` guards a team with
-    many kinds (2^W subsets).
+    many kinds (2^W subsets); ``show_task``: whether :meth:`text` names the task's kind
+    (``suite:difficulty``) — default: on for team corpora (whom to call depends on the kind), off
+    for vote corpora (the text the committed vote-corpus runs were trained on).
     """
 
     def __init__(self, runs: LoggedRuns, *, widths: Sequence[int] | None = None,
                  aggregations: Sequence[str] = ("majority",), price_seed: int = 0, token_scale: float | None = None,
-                 max_options: int = 32) -> None:
+                 max_options: int = 32, show_task: bool | None = None) -> None:
         T, R, W = runs.shape  # noqa: N806
         self.runs, self.R, self.W = runs, R, W
+        self.show_task = bool(runs.members) if show_task is None else bool(show_task)
         bad = [a for a in aggregations if a not in STOP_WORDS]
         if bad or not aggregations:
             raise ConfigError(f"aggregations {list(aggregations)}: choose from {sorted(STOP_WORDS)}")
@@ -275,12 +278,16 @@ class LoggedDecisions:
         >>> d = LoggedDecisions(make_synthetic_logged(T=3, R=3, W=2, seed=0))
         >>> print(d.text(d.start(0)))  # doctest: +NORMALIZE_WHITESPACE
         1 of 3 rounds done. Votes: A1 B1. Confidence -0.2. Spent 0.9 rounds, price 0.06 per round. Actions: stop, continue.
+        >>> LoggedDecisions(d.runs, show_task=True).text(d.start(0)).split(".")[0]
+        'Task: synth:1'
         """
         votes, _ = self._votes(s, False)
         order = [int(k) for k in np.argsort(-votes, kind="stable") if votes[k] > 0]
         letter = {k: chr(65 + i) if i < 26 else f"#{i}" for i, k in enumerate(order)}
         vote_txt = " ".join(f"{letter[k]}{int(votes[k])}" for k in order) or "none parsed"
         parts = [f"{s.t} of {self.R} rounds done.", f"Votes: {vote_txt}."]
+        if self.show_task:
+            parts.insert(0, f"Task: {self.runs.suite[s.task]}:{self.runs.difficulty[s.task]}.")
         if self.runs.members and s.calls:
             r = len(s.calls) - 1
             last = [f"{self.runs.members[c]}={letter.get(int(self.runs.answers[s.task, r, c]), '?')}"

@@ -125,6 +125,26 @@ def test_trl_grpo_trains_two_updates_and_resume_refuses_another_corpus(credit, t
     assert res2["throughput"]["updates"] == 1
 
 
+@needs("trl", "datasets", "transformers", "peft")
+@pytest.mark.slow
+def test_format_warmup_runs_trl_sft_and_leaves_the_base_untouched(tiny_model) -> None:
+    import torch
+
+    from orchestrace.llm.llm_grpo import format_warmup
+    from orchestrace.offline import load_logged_runs
+
+    runs = load_logged_runs(TINY)
+    model, tok = tiny_model
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    warm, tok2, ident = format_warmup(runs, (model, tok, {"model": "tiny-llama"}), steps=2, batch=4, lora_r=4,
+                                      learning_rate=1e-2)
+    assert ident == {"model": "tiny-llama", "format_warmup": {"steps": 2, "batch": 4, "seed": 0}}
+    # the base is copied, not modified; the warmed model's weights moved (LoRA merged back)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    moved = [k for k, v in warm.state_dict().items() if k in before and not torch.equal(before[k], v)]
+    assert moved and not any("lora" in k for k in warm.state_dict())
+
+
 # ----------------------------------------------------------------------------- export, read back
 @needs("datasets")
 def test_export_trl_decisions_read_back_by_datasets(tmp_path) -> None:

@@ -102,7 +102,8 @@ from ._dag import (
 from ._dag import (
     find_cycle as find_cycle,  # re-exported: the one cycle finder, shared with the graph core
 )
-from ._structural import ERROR, WARNING, Collector, Decoded, Locator, decode_bytes, short
+from ._located import ERROR, WARNING, Collector, short
+from ._structural import Decoded, Locator, decode_bytes
 from .io import read_bytes
 from .trace import SCHEMA_VERSION, Trace
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -109,16 +108,10 @@ class TeamPolicy:
     # ----------------------------------------------------------------- file
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the policy as JSON, atomically (``path``: a file, or a run directory → ``team_policy.json``)."""
-        p = Path(path)
-        if p.is_dir() or p.suffix != ".json":
-            p.mkdir(parents=True, exist_ok=True)
-            p = p / "team_policy.json"
-        text = json.dumps({"format": TEAM_POLICY_FORMAT, **asdict(self)}, indent=1, allow_nan=False, default=float)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".team_policy.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-        return p
+        from ._readers import write_policy_file
+
+        return write_policy_file(path, "team_policy.json", {"format": TEAM_POLICY_FORMAT, **asdict(self)},
+                                 default=float)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TeamPolicy:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._limits import read_capped
 from ..errors import ConfigError
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
@@ -119,12 +120,14 @@ class TeamPolicy:
         p = Path(path)
         if p.is_dir():
             p = p / "team_policy.json"
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not p.exists():
             raise ConfigError(f"{p}: no team policy file; write one with `orchestrace train --from-traces "
-                              "TEAM_CORPUS -o RUN`") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                              "TEAM_CORPUS -o RUN`")
+        # a regular file under 16 MiB, as the gate file: a FIFO, a device or a huge file is refused unread
+        data = read_capped(p, what="team policy file")
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigError(f"{p}: not a readable team policy file ({exc})") from None
         return cls.from_dict(doc, where=str(p))
 

@@ -8,7 +8,7 @@ are rewritten into the OpenAI ``tool_calls`` / ``tool_responses`` shape that pas
 
 >>> from orchestrace.importers._report import ImportReport
 >>> r = TurnReader("t.json", "$", [{"role": "assistant", "name": "Orchestrator (-> Coder)", "content": "go"},
-...                                 {"source": "Coder", "type": "ThoughtEvent", "content": "hm"}, 7],
+...                                 {"source": "Coder", "type": "MemoryQueryEvent", "content": "q"}, 7],
 ...                ImportReport(format="chat"), None)
 >>> [(t.speaker, t.tag, t.text) for t in r.turns()], [p.code for p in r.report.errors]
 ([('Orchestrator', '-> Coder', 'go')], ['chat.bad-turn'])

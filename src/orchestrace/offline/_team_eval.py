@@ -147,21 +147,8 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     def cell_of(r: LoggedRuns) -> np.ndarray:
         return np.array([f"{s}:{d}" for s, d in zip(r.suite.tolist(), r.difficulty.tolist(), strict=True)])
 
-    for n, p in zip(names, policies, strict=True):
-        p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus")
-        if sorted(p.cells) != cells:
-            raise ConfigError(f"{n}: the policy was fitted on task cells {sorted(p.cells)}, the corpus has {cells}; "
-                              "evaluate it on tasks of the cells it was fitted on")
-    fresh: list[tuple[str, LoggedRuns]] = []
-    for tn, tr in tests:
-        tr, tnotes = check_team_runs(tr, where=tn, need_splits=False, allow_vote=True)
-        if list(tr.members) != list(runs.members) or [list(s) for s in tr.sees] != [list(s) for s in runs.sees] \
-                or tr.answers.shape[1:] != runs.answers.shape[1:]:
-            raise ConfigError(f"{tn}: the fresh set's team differs from the corpus's: members {list(tr.members)} vs "
-                              f"{list(runs.members)}, sees {list(tr.sees)} vs {list(runs.sees)}, rounds × columns "
-                              f"{tr.answers.shape[1:]} vs {runs.answers.shape[1:]}; collect it with the same team")
-        notes += [f"{tn}: {x}" for x in tnotes]
-        fresh.append((tn, tr))
+    _check_policies(runs, policies, names, cells, R)
+    fresh = _fresh_teams(runs, tests, notes)
     train = runs.subset(runs.split == "train")
     sc = team_scales(train)
     for tn, tr in fresh:
@@ -178,29 +165,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     val_cell = cell_of(runs)[iv]
     cell_masks = {c: val_cell == c for c in cells if (val_cell == c).any()}
     # 1–2. fixed configurations × rules: stop indices once per corpus, chosen on validation
-    cands: list[dict[str, Any]] = []
-    paths: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
-    for S in subs:
-        aggs = _config_aggs(a_all.aggs, members, S)
-        gidx = [a_all.aggs.index(a) for a in aggs]
-        for sn, arr, _ in [("corpus", a_all, iv)] + [(tn, a, ix) for tn, a, ix in sets[1:]]:
-            paths[(sn, S)] = _paths(arr, S, list(a_all.aggs))
-        fam = team_family(R, len(S))
-        uniq = {sn: [_distinct_counts(s.votes) for s in paths[(sn, S)]["states"]]
-                for sn in ["corpus"] + [tn for tn, _ in fresh]}
-        for fname, rules in fam.items():
-            for rule in rules:
-                stops = {sn: first_stop(np.stack([_decide(rule, s, u) for s, u in zip(paths[(sn, S)]["states"],
-                                                                                       uniq[sn], strict=True)], 1))
-                         for sn in uniq}
-                pv = paths[("corpus", S)]["payoff"][iv, stops["corpus"][iv]]  # (n_val, G)
-                cv = paths[("corpus", S)]["correct"][iv, stops["corpus"][iv]]
-                for g, a in zip(gidx, aggs, strict=True):
-                    cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stops": stops,
-                                  "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
-                                  "val_calls": float(paths[("corpus", S)]["calls"][stops["corpus"][iv]].mean()),
-                                  "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
-                                  "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
+    cands, paths = _tune(a_all, sets, [tn for tn, _ in fresh], iv, subs, members, cell_masks, R)
     log(f"{len(cands)} (rule × configuration) settings tuned on {len(iv)} validation tasks")
 
     def value(c: dict[str, Any], sn: str, rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -228,30 +193,7 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     by_family = {f: max((c for c in cands if c["family"] == f), key=lambda c: c["val_return"])
                  for f in dict.fromkeys(c["family"] for c in cands)}
 
-    def find(S: tuple[int, ...], rule: str, agg: str) -> dict[str, Any] | None:
-        return next((c for c in cands if c["S"] == S and c["rule"] == rule and c["agg"] == agg), None)
-
-    col = {m: i for i, m in enumerate(members)}
-    baselines: dict[str, dict[str, Any]] = {"best_rule": best}
-    singles = [c for c in cands if len(c["S"]) == 1 and c["rule"] == "budget@1" and c["agg"] == "majority"]
-    cold = find((col["cold"],), "budget@1", "majority") if "cold" in col else None
-    if cold is not None:
-        baselines["cold_call"] = cold
-    else:  # no cold member (e.g. a vote corpus): the best single call on validation
-        baselines["single_call"] = max(singles, key=lambda c: c["val_return"])
-    if "hot" in col:
-        hot = find((col["hot"],), f"budget@{R}", "majority")
-        if hot is not None:
-            baselines["default_vote_hot"] = hot
-    elif not runs.members:  # a vote corpus: its one sampler is the T 0.7 vote; always-continue at full width
-        hot = find(tuple(range(W)), f"budget@{R}", "majority")
-        if hot is not None:
-            baselines["default_vote_hot"] = hot
-    full = tuple(range(W))
-    debate_agg = "latest:reviser" if "reviser" in col else "majority"
-    deb = find(full, f"budget@{min(3, R)}", debate_agg) if full in subs and runs.members else None
-    if deb is not None:
-        baselines["default_debate"] = deb
+    baselines = _baselines(cands, best, members, bool(runs.members), subs, R, W)
     budgets = [c for c in cands if c["family"] == "budget"]
     # 3. the fitted stop-only policy on the best fixed team
     so: TeamPolicy | None = None
@@ -278,26 +220,8 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
         pols: dict[str, Any] = {}
         for n, p in zip(names, policies, strict=True):
             o = _policy_rollout(p, set_runs[sn], arr.price, rows, sc["token_scale"])
-            acc_v = float(val_out[n]["correct"].mean())
-            ok = [c for c in budgets if c["val_accuracy"] >= acc_v - 1e-12]
-            eq = min(ok, key=lambda c: (c["val_calls"], -c["val_accuracy"])) if ok else \
-                max(budgets, key=lambda c: c["val_accuracy"])
-            eo = value(eq, sn, rows)
-            claims = {f"beats_{k}": {"baseline": base_name[k], **_cmp(o, bo)} for k, bo in base_o.items()}
-            sv = saving_ci(o["calls"], eo["calls"])
-            da = ci_mean(o["correct"] - eo["correct"])
-            claims["fewer_calls_at_equal_accuracy"] = {
-                "baseline": eq["name"], "call_saving": sv, "accuracy_diff": da,
-                "met": bool(sv["lo"] >= 0.40 and da["hi"] >= 0), "verdict": "tie" if sv["lo"] <= 0 <= sv["hi"] else
-                ("fewer calls" if sv["lo"] > 0 else "more calls")}
-            # what a user gains: the tool's pick on validation (this policy or the best rule) vs the defaults
-            use_pol = float(val_out[n]["return"].mean()) > best["val_return"]
-            po = o if use_pol else base_o["best_rule"]
-            gains = {k: {"baseline": baselines[k]["name"], **_cmp(po, base_o[k])}
-                     for k in ("default_vote_hot", "default_debate") if k in base_o}
-            pols[n] = {"summary": _summ(o), "model_class": p.model_class, "fit_seed": p.meta.get("fit_seed"),
-                       "validation_return": float(val_out[n]["return"].mean()), "claims": claims,
-                       "tool_pick": {"name": n if use_pol else best["name"], "summary": _summ(po), "vs": gains}}
+            eq = _equal_accuracy_budget(budgets, float(val_out[n]["correct"].mean()))
+            pols[n] = _policy_entry(n, p, o, val_out[n], value(eq, sn, rows), eq, base_o, base_name, baselines, best)
         out_sets[sn] = {"tasks": int(len(rows)), "baselines": {k: {"name": base_name[k], **_summ(o)}
                                                                for k, o in base_o.items()},
                         "family_best": {f: {"name": c["name"], **_summ(value(c, sn, rows))} for f, c in
@@ -316,6 +240,124 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
             "exclusions": notes, "settings": len(cands), "best_rule": best["name"],
             "best_rule_validation_return": best["val_return"],
             "tool_pick": pick or best["name"], "sets": out_sets, "eval_seconds": time.perf_counter() - t0}
+
+
+def _check_policies(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Sequence[str], cells: list[str],
+                    R: int) -> None:  # noqa: N803
+    """Refuse a policy fitted for another team, round limit or set of task cells."""
+    for n, p in zip(names, policies, strict=True):
+        p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus")
+        if sorted(p.cells) != cells:
+            raise ConfigError(f"{n}: the policy was fitted on task cells {sorted(p.cells)}, the corpus has {cells}; "
+                              "evaluate it on tasks of the cells it was fitted on")
+
+
+def _fresh_teams(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]],
+                 notes: list[str]) -> list[tuple[str, LoggedRuns]]:
+    """The fresh sets, checked and held to the corpus's team (their exclusion notes go to ``notes``)."""
+    fresh: list[tuple[str, LoggedRuns]] = []
+    for tn, tr in tests:
+        tr, tnotes = check_team_runs(tr, where=tn, need_splits=False, allow_vote=True)
+        if list(tr.members) != list(runs.members) or [list(s) for s in tr.sees] != [list(s) for s in runs.sees] \
+                or tr.answers.shape[1:] != runs.answers.shape[1:]:
+            raise ConfigError(f"{tn}: the fresh set's team differs from the corpus's: members {list(tr.members)} vs "
+                              f"{list(runs.members)}, sees {list(tr.sees)} vs {list(runs.sees)}, rounds × columns "
+                              f"{tr.answers.shape[1:]} vs {runs.answers.shape[1:]}; collect it with the same team")
+        notes += [f"{tn}: {x}" for x in tnotes]
+        fresh.append((tn, tr))
+    return fresh
+
+
+def _tune(a_all: TeamArrays, sets: list[tuple[str, TeamArrays, np.ndarray]], fresh_names: list[str],
+          iv: np.ndarray, subs: list[tuple[int, ...]], members: list[str], cell_masks: dict[str, np.ndarray],
+          R: int) -> tuple[list[dict[str, Any]], dict[tuple[str, tuple[int, ...]], dict[str, Any]]]:  # noqa: N803
+    """Steps 1–2: every fixed configuration × rule × aggregation, its stops on the corpus and on every fresh
+    set, valued on the validation tasks (overall and per task cell); and the paths they were read from."""
+    cands: list[dict[str, Any]] = []
+    paths: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+    for S in subs:
+        aggs = _config_aggs(a_all.aggs, members, S)
+        gidx = [a_all.aggs.index(a) for a in aggs]
+        for sn, arr, _ in [("corpus", a_all, iv)] + [(tn, a, ix) for tn, a, ix in sets[1:]]:
+            paths[(sn, S)] = _paths(arr, S, list(a_all.aggs))
+        fam = team_family(R, len(S))
+        uniq = {sn: [_distinct_counts(s.votes) for s in paths[(sn, S)]["states"]]
+                for sn in ["corpus", *fresh_names]}
+        for fname, rules in fam.items():
+            for rule in rules:
+                stops = {sn: first_stop(np.stack([_decide(rule, s, u) for s, u in zip(paths[(sn, S)]["states"],
+                                                                                       uniq[sn], strict=True)], 1))
+                         for sn in uniq}
+                pv = paths[("corpus", S)]["payoff"][iv, stops["corpus"][iv]]  # (n_val, G)
+                cv = paths[("corpus", S)]["correct"][iv, stops["corpus"][iv]]
+                for g, a in zip(gidx, aggs, strict=True):
+                    cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stops": stops,
+                                  "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
+                                  "val_calls": float(paths[("corpus", S)]["calls"][stops["corpus"][iv]].mean()),
+                                  "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
+                                  "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
+    return cands, paths
+
+
+def _baselines(cands: list[dict[str, Any]], best: dict[str, Any], members: list[str], team: bool,
+               subs: list[tuple[int, ...]], R: int, W: int) -> dict[str, dict[str, Any]]:  # noqa: N803
+    """The named baselines among the tuned settings: the best rule, one call (the cold member's, else the best
+    single call), the hot vote at full budget, and the default debate, where the team has them."""
+    def find(S: tuple[int, ...], rule: str, agg: str) -> dict[str, Any] | None:
+        return next((c for c in cands if c["S"] == S and c["rule"] == rule and c["agg"] == agg), None)
+
+    col = {m: i for i, m in enumerate(members)}
+    baselines: dict[str, dict[str, Any]] = {"best_rule": best}
+    singles = [c for c in cands if len(c["S"]) == 1 and c["rule"] == "budget@1" and c["agg"] == "majority"]
+    cold = find((col["cold"],), "budget@1", "majority") if "cold" in col else None
+    if cold is not None:
+        baselines["cold_call"] = cold
+    else:  # no cold member (e.g. a vote corpus): the best single call on validation
+        baselines["single_call"] = max(singles, key=lambda c: c["val_return"])
+    if "hot" in col:
+        hot = find((col["hot"],), f"budget@{R}", "majority")
+        if hot is not None:
+            baselines["default_vote_hot"] = hot
+    elif not team:  # a vote corpus: its one sampler is the T 0.7 vote; always-continue at full width
+        hot = find(tuple(range(W)), f"budget@{R}", "majority")
+        if hot is not None:
+            baselines["default_vote_hot"] = hot
+    full = tuple(range(W))
+    debate_agg = "latest:reviser" if "reviser" in col else "majority"
+    deb = find(full, f"budget@{min(3, R)}", debate_agg) if full in subs and team else None
+    if deb is not None:
+        baselines["default_debate"] = deb
+    return baselines
+
+
+def _equal_accuracy_budget(budgets: list[dict[str, Any]], accuracy: float) -> dict[str, Any]:
+    """The cheapest fixed budget at least as accurate on validation (else the most accurate one)."""
+    ok = [c for c in budgets if c["val_accuracy"] >= accuracy - 1e-12]
+    return min(ok, key=lambda c: (c["val_calls"], -c["val_accuracy"])) if ok else \
+        max(budgets, key=lambda c: c["val_accuracy"])
+
+
+def _policy_entry(n: str, p: TeamPolicy, o: dict[str, np.ndarray], val: dict[str, np.ndarray],
+                  eo: dict[str, np.ndarray], eq: dict[str, Any], base_o: dict[str, dict[str, np.ndarray]],
+                  base_name: dict[str, str], baselines: dict[str, dict[str, Any]],
+                  best: dict[str, Any]) -> dict[str, Any]:
+    """One policy on one set: its summary, its claims against every baseline and the equal-accuracy budget
+    ``eq`` (outcome ``eo``), and the tool's pick on validation (this policy or the best rule)."""
+    claims = {f"beats_{k}": {"baseline": base_name[k], **_cmp(o, bo)} for k, bo in base_o.items()}
+    sv = saving_ci(o["calls"], eo["calls"])
+    da = ci_mean(o["correct"] - eo["correct"])
+    claims["fewer_calls_at_equal_accuracy"] = {
+        "baseline": eq["name"], "call_saving": sv, "accuracy_diff": da,
+        "met": bool(sv["lo"] >= 0.40 and da["hi"] >= 0), "verdict": "tie" if sv["lo"] <= 0 <= sv["hi"] else
+        ("fewer calls" if sv["lo"] > 0 else "more calls")}
+    # what a user gains: the tool's pick on validation (this policy or the best rule) vs the defaults
+    use_pol = float(val["return"].mean()) > best["val_return"]
+    po = o if use_pol else base_o["best_rule"]
+    gains = {k: {"baseline": baselines[k]["name"], **_cmp(po, base_o[k])}
+             for k in ("default_vote_hot", "default_debate") if k in base_o}
+    return {"summary": _summ(o), "model_class": p.model_class, "fit_seed": p.meta.get("fit_seed"),
+            "validation_return": float(val["return"].mean()), "claims": claims,
+            "tool_pick": {"name": n if use_pol else best["name"], "summary": _summ(po), "vs": gains}}
 
 
 def _fmt(d: dict[str, float]) -> str:

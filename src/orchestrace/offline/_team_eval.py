@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -144,9 +145,6 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     names = list(names) if names is not None else [f"policy{i}" for i in range(len(policies))]
     cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
 
-    def cell_of(r: LoggedRuns) -> np.ndarray:
-        return np.array([f"{s}:{d}" for s, d in zip(r.suite.tolist(), r.difficulty.tolist(), strict=True)])
-
     _check_policies(runs, policies, names, cells, R)
     fresh = _fresh_teams(runs, tests, notes)
     train = runs.subset(runs.split == "train")
@@ -162,34 +160,16 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     sets += [(tn, arrays_for(tr, sc, price_seed), np.arange(len(tr.task_ids))) for tn, tr in fresh]
     members = list(a_all.members)
     subs = subsets(runs)
-    val_cell = cell_of(runs)[iv]
+    val_cell = _cell_of(runs)[iv]
     cell_masks = {c: val_cell == c for c in cells if (val_cell == c).any()}
     # 1–2. fixed configurations × rules: stop indices once per corpus, chosen on validation
     cands, paths = _tune(a_all, sets, [tn for tn, _ in fresh], iv, subs, members, cell_masks, R)
     log(f"{len(cands)} (rule × configuration) settings tuned on {len(iv)} validation tasks")
 
-    def value(c: dict[str, Any], sn: str, rows: np.ndarray) -> dict[str, np.ndarray]:
-        key = "corpus" if sn == "test" else sn
-        return _outcome(paths[(key, c["S"])], c["stops"][key], c["g"], rows)
-
     best = max(cands, key=lambda c: c["val_return"])
     # the strongest rule with the policy's information: a (rule × configuration) chosen per task cell on validation
     route = {c: max(cands, key=lambda x: x["val_cells"].get(c, float("-inf"))) for c in cell_masks}
-
-    def routed(sn: str, rows: np.ndarray) -> dict[str, np.ndarray]:
-        where = cell_of(set_runs[sn])[rows]
-        out = {k: np.zeros(len(rows)) for k in ("return", "correct", "calls", "tokens")}
-        for c, cand in route.items():
-            m = where == c
-            if m.any():
-                for k, v in value(cand, sn, rows[m]).items():
-                    out[k][m] = v
-        missing = ~np.isin(where, list(route))
-        if missing.any():  # a cell without validation tasks: the best single rule
-            for k, v in value(best, sn, rows[missing]).items():
-                out[k][missing] = v
-        return out
-
+    tuned = _Tuned(paths, best, route, {"test": runs, **dict(fresh)})
     by_family = {f: max((c for c in cands if c["family"] == f), key=lambda c: c["val_return"])
                  for f in dict.fromkeys(c["family"] for c in cands)}
 
@@ -206,31 +186,12 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     out_sets: dict[str, Any] = {}
     val_out = {n: _policy_rollout(p, runs, a_all.price, iv, sc["token_scale"])
                for n, p in zip(names, policies, strict=True)}
-    set_runs = {"test": runs, **dict(fresh)}
     base_name = {k: c["name"] for k, c in baselines.items()}
     base_name["stop_only_best_team"] = f"stop-only/{best['name'].split('/', 1)[1]}"
     base_name["best_rule_per_cell"] = "per cell: " + "; ".join(f"{c} → {x['name']}" for c, x in route.items())
     for sn, arr, rows in sets:
-        base_o = {k: value(c, sn, rows) for k, c in baselines.items()}
-        base_o["best_rule_per_cell"] = routed(sn, rows)
-        if so is not None:
-            ss = [tuple(s) for s in so.subsets]
-            base_o["stop_only_best_team"] = rollout(arr, greedy(arr, so.model_class, so.models, ss, 1), ss,
-                                                    tuple(so.aggregations), idx=rows)
-        pols: dict[str, Any] = {}
-        for n, p in zip(names, policies, strict=True):
-            o = _policy_rollout(p, set_runs[sn], arr.price, rows, sc["token_scale"])
-            eq = _equal_accuracy_budget(budgets, float(val_out[n]["correct"].mean()))
-            pols[n] = _policy_entry(n, p, o, val_out[n], value(eq, sn, rows), eq, base_o, base_name, baselines, best)
-        out_sets[sn] = {"tasks": int(len(rows)), "baselines": {k: {"name": base_name[k], **_summ(o)}
-                                                               for k, o in base_o.items()},
-                        "family_best": {f: {"name": c["name"], **_summ(value(c, sn, rows))} for f, c in
-                                        by_family.items()},
-                        "policies": pols}
-        if len(policies) > 1:
-            out_sets[sn]["across_seeds"] = {k: t_interval([v["claims"][k]["return_diff"]["mean"]
-                                                          for v in pols.values()])
-                                            for k in next(iter(pols.values()))["claims"] if k.startswith("beats_")}
+        out_sets[sn] = _set_entry(tuned, sn, arr, rows, names, policies, so, baselines, base_name, by_family, budgets,
+                                  val_out, sc["token_scale"])
     # what a user gains: the tool's pick on validation (a policy or the best rule) vs the defaults
     picks = {n: float(v["return"].mean()) for n, v in val_out.items()}
     pick = max(picks, key=lambda n: picks[n]) if picks and max(picks.values()) > best["val_return"] else None
@@ -240,6 +201,68 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
             "exclusions": notes, "settings": len(cands), "best_rule": best["name"],
             "best_rule_validation_return": best["val_return"],
             "tool_pick": pick or best["name"], "sets": out_sets, "eval_seconds": time.perf_counter() - t0}
+
+
+def _cell_of(r: LoggedRuns) -> np.ndarray:
+    """The task cell (``suite:difficulty``) of every task of ``r``."""
+    return np.array([f"{s}:{d}" for s, d in zip(r.suite.tolist(), r.difficulty.tolist(), strict=True)])
+
+
+@dataclass
+class _Tuned:
+    """The tuned settings valued on any set: one setting (:meth:`value`), or the per-cell choice (:meth:`routed`)."""
+
+    paths: dict[tuple[str, tuple[int, ...]], dict[str, Any]]
+    best: dict[str, Any]
+    route: dict[str, dict[str, Any]]
+    set_runs: dict[str, LoggedRuns]
+
+    def value(self, c: dict[str, Any], sn: str, rows: np.ndarray) -> dict[str, np.ndarray]:
+        key = "corpus" if sn == "test" else sn
+        return _outcome(self.paths[(key, c["S"])], c["stops"][key], c["g"], rows)
+
+    def routed(self, sn: str, rows: np.ndarray) -> dict[str, np.ndarray]:
+        where = _cell_of(self.set_runs[sn])[rows]
+        out = {k: np.zeros(len(rows)) for k in ("return", "correct", "calls", "tokens")}
+        for c, cand in self.route.items():
+            m = where == c
+            if m.any():
+                for k, v in self.value(cand, sn, rows[m]).items():
+                    out[k][m] = v
+        missing = ~np.isin(where, list(self.route))
+        if missing.any():  # a cell without validation tasks: the best single rule
+            for k, v in self.value(self.best, sn, rows[missing]).items():
+                out[k][missing] = v
+        return out
+
+
+def _set_entry(tuned: _Tuned, sn: str, arr: TeamArrays, rows: np.ndarray, names: Sequence[str],
+               policies: Sequence[TeamPolicy], so: TeamPolicy | None, baselines: dict[str, dict[str, Any]],
+               base_name: dict[str, str], by_family: dict[str, dict[str, Any]], budgets: list[dict[str, Any]],
+               val_out: dict[str, dict[str, np.ndarray]], token_scale: float) -> dict[str, Any]:
+    """Step 4 on one set (the test split or a fresh set): the baselines, each family's best, every policy and its
+    claims, and (several policies) the claims across fitting seeds."""
+    value, best = tuned.value, tuned.best
+    base_o = {k: value(c, sn, rows) for k, c in baselines.items()}
+    base_o["best_rule_per_cell"] = tuned.routed(sn, rows)
+    if so is not None:
+        ss = [tuple(s) for s in so.subsets]
+        base_o["stop_only_best_team"] = rollout(arr, greedy(arr, so.model_class, so.models, ss, 1), ss,
+                                                tuple(so.aggregations), idx=rows)
+    pols: dict[str, Any] = {}
+    for n, p in zip(names, policies, strict=True):
+        o = _policy_rollout(p, tuned.set_runs[sn], arr.price, rows, token_scale)
+        eq = _equal_accuracy_budget(budgets, float(val_out[n]["correct"].mean()))
+        pols[n] = _policy_entry(n, p, o, val_out[n], value(eq, sn, rows), eq, base_o, base_name, baselines, best)
+    entry: dict[str, Any] = {"tasks": int(len(rows)), "baselines": {k: {"name": base_name[k], **_summ(o)}
+                                                                    for k, o in base_o.items()},
+                             "family_best": {f: {"name": c["name"], **_summ(value(c, sn, rows))} for f, c in
+                                             by_family.items()},
+                             "policies": pols}
+    if len(policies) > 1:
+        entry["across_seeds"] = {k: t_interval([v["claims"][k]["return_diff"]["mean"] for v in pols.values()])
+                                 for k in next(iter(pols.values()))["claims"] if k.startswith("beats_")}
+    return entry
 
 
 def _check_policies(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Sequence[str], cells: list[str],

@@ -117,23 +117,8 @@ def synth(
         pos = int(np.searchsorted(times[j], t1))
         if pos < len(chains[j]):
             ed.append(Edge(ev[m_idx].id, ev[chains[j][pos]].id, EdgeType.MESSAGE))
-    useful = [idx for idx, w in returns if not w]
-    agg_t = max(ev[idx].t_end or ev[idx].t for idx in useful) + 0.1
-    late = [idx for idx, w in returns if w]
-    agg_t2 = max([agg_t] + [(ev[idx].t_end or ev[idx].t) + 0.1 for idx in late])  # waits for stragglers
     agg_err = failed  # a clean aggregate catches the errors that reached it; a failed run's does not
-    ag = ids()
-    ev.append(Event(id=ag, t=agg_t, t_end=agg_t + 0.5, type=EventType.AGGREGATE, agent=_ORCH, role="lead",
-                    tokens_in=100 * len(useful), tokens_out=200, error=agg_err,
-                    outcome=Outcome(success=not agg_err, score=0.0 if agg_err else 1.0)))
-    for idx in useful:
-        ed.append(Edge(ev[idx].id, ag, EdgeType.AGGREGATE))
-    st = ids()
-    stop_t = max(agg_t + 0.6, agg_t2)
-    ev.append(Event(id=st, t=stop_t, t_end=stop_t + 0.1, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH,
-                    role="lead", tokens_in=50, tokens_out=5,
-                    decision=DecisionPayload(kind=Decision.STOP, action="stop", alternatives=("stop", "continue"), step=1)))
-    ed.append(Edge(ag, st, EdgeType.CAUSAL))
+    stop_t = _aggregate_and_stop(ids, ev, ed, returns, agg_err)
     ev.sort(key=lambda e: e.t)
     tokens = float(sum(e.tokens for e in ev))
     return Trace(
@@ -151,6 +136,29 @@ def synth(
         meta={"generator": "orchestrace.synth", "seed": seed, "agents": agents, "success_rate": success,
               "p_error": p_error, "propagate": propagate},
     )
+
+def _aggregate_and_stop(ids: _IdGen, ev: list[Event], ed: list[Edge], returns: list[tuple[int, bool]],
+                        agg_err: bool) -> float:
+    """The lead's aggregate of the useful workers' returns (after the stragglers) and its stop decision;
+    returns the stop's time."""
+    useful = [idx for idx, w in returns if not w]
+    agg_t = max(ev[idx].t_end or ev[idx].t for idx in useful) + 0.1
+    late = [idx for idx, w in returns if w]
+    agg_t2 = max([agg_t] + [(ev[idx].t_end or ev[idx].t) + 0.1 for idx in late])  # waits for stragglers
+    ag = ids()
+    ev.append(Event(id=ag, t=agg_t, t_end=agg_t + 0.5, type=EventType.AGGREGATE, agent=_ORCH, role="lead",
+                    tokens_in=100 * len(useful), tokens_out=200, error=agg_err,
+                    outcome=Outcome(success=not agg_err, score=0.0 if agg_err else 1.0)))
+    for idx in useful:
+        ed.append(Edge(ev[idx].id, ag, EdgeType.AGGREGATE))
+    st = ids()
+    stop_t = max(agg_t + 0.6, agg_t2)
+    ev.append(Event(id=st, t=stop_t, t_end=stop_t + 0.1, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH,
+                    role="lead", tokens_in=50, tokens_out=5,
+                    decision=DecisionPayload(kind=Decision.STOP, action="stop", alternatives=("stop", "continue"), step=1)))
+    ed.append(Edge(ag, st, EdgeType.CAUSAL))
+    return stop_t
+
 
 def _check_args(events: int, agents: int, **probabilities: float) -> None:
     """Refuse settings that make no trace: a probability outside [0, 1], errors that always propagate, no

@@ -338,3 +338,25 @@ def test_mutations_inside_models_and_lists_are_refused_with_a_config_error(fitte
             TeamPolicy.from_dict(doc)
 
     check()
+
+
+def test_a_policy_file_is_read_as_the_gate_file_is(tmp_path: Path) -> None:
+    """Like the gate file: a regular file under the small-file cap, else a located error, never a block."""
+    import os
+
+    from orchestrace.offline.team_policy import TeamPolicy
+
+    os.mkfifo(tmp_path / "team_policy.json")  # before: read_text() on a FIFO waited for a writer forever
+    with pytest.raises(ConfigError, match="not a regular file \\(a FIFO\\); a team policy file"):
+        TeamPolicy.load(tmp_path)
+    with pytest.raises(ConfigError, match="no team policy file"):
+        TeamPolicy.load(tmp_path / "absent.json")
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:
+        fh.truncate(17 * 1024**2)  # sparse: over the 16 MiB cap without writing it
+    with pytest.raises(ConfigError, match="over the .*-byte limit"):
+        TeamPolicy.load(big)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff{")
+    with pytest.raises(ConfigError, match="not a readable team policy file"):
+        TeamPolicy.load(bad)

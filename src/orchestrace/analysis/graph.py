@@ -61,7 +61,6 @@ Final output
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -82,11 +81,13 @@ from ..core._dag import (
     dangling_message,
     duplicate_message,
     find_cycle,
-    stable_argsort_small,
     unique_ints,
 )
 from ..errors import TraceInvalidError
 from ..vocab import DEPENDENCY_EDGE_TYPES, EdgeType, EventType
+from . import _agents
+from ._agents import Concurrency, SpawnTree, Timelines
+from ._csr import _EMPTY, _I32, _bools, _csr, _dedupe, _floats, _gather
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -110,9 +111,7 @@ _EV = {et: np.int8(i) for et, i in EVENT_CODE.items()}
 _ED = {et: np.int8(i) for et, i in EDGE_CODE.items()}
 _EV_CODE_OR_NONE, _ED_CODE_OR_NONE = EVENT_CODE, EDGE_CODE  # the validator's tables (.get → −1)
 _DEP_CODES = DEPENDENCY_CODES
-_I32 = np.int32
 _V = TypeVar("_V")
-_EMPTY = np.zeros(0, dtype=_I32)
 
 #: How a missing ``t_end`` is filled (see the module docstring).
 MISSING_END_RULE = (
@@ -133,105 +132,6 @@ class CriticalPath:
     events: np.ndarray
     length_s: float
     steps: int
-
-
-@dataclass(frozen=True)
-class Timelines:
-    """Per-agent busy intervals (overlapping events of one agent merged).
-
-    ``agent`` (int32), ``start``, ``end`` (float64) — one row per merged interval, sorted
-    by agent then start; ``busy_s[a]`` = Σ (end − start) over agent ``a``'s intervals.
-    """
-
-    agent: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    busy_s: np.ndarray
-
-
-@dataclass(frozen=True)
-class SpawnTree:
-    """Who spawned whom (agent codes). ``parent[a]`` = spawner of ``a`` (-1 for roots);
-    ``depth[a]`` = spawn edges from a root (-1 if unreachable from a root, i.e. a spawn
-    cycle); ``children[a]`` = distinct agents ``a`` spawned; ``spawned`` = agents that
-    were spawned at least once."""
-
-    parent: np.ndarray
-    depth: np.ndarray
-    children: dict[int, list[int]]
-    spawned: np.ndarray
-    roots: list[int]
-
-    @property
-    def max_depth(self) -> int:
-        """Largest depth (0 when nobody is spawned)."""
-        return int(self.depth.max()) if self.depth.size else 0
-
-    @property
-    def max_fanout(self) -> int:
-        """Most distinct children of one agent."""
-        return max((len(c) for c in self.children.values()), default=0)
-
-
-@dataclass(frozen=True)
-class Concurrency:
-    """Number of events in progress over time (events of zero duration excluded).
-
-    ``times[k]`` is a change point and ``counts[k]`` the number of running events on
-    ``[times[k], times[k+1])``; an event ending exactly when another starts does not
-    overlap it. ``peak = counts.max()`` (0 for no timed events).
-    """
-
-    times: np.ndarray
-    counts: np.ndarray
-    peak: int
-
-
-def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR (``ptr``, ``idx``) of ``src → dst``: neighbours of ``v`` are ``idx[ptr[v]:ptr[v+1]]``."""
-    order = stable_argsort_small(src, n)
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
-    return ptr, dst[order].astype(_I32, copy=False)
-
-
-def _gather(ptr: np.ndarray, idx: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All CSR neighbours of ``nodes``: (neighbour, owner) pairs, one per edge."""
-    starts = ptr[nodes]
-    counts = ptr[nodes + 1] - starts
-    total = int(counts.sum())
-    if total == 0:
-        return _EMPTY, _EMPTY
-    csum = np.cumsum(counts)
-    pos = np.arange(total, dtype=np.int64) + np.repeat(starts - (csum - counts), counts)
-    return idx[pos], np.repeat(nodes, counts)
-
-
-def _dedupe(a: np.ndarray, stamp: np.ndarray) -> np.ndarray:
-    """``a`` without repeated values, in O(len(a)) (``stamp`` is scratch space of length n)."""
-    if a.size < 2:
-        return a
-    pos = np.arange(a.size)
-    stamp[a] = pos  # the last write for each value wins
-    return a[stamp[a] == pos]
-
-
-def _bools(values: list[object], target: object, n: int) -> np.ndarray:
-    """``v is target`` for each value, as a bool array (C-level map, no Python loop).
-
-    An optional flag is often absent from every event: then no per-event pass is needed.
-    """
-    if values and values[0] is None and _all_none(values):
-        return np.zeros(n, dtype=bool)
-    return np.fromiter(map(operator.is_, values, itertools.repeat(target)), dtype=bool, count=n)
-
-
-def _all_none(values: list[object]) -> bool:
-    """Every value is None (``list.count`` compares with ``==``, which None answers by identity)."""
-    try:
-        return values.count(None) == len(values)
-    except Exception:  # a value whose ``==`` misbehaves (a Trace built in code): not all None
-        return False
 
 
 class TraceGraph:
@@ -685,7 +585,7 @@ class TraceGraph:
         """Which rule chose :attr:`output`."""
         return self._output[1]
 
-    # ------------------------------------------------------------------ agents and time
+    # ------------------------------------------------------------------ agents and time (._agents)
     def timelines(self) -> Timelines:
         """Per-agent busy intervals: events of one agent sorted by start, overlaps merged.
 
@@ -696,22 +596,7 @@ class TraceGraph:
         >>> tl.start.tolist(), tl.end.tolist(), tl.busy_s.tolist()
         ([0.0, 5.0], [3.0, 6.0], [4.0])
         """
-        order = np.lexsort((self.t, self.agent))
-        a, s, e = self.agent[order], self.t[order], np.maximum(self.t_end[order], self.t[order])
-        na = len(self.agents)
-        if not order.size:
-            return Timelines(_EMPTY, np.zeros(0), np.zeros(0), np.zeros(na))
-        # running max of ends within each agent: offset agents so one accumulate does all
-        span = float(e.max() - s.min()) + 1.0
-        off = a.astype(np.float64) * span - s.min()
-        run = np.maximum.accumulate(e + off) - off
-        new = np.ones(a.size, dtype=bool)
-        new[1:] = (a[1:] != a[:-1]) | (s[1:] > run[:-1])
-        starts = np.flatnonzero(new)
-        ends_at = np.r_[starts[1:] - 1, a.size - 1]
-        ia, st, en = a[starts], s[starts], run[ends_at]
-        busy = np.bincount(ia, weights=en - st, minlength=na)
-        return Timelines(ia.astype(_I32), st, en, busy)
+        return _agents.timelines(self.agent, self.t, self.t_end, len(self.agents))
 
     def spawn_tree(self) -> SpawnTree:
         """The spawn tree over agent codes from ``spawn`` events (``agent`` spawns ``to``).
@@ -722,34 +607,7 @@ class TraceGraph:
         >>> tree.max_depth, tree.max_fanout, tree.roots
         (2, 1, [0])
         """
-        na = len(self.agents)
-        parent = np.full(na, -1, dtype=_I32)
-        children: dict[int, list[int]] = {}
-        ev = self.trace.events
-        ai = self.agent_index
-        for i in np.flatnonzero(self.type == _EV[EventType.SPAWN]).tolist():
-            to = ev[i].to
-            if to is None:
-                continue
-            p, c = int(self.agent[i]), ai[to]
-            kids = children.setdefault(p, [])
-            if c not in kids:
-                kids.append(c)
-            if parent[c] < 0 and c != p:
-                parent[c] = p
-        spawned = parent >= 0
-        roots = [a for a in range(na) if not spawned[a]]
-        depth = np.full(na, -1, dtype=_I32)
-        frontier = roots
-        d = 0
-        while frontier:
-            nxt: list[int] = []
-            for a in frontier:
-                if depth[a] < 0:
-                    depth[a] = d
-                    nxt.extend(k for k in children.get(a, ()) if depth[k] < 0 and parent[k] == a)
-            frontier, d = nxt, d + 1
-        return SpawnTree(parent, depth, children, np.flatnonzero(spawned).astype(_I32), roots)
+        return _agents.spawn_tree(self.type, self.agent, self.trace.events, self.agent_index)
 
     def concurrency(self) -> Concurrency:
         """Events in progress over time by a sweep over sorted starts and ends.
@@ -761,27 +619,12 @@ class TraceGraph:
         >>> c.times.tolist(), c.counts.tolist(), c.peak
         ([0.0, 1.0, 2.0, 3.0, 4.0], [1, 2, 2, 1, 0], 2)
         """
-        timed = self.duration > 0
-        s, e = self.t[timed], self.t_end[timed]
-        if not s.size:
-            return Concurrency(np.zeros(0), np.zeros(0, dtype=np.int64), 0)
-        times = np.concatenate([e, s])
-        delta = np.concatenate([np.full(e.size, -1, np.int64), np.ones(s.size, np.int64)])
-        order = np.argsort(times, kind="stable")  # ends listed first: at a tie they close first
-        times, counts = times[order], np.cumsum(delta[order])
-        last = np.ones(times.size, dtype=bool)
-        last[:-1] = times[1:] != times[:-1]  # keep the count after the last change at each time
-        return Concurrency(times[last], counts[last], int(counts.max()))
+        return _agents.concurrency(self.t, self.t_end, self.duration)
 
     @cached_property
     def peak_concurrency(self) -> int:
         """Most events in progress at once (= ``concurrency().peak``, via two sorts only)."""
-        timed = self.duration > 0
-        s, e = np.sort(self.t[timed]), np.sort(self.t_end[timed])
-        if not s.size:
-            return 0
-        running = np.arange(1, s.size + 1) - np.searchsorted(e, s, side="right")
-        return int(running.max())
+        return _agents.peak_concurrency(self.t, self.t_end, self.duration)
 
 
 # ---------------------------------------------------------------------- errors (the validator's codes)
@@ -799,11 +642,3 @@ def _dangling(edges: tuple, src: np.ndarray, dst: np.ndarray) -> TraceInvalidErr
             problems.append(problem("edge.dangling", f"$.edges[{j}].{end}", *dangling_message(end, getattr(edges[j], end))))
     problems.sort(key=lambda p: p.path)
     return TraceInvalidError(f"{len(problems)} edge end(s) point to unknown events, first {problems[0].path}", problems)
-
-
-def _floats(values: list) -> np.ndarray:
-    """Floats with None → NaN; an integer beyond the float range → inf (never OverflowError)."""
-    try:
-        return np.array(values, dtype=np.float64)
-    except OverflowError:
-        return np.array([np.inf if v is not None and abs(v) > 1e308 else v for v in values], dtype=np.float64)

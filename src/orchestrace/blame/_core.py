@@ -50,7 +50,7 @@ from ._origins import (
 
 if TYPE_CHECKING:
     from ..analysis.graph import TraceGraph
-    from ..core.trace import Trace
+    from ..core.trace import Event, Trace
     from ._scorer import Scorer
 
 __all__ = ["FALLBACK_RULE", "METHODS", "STATUSES", "BlameResult", "Culprit", "blame", "failed_of", "step_of"]
@@ -145,6 +145,24 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
     if failed is None:
         notes.append("the run's outcome is unknown (no outcome, or outcome fields that disagree): blamed as if it "
                      "failed (assume_failed)")
+    order = _ranked(cands, g, tiers, notes)
+    if order:
+        total = sum(c.strength() for c in order)
+        by_agent: dict[str, float] = {}
+        for c in order:
+            by_agent[ev[c.origin].agent] = by_agent.get(ev[c.origin].agent, 0.0) + c.strength()
+        dec = _culprit(ev, order[0], by_agent, total)
+        other = next((c for c in order[1:] if ev[c.origin].agent != dec.agent), order[1] if len(order) > 1 else None)
+        runner = _culprit(ev, other, by_agent, total) if other is not None else _fallback(trace, g, exclude=dec.agent)
+        shares = _shares(g, [c.origin for c in order], reach)
+        res = BlameResult(trace.trace_id, dec, runner, "earliest flagged error reaching the output", True, failed,
+                          shares, tuple(notes))
+        return _scored(trace, g, res, method, scorer)
+    return _without_evidence(trace, g, reach, failed, notes, fallback, method, scorer)
+
+
+def _ranked(cands: dict[int, _Cand], g: TraceGraph, tiers: bool, notes: list[str]) -> list[_Cand]:
+    """The candidates, earliest first; with ``tiers``, those with strong evidence before the weak-only ones."""
     order = sorted(cands.values(), key=lambda c: (g.t[c.origin], c.origin))
     if tiers:
         strong = [c for c in order if any(r is None or r.kind not in WEAK_KINDS for _, r in c.flagged)]
@@ -152,34 +170,28 @@ def blame(trace: Trace, *, graph: TraceGraph | None = None,
             notes.append(f"{len(order) - len(strong)} error(s) with weak evidence only (a repeat, a refusal) do not "
                          "decide: stronger evidence exists")
             order = strong + [c for c in order if c not in strong]
-    total = sum(c.strength() for c in order)
-    by_agent: dict[str, float] = {}
-    for c in order:
-        by_agent[ev[c.origin].agent] = by_agent.get(ev[c.origin].agent, 0.0) + c.strength()
+    return order
 
-    def culprit(c: _Cand) -> Culprit:
-        o = ev[c.origin]
-        step, what = step_of(o, c.origin)
-        lines = []
-        for i, r in c.flagged:
-            f = ev[i]
-            kind = r.kind.value if r is not None else "error"
-            excerpt = f": {r.excerpt}" if r is not None and r.excerpt else ""
-            lines.append(f"{kind} @ {f.id} ({f.source or f.agent}){excerpt}")
-        conf = c.strength() * (0.5 + 0.5 * by_agent[o.agent] / total)
-        return Culprit(o.agent, o.id, step, what, round(conf, 3),
-                       tuple(dict.fromkeys(r.kind.value if r is not None else "error" for _, r in c.flagged)),
-                       tuple(lines), o.source)
 
-    if order:
-        first = order[0]
-        dec = culprit(first)
-        other = next((c for c in order[1:] if ev[c.origin].agent != dec.agent), order[1] if len(order) > 1 else None)
-        runner = culprit(other) if other is not None else _fallback(trace, g, exclude=dec.agent)
-        shares = _shares(g, [c.origin for c in order], reach)
-        res = BlameResult(trace.trace_id, dec, runner, "earliest flagged error reaching the output", True, failed,
-                          shares, tuple(notes))
-        return _scored(trace, g, res, method, scorer)
+def _culprit(ev: tuple[Event, ...], c: _Cand, by_agent: dict[str, float], total: float) -> Culprit:
+    """The culprit a candidate names, its evidence lines, and its confidence (its strength, weighted by its agent's share)."""
+    o = ev[c.origin]
+    step, what = step_of(o, c.origin)
+    lines = []
+    for i, r in c.flagged:
+        f = ev[i]
+        kind = r.kind.value if r is not None else "error"
+        excerpt = f": {r.excerpt}" if r is not None and r.excerpt else ""
+        lines.append(f"{kind} @ {f.id} ({f.source or f.agent}){excerpt}")
+    conf = c.strength() * (0.5 + 0.5 * by_agent[o.agent] / total)
+    return Culprit(o.agent, o.id, step, what, round(conf, 3),
+                   tuple(dict.fromkeys(r.kind.value if r is not None else "error" for _, r in c.flagged)),
+                   tuple(lines), o.source)
+
+
+def _without_evidence(trace: Trace, g: TraceGraph, reach: np.ndarray, failed: bool | None, notes: list[str],
+                      fallback: str, method: str, scorer: Scorer | None) -> BlameResult:
+    """A failed run with no flagged error: the ``fallback`` rule names the culprit (or nobody)."""
     if fallback not in FALLBACKS:
         from ..errors import ConfigError
 

@@ -74,21 +74,9 @@ def synth(
     step (see the module docstring). ``task_id`` defaults to ``synth-task-<seed>``; give
     several seeds one ``task_id`` to make a group of runs of one task.
     """
-    for name, p in (("success", success), ("propagate", propagate), ("p_error", p_error), ("p_message", p_message),
-                    ("p_untrusted", p_untrusted), ("p_wasted", p_wasted)):
-        if not 0.0 <= p <= 1.0:
-            raise ConfigError(f"{name} must be a probability in [0, 1], got {p!r}")
-    if propagate >= 1.0 and p_error > 0:
-        raise ConfigError("propagate must be < 1 when p_error > 0 (with 1 every error would run to the end of its "
-                          "worker's chain); use e.g. --propagate 0.9")
-    if agents < 1:
-        raise ConfigError("agents must be ≥ 1 (the orchestrator spawns at least one worker)")
+    _check_args(events, agents, success=success, propagate=propagate, p_error=p_error, p_message=p_message,
+                p_untrusted=p_untrusted, p_wasted=p_wasted)
     overhead = 1 + agents + agents + 1 + 1  # decision, spawns, returns, aggregate, stop
-    if events < overhead + agents:
-        raise ConfigError(
-            f"events={events} is too few for agents={agents}: need ≥ {overhead + agents} "
-            f"(2 per agent + 3 + one step each); raise --events or lower --agents"
-        )
     if not 1 <= waves <= agents:
         waves = max(1, min(waves, agents))
     rng = np.random.default_rng(seed)
@@ -120,80 +108,17 @@ def synth(
     pending_msgs: list[tuple[int, int, float]] = []  # (msg event idx, target worker, t)
     for i in range(agents):
         s_t = float(wave_start[wave_of[i]] + 0.01 * i)
-        sp = ids()
-        ev.append(Event(id=sp, t=s_t, t_end=s_t + 0.01, type=EventType.SPAWN, agent=_ORCH, to=names[i], role="lead"))
-        ed.append(Edge(d0, sp, EdgeType.SPAWN))
-        n = int(steps[i])
-        dur = rng.exponential(2.0, size=n) + 0.05
-        start = s_t + 0.02 + np.concatenate([[0.0], np.cumsum(dur[:-1] + 0.01)])
-        kinds = rng.random(n)
-        untrusted = rng.random(n) < p_untrusted
-        err = _error_runs(rng.random(n) < p_error, rng.random(n) < propagate)
-        if i == culprit:  # the fatal error: an error run that reaches the worker's result
-            fatal = n if propagate >= 1 else min(n, int(rng.geometric(1.0 - propagate)))
-            err[n - fatal:] = True
-        tok = rng.integers(20, 800, size=n)
-        prev = sp
-        prev_edge = EdgeType.SPAWN
-        erroneous = False
-        chain = []
-        for k in range(n):
-            idx = len(ev)
-            eid = ids()
-            t0 = float(start[k])
-            t1 = t0 + float(dur[k])
-            erroneous = bool(err[k])
-            if kinds[k] < p_message and agents > 1:
-                j = int(rng.integers(0, agents - 1))
-                j = j + 1 if j >= i else j
-                ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.MESSAGE, agent=names[i], from_=names[i],
-                                to=names[j], role="worker", tokens_out=int(tok[k]), error=erroneous or None))
-                pending_msgs.append((idx, j, t1))
-                edge_t = prev_edge
-            elif k % 2 == 0:
-                ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.TOOL_CALL, agent=names[i], role="worker",
-                                tool="search" if k % 4 == 0 else "code.run", privileged=(k % 4 == 2) or None,
-                                tokens_in=int(tok[k]), tokens_out=int(tok[k]) // 4, error=erroneous or None))
-                edge_t = prev_edge
-            else:
-                ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.TOOL_RESULT, agent=names[i], role="worker",
-                                tool="search" if k % 4 == 1 else "code.run",
-                                trusted=not untrusted[k], tokens_in=int(tok[k]),
-                                error=erroneous or None))
-                edge_t = EdgeType.TOOL_DEPENDENCY if ev[idx - 1].type is EventType.TOOL_CALL else prev_edge
-            ed.append(Edge(prev, eid, edge_t if edge_t is not EdgeType.SPAWN else EdgeType.SPAWN))
-            prev, prev_edge = eid, EdgeType.CAUSAL
-            chain.append(idx)
-        r_t = float(start[-1] + dur[-1] + 0.01)
-        rid = ids()
-        returns.append((len(ev), bool(wasted[i])))
-        ev.append(Event(id=rid, t=r_t, t_end=r_t + 0.01, type=EventType.RETURN, agent=names[i], from_=names[i],
-                        to=_ORCH, role="worker", tokens_out=120, error=erroneous or None))
-        ed.append(Edge(prev, rid, EdgeType.RETURN))
-        chain.append(len(ev) - 1)
+        chain = _worker(rng, ids, ev, ed, i, names, s_t, d0, int(steps[i]), culprit=i == culprit, p_message=p_message,
+                        p_untrusted=p_untrusted, p_error=p_error, propagate=propagate, pending_msgs=pending_msgs)
+        returns.append((chain[-1], bool(wasted[i])))
         chains.append(chain)
         times.append(np.array([ev[c].t for c in chain]))
     for m_idx, j, t1 in pending_msgs:  # message edge into the peer's next event after arrival
         pos = int(np.searchsorted(times[j], t1))
         if pos < len(chains[j]):
             ed.append(Edge(ev[m_idx].id, ev[chains[j][pos]].id, EdgeType.MESSAGE))
-    useful = [idx for idx, w in returns if not w]
-    agg_t = max(ev[idx].t_end or ev[idx].t for idx in useful) + 0.1
-    late = [idx for idx, w in returns if w]
-    agg_t2 = max([agg_t] + [(ev[idx].t_end or ev[idx].t) + 0.1 for idx in late])  # waits for stragglers
     agg_err = failed  # a clean aggregate catches the errors that reached it; a failed run's does not
-    ag = ids()
-    ev.append(Event(id=ag, t=agg_t, t_end=agg_t + 0.5, type=EventType.AGGREGATE, agent=_ORCH, role="lead",
-                    tokens_in=100 * len(useful), tokens_out=200, error=agg_err,
-                    outcome=Outcome(success=not agg_err, score=0.0 if agg_err else 1.0)))
-    for idx in useful:
-        ed.append(Edge(ev[idx].id, ag, EdgeType.AGGREGATE))
-    st = ids()
-    stop_t = max(agg_t + 0.6, agg_t2)
-    ev.append(Event(id=st, t=stop_t, t_end=stop_t + 0.1, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH,
-                    role="lead", tokens_in=50, tokens_out=5,
-                    decision=DecisionPayload(kind=Decision.STOP, action="stop", alternatives=("stop", "continue"), step=1)))
-    ed.append(Edge(ag, st, EdgeType.CAUSAL))
+    stop_t = _aggregate_and_stop(ids, ev, ed, returns, agg_err)
     ev.sort(key=lambda e: e.t)
     tokens = float(sum(e.tokens for e in ev))
     return Trace(
@@ -211,6 +136,107 @@ def synth(
         meta={"generator": "orchestrace.synth", "seed": seed, "agents": agents, "success_rate": success,
               "p_error": p_error, "propagate": propagate},
     )
+
+def _aggregate_and_stop(ids: _IdGen, ev: list[Event], ed: list[Edge], returns: list[tuple[int, bool]],
+                        agg_err: bool) -> float:
+    """The lead's aggregate of the useful workers' returns (after the stragglers) and its stop decision;
+    returns the stop's time."""
+    useful = [idx for idx, w in returns if not w]
+    agg_t = max(ev[idx].t_end or ev[idx].t for idx in useful) + 0.1
+    late = [idx for idx, w in returns if w]
+    agg_t2 = max([agg_t] + [(ev[idx].t_end or ev[idx].t) + 0.1 for idx in late])  # waits for stragglers
+    ag = ids()
+    ev.append(Event(id=ag, t=agg_t, t_end=agg_t + 0.5, type=EventType.AGGREGATE, agent=_ORCH, role="lead",
+                    tokens_in=100 * len(useful), tokens_out=200, error=agg_err,
+                    outcome=Outcome(success=not agg_err, score=0.0 if agg_err else 1.0)))
+    for idx in useful:
+        ed.append(Edge(ev[idx].id, ag, EdgeType.AGGREGATE))
+    st = ids()
+    stop_t = max(agg_t + 0.6, agg_t2)
+    ev.append(Event(id=st, t=stop_t, t_end=stop_t + 0.1, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH,
+                    role="lead", tokens_in=50, tokens_out=5,
+                    decision=DecisionPayload(kind=Decision.STOP, action="stop", alternatives=("stop", "continue"), step=1)))
+    ed.append(Edge(ag, st, EdgeType.CAUSAL))
+    return stop_t
+
+
+def _check_args(events: int, agents: int, **probabilities: float) -> None:
+    """Refuse settings that make no trace: a probability outside [0, 1], errors that always propagate, no
+    worker, or too few events for the team."""
+    for name, p in probabilities.items():
+        if not 0.0 <= p <= 1.0:
+            raise ConfigError(f"{name} must be a probability in [0, 1], got {p!r}")
+    if probabilities["propagate"] >= 1.0 and probabilities["p_error"] > 0:
+        raise ConfigError("propagate must be < 1 when p_error > 0 (with 1 every error would run to the end of its "
+                          "worker's chain); use e.g. --propagate 0.9")
+    if agents < 1:
+        raise ConfigError("agents must be ≥ 1 (the orchestrator spawns at least one worker)")
+    overhead = 1 + agents + agents + 1 + 1  # decision, spawns, returns, aggregate, stop
+    if events < overhead + agents:
+        raise ConfigError(
+            f"events={events} is too few for agents={agents}: need ≥ {overhead + agents} "
+            f"(2 per agent + 3 + one step each); raise --events or lower --agents"
+        )
+
+
+def _worker(rng: np.random.Generator, ids: _IdGen, ev: list[Event], ed: list[Edge], i: int, names: list[str],
+            s_t: float, d0: str, n: int, *, culprit: bool, p_message: float, p_untrusted: float, p_error: float,
+            propagate: float, pending_msgs: list[tuple[int, int, float]]) -> list[int]:
+    """Worker ``i``'s spawn at ``s_t``, its ``n`` steps and its return, appended to ``ev`` / ``ed`` (messages to
+    peers queued in ``pending_msgs``); returns the indices of its steps and return. The draws from ``rng`` are
+    in a fixed order, so a seed gives one trace."""
+    agents = len(names)
+    sp = ids()
+    ev.append(Event(id=sp, t=s_t, t_end=s_t + 0.01, type=EventType.SPAWN, agent=_ORCH, to=names[i], role="lead"))
+    ed.append(Edge(d0, sp, EdgeType.SPAWN))
+    dur = rng.exponential(2.0, size=n) + 0.05
+    start = s_t + 0.02 + np.concatenate([[0.0], np.cumsum(dur[:-1] + 0.01)])
+    kinds = rng.random(n)
+    untrusted = rng.random(n) < p_untrusted
+    err = _error_runs(rng.random(n) < p_error, rng.random(n) < propagate)
+    if culprit:  # the fatal error: an error run that reaches the worker's result
+        fatal = n if propagate >= 1 else min(n, int(rng.geometric(1.0 - propagate)))
+        err[n - fatal:] = True
+    tok = rng.integers(20, 800, size=n)
+    prev = sp
+    prev_edge = EdgeType.SPAWN
+    erroneous = False
+    chain = []
+    for k in range(n):
+        idx = len(ev)
+        eid = ids()
+        t0 = float(start[k])
+        t1 = t0 + float(dur[k])
+        erroneous = bool(err[k])
+        if kinds[k] < p_message and agents > 1:
+            j = int(rng.integers(0, agents - 1))
+            j = j + 1 if j >= i else j
+            ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.MESSAGE, agent=names[i], from_=names[i],
+                            to=names[j], role="worker", tokens_out=int(tok[k]), error=erroneous or None))
+            pending_msgs.append((idx, j, t1))
+            edge_t = prev_edge
+        elif k % 2 == 0:
+            ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.TOOL_CALL, agent=names[i], role="worker",
+                            tool="search" if k % 4 == 0 else "code.run", privileged=(k % 4 == 2) or None,
+                            tokens_in=int(tok[k]), tokens_out=int(tok[k]) // 4, error=erroneous or None))
+            edge_t = prev_edge
+        else:
+            ev.append(Event(id=eid, t=t0, t_end=t1, type=EventType.TOOL_RESULT, agent=names[i], role="worker",
+                            tool="search" if k % 4 == 1 else "code.run",
+                            trusted=not untrusted[k], tokens_in=int(tok[k]),
+                            error=erroneous or None))
+            edge_t = EdgeType.TOOL_DEPENDENCY if ev[idx - 1].type is EventType.TOOL_CALL else prev_edge
+        ed.append(Edge(prev, eid, edge_t if edge_t is not EdgeType.SPAWN else EdgeType.SPAWN))
+        prev, prev_edge = eid, EdgeType.CAUSAL
+        chain.append(idx)
+    r_t = float(start[-1] + dur[-1] + 0.01)
+    rid = ids()
+    ev.append(Event(id=rid, t=r_t, t_end=r_t + 0.01, type=EventType.RETURN, agent=names[i], from_=names[i],
+                    to=_ORCH, role="worker", tokens_out=120, error=erroneous or None))
+    ed.append(Edge(prev, rid, EdgeType.RETURN))
+    chain.append(len(ev) - 1)
+    return chain
+
 
 
 def _error_runs(roots: np.ndarray, spread: np.ndarray) -> np.ndarray:

@@ -102,7 +102,8 @@ from ._dag import (
 from ._dag import (
     find_cycle as find_cycle,  # re-exported: the one cycle finder, shared with the graph core
 )
-from ._structural import ERROR, WARNING, Collector, Decoded, Locator, decode_bytes, short
+from ._located import ERROR, WARNING, Collector, short
+from ._structural import Decoded, Locator, decode_bytes
 from .io import read_bytes
 from .trace import SCHEMA_VERSION, Trace
 
@@ -215,8 +216,8 @@ def _tol(t: np.ndarray) -> float:
 
 def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     tr, loc = d.trace, d.loc
-    ev, ed = tr.events, tr.edges
-    n, m = len(ev), len(ed)
+    ev = tr.events
+    n = len(ev)
     _check_trace_level(d, col)
     if n == 0:
         return
@@ -234,7 +235,27 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     bad_type = np.flatnonzero(types < 0)
     col.add_many("schema.enum", bad_type, lambda i: (loc.event(i, "type"), f"invalid event type {short(ev[i].type)}", ""))
 
-    # -- ids ------------------------------------------------------------------------------
+    agent_hash = _check_ids(d, col, index)
+    finite = d.finite  # the strict JSON decode already excluded NaN/Infinity
+    tol = _tol(t)
+    _check_numbers(d, col, columns, t, tol)
+    s, _, causal = _check_edges(d, col, columns, index, t, tol)
+    # -- agents: spawned before acting, return to the spawner -----------------------------
+    _check_agents(ev, agent_hash, t, types, tol, loc, col)
+    _check_decisions(d, col, types, t, s, causal)
+
+    # -- outcomes -------------------------------------------------------------------------
+    outcomes = [] if finite else list(map(_get["outcome"], ev))
+    if outcomes.count(None) != len(outcomes):
+        for i, o in enumerate(outcomes):
+            if o is not None and o.score is not None and not np.isfinite(o.score):
+                col.add("number.non-finite", loc.event(i, "outcome.score"), f"score = {o.score!r}")
+
+
+def _check_ids(d: Decoded, col: Collector, index: IdIndex) -> np.ndarray:
+    """Duplicate and empty event ids and agents; returns the agents' 64-bit hashes (n,)."""
+    ev, loc, n = d.trace.events, d.loc, len(d.trace.events)
+
     def dup(i: int) -> tuple[str, str, str]:
         first = int(index.lookup([ev[i].id])[0])
         return (loc.event(i, "id"), *duplicate_message(ev[i].id, loc.event(first)))
@@ -246,10 +267,14 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
         if bool((hashes == _EMPTY_HASH).any()):
             col.add_many(empty_code, [i for i in range(n) if getattr(ev[i], field) == ""],
                          _empty_problem(loc, field))
+    return agent_hash
 
-    # -- numbers --------------------------------------------------------------------------
-    finite = d.finite  # the strict JSON decode already excluded NaN/Infinity
-    tol = _tol(t)
+
+def _check_numbers(d: Decoded, col: Collector, columns: Columns | None, t: np.ndarray, tol: float) -> None:
+    """Times (finite, ≥ 0 in reference traces, ends not before starts) and costs (≥ 0, token counts ≤ 2**53)."""
+    tr, loc = d.trace, d.loc
+    ev, n = tr.events, len(tr.events)
+    finite = d.finite
     if not finite:
         _finite(col, t, lambda i: loc.event(i, "t"))
     if d.reference:
@@ -276,35 +301,45 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
                 loc.event(i, f), f"{f} = {float(a[i]):.3g} is beyond 2**53 tokens", "a token count is a whole number "
                 "that a float holds exactly; fix the corrupt value"))
 
-    # -- edges ----------------------------------------------------------------------------
-    if m:
-        s = column(columns, tr, "edge_src", lambda: index.lookup_of(ed, _get["src"]))  # (m,) event positions, -1 = none
-        dd = column(columns, tr, "edge_dst", lambda: index.lookup_of(ed, _get["dst"]))
-        etype = column(columns, tr, "edge_type_code", lambda: np.fromiter(
-            map(_ED_CODE.get, map(_get["type"], ed), repeat(-1)), np.int8, m))
-        for name, ends in (("src", s), ("dst", dd)):
-            dangling: list[int] = np.flatnonzero(ends < 0).tolist()
-            if col.dropped_ids:  # an edge to an event that failed to decode is not news
-                dangling = [j for j in dangling if getattr(ed[j], name) not in col.dropped_ids]
-            col.add_many("edge.dangling", dangling, lambda j, f=name: (  # type: ignore[misc]
-                loc.edge(j, f), *dangling_message(f, getattr(ed[j], f))))
-        col.add_many("schema.enum", np.flatnonzero(etype < 0),
-                     lambda j: (loc.edge(j, "type"), f"invalid edge type {short(ed[j].type)}", ""))
-        causal = np.flatnonzero(np.isin(etype, _DEP_CODES) & (s >= 0) & (dd >= 0))  # dependency edge indices
-        cs, cd = s[causal], dd[causal]
-        back = causal[(t[cd] < t[cs] - tol) & np.isfinite(t[cd]) & np.isfinite(t[cs])]
-        col.add_many("edge.time-backwards", back, lambda j: (
-            loc.edge(j), f"time runs backwards along this {ed[j].type} edge: "
-            f"{short(ed[j].src)} at t={float(t[s[j]])!r} → {short(ed[j].dst)} at t={float(t[dd[j]])!r}",
-            "an effect cannot precede its cause; fix the times or the edge direction"))
-        _check_dag(cs, cd, causal, t, n, lambda i: ev[i].id, loc, col)
-    else:
-        s = dd = causal = np.zeros(0, np.int64)
 
-    # -- agents: spawned before acting, return to the spawner -----------------------------
-    _check_agents(ev, agent_hash, t, types, tol, loc, col)
+def _check_edges(d: Decoded, col: Collector, columns: Columns | None, index: IdIndex, t: np.ndarray,
+                 tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dangling ends, edge types, time along dependency edges, cycles; returns the edges' source and
+    destination positions (m,) and the indices of the dependency edges."""
+    tr, loc = d.trace, d.loc
+    ev, ed, n, m = tr.events, tr.edges, len(tr.events), len(tr.edges)
+    if not m:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    s = column(columns, tr, "edge_src", lambda: index.lookup_of(ed, _get["src"]))  # (m,) event positions, -1 = none
+    dd = column(columns, tr, "edge_dst", lambda: index.lookup_of(ed, _get["dst"]))
+    etype = column(columns, tr, "edge_type_code", lambda: np.fromiter(
+        map(_ED_CODE.get, map(_get["type"], ed), repeat(-1)), np.int8, m))
+    for name, ends in (("src", s), ("dst", dd)):
+        dangling: list[int] = np.flatnonzero(ends < 0).tolist()
+        if col.dropped_ids:  # an edge to an event that failed to decode is not news
+            dangling = [j for j in dangling if getattr(ed[j], name) not in col.dropped_ids]
+        col.add_many("edge.dangling", dangling, lambda j, f=name: (  # type: ignore[misc]
+            loc.edge(j, f), *dangling_message(f, getattr(ed[j], f))))
+    col.add_many("schema.enum", np.flatnonzero(etype < 0),
+                 lambda j: (loc.edge(j, "type"), f"invalid edge type {short(ed[j].type)}", ""))
+    causal = np.flatnonzero(np.isin(etype, _DEP_CODES) & (s >= 0) & (dd >= 0))  # dependency edge indices
+    cs, cd = s[causal], dd[causal]
+    back = causal[(t[cd] < t[cs] - tol) & np.isfinite(t[cd]) & np.isfinite(t[cs])]
+    col.add_many("edge.time-backwards", back, lambda j: (
+        loc.edge(j), f"time runs backwards along this {ed[j].type} edge: "
+        f"{short(ed[j].src)} at t={float(t[s[j]])!r} → {short(ed[j].dst)} at t={float(t[dd[j]])!r}",
+        "an effect cannot precede its cause; fix the times or the edge direction"))
+    _check_dag(cs, cd, causal, t, n, lambda i: ev[i].id, loc, col)
+    return s, dd, causal
 
-    # -- decisions: placement, log-probs, stops -------------------------------------------
+
+def _check_decisions(d: Decoded, col: Collector, types: np.ndarray, t: np.ndarray, s: np.ndarray,
+                     causal: np.ndarray) -> None:
+    """Decision payloads only on decision events, finite log-probs, one stop and nothing after it."""
+    tr, loc = d.trace, d.loc
+    ev, ed, n = tr.events, tr.edges, len(tr.events)
+    finite = d.finite
     decisions = list(map(_get["decision"], ev))
     n_dec = n - decisions.count(None)  # identity checks: fast
     dec_typed = np.flatnonzero(types == _DECISION)
@@ -336,13 +371,6 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
             col.add_many("stop.has-successor", after, lambda j: (
                 loc.edge(j), f"a {ed[j].type} edge leaves the stop decision {short(ed[j].src)}",
                 "nothing may be caused by the stop; drop the edge or move the stop later"))
-
-    # -- outcomes -------------------------------------------------------------------------
-    outcomes = [] if finite else list(map(_get["outcome"], ev))
-    if outcomes.count(None) != len(outcomes):
-        for i, o in enumerate(outcomes):
-            if o is not None and o.score is not None and not np.isfinite(o.score):
-                col.add("number.non-finite", loc.event(i, "outcome.score"), f"score = {o.score!r}")
 
 
 def _check_trace_level(d: Decoded, col: Collector) -> None:

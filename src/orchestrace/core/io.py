@@ -38,7 +38,7 @@ from typing import IO, Any, Literal, NamedTuple
 
 import msgspec
 
-from .._limits import env_bytes
+from .._limits import capped_lines, env_bytes
 from .._problems import Problem
 from ..errors import (
     ConfigError,
@@ -48,15 +48,19 @@ from ..errors import (
     TruncatedStreamWarning,
 )
 from ..vocab import Severity, Topology
-from ._structural import Collector, Decoded, _End, _Header, decode_bytes
+from ._located import Collector
+from ._structural import Decoded, _End, _Header, decode_bytes
 from .trace import Edge, Event, Outcome, Signal, Trace
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "STREAM_KINDS",
+    "StreamRecord",
     "TraceWriter",
     "atomic_write",
     "dump",
     "dumps",
+    "iter_stream_records",
     "iter_traces",
     "TraceFile",
     "load",
@@ -271,6 +275,64 @@ def read_traces(path: str | os.PathLike[str]) -> TraceFile:
     decoded = _decode_all(read_bytes(path), str(path))
     fmt: Format = "jsonl" if decoded[0].stream else "reference" if decoded[0].reference else "native"
     return TraceFile([d.trace for d in decoded], fmt)
+
+
+#: The record kinds of a JSONL trace stream, one per line.
+STREAM_KINDS = ("header", "event", "edge", "end")
+_record_decoder = msgspec.json.Decoder()
+
+
+class StreamRecord(NamedTuple):
+    """One line of a JSONL trace stream, decoded but not assembled into a trace.
+
+    ``kind`` is one of :data:`STREAM_KINDS` and ``body`` its object. On a line that is not a
+    record, ``kind`` and ``body`` are None and ``error`` says why: ``unreadable`` (the stream
+    stops here: a torn gzip member, the size cap), ``too-long`` (over the line cap; its bytes
+    skipped), ``not-json``, or ``not-record`` (JSON, but not ``{kind: {…}}``); ``detail`` is
+    the reader's message. ``size`` is the line's length in bytes (0 when it was not read).
+    """
+
+    line: int
+    size: int
+    kind: str | None
+    body: dict[str, Any] | None
+    error: str | None = None
+    detail: str = ""
+
+
+def iter_stream_records(path: str | os.PathLike[str], *, limit: int | None = None) -> Iterator[StreamRecord]:
+    """The records of a ``.jsonl`` / ``.jsonl.gz`` trace stream, one line at a time, in bounded memory.
+
+    For readers that take a few fields of very many records (a logged corpus) instead of whole
+    traces (:func:`iter_traces`). The limits are those of :func:`orchestrace._limits.capped_lines`:
+    a regular file, at most ``limit`` bytes decompressed (default: the corpus cap), each line
+    capped; a bad line is a record with an ``error``, never an exception.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> _ = open(p, "wb").write(b'{"header": {"task_id": "a"}}\\n{"event": 3}\\n{"end": {}\\n')
+    >>> [(r.line, r.kind, r.error) for r in iter_stream_records(p)]
+    [(1, 'header', None), (2, None, 'not-record'), (3, None, 'not-json')]
+    """
+    decode = _record_decoder.decode
+    for ln, line in capped_lines(path, limit=limit):
+        if isinstance(line, OSError):
+            yield StreamRecord(ln, 0, None, None, "unreadable", str(line))
+            return
+        if isinstance(line, ValueError):
+            yield StreamRecord(ln, 0, None, None, "too-long", str(line))
+            continue
+        try:
+            rec = decode(line)
+        except (ValueError, msgspec.DecodeError) as exc:
+            yield StreamRecord(ln, len(line), None, None, "not-json", str(exc))
+            continue
+        kind = next(iter(rec), None) if isinstance(rec, dict) and len(rec) == 1 else None
+        body = rec[kind] if kind is not None else None
+        if kind not in STREAM_KINDS or not isinstance(body, dict):
+            yield StreamRecord(ln, len(line), None, None, "not-record")
+            continue
+        yield StreamRecord(ln, len(line), kind, body)
 
 
 def _decode(data: bytes | str, source: str) -> list[Trace]:

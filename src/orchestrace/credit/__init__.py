@@ -29,16 +29,9 @@ from __future__ import annotations
 
 from ._assign import CreditResult, assign, group_baselines
 from ._baselines import c3_advantages, coma_advantage
+from ._bounds import hoeffding_epsilon, hoeffding_samples, t_quantile
 from ._flow import graph_returns
-from ._games import (
-    GameResult,
-    hoeffding_epsilon,
-    hoeffding_samples,
-    leave_one_out,
-    owen,
-    shapley,
-    t_quantile,
-)
+from ._games import GameResult, leave_one_out, owen, shapley
 from ._trace_value import TraceValue
 from ._value import Batched, batched
 from .methods import CreditMethod, parse_method

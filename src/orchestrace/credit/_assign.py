@@ -297,73 +297,95 @@ def _counterfactual(
     **kw: Any,
 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
     n = len(ui)
-    if value_fn is None:
-        limit = int(kw.get("max_players", 4096))
-        if n > limit:
-            raise ConfigError(
-                f"{m.value} credit over {n} {ui.unit.value} units with the trace-only value function would "
-                f"value too many coalitions (limit max_players={limit}); use a coarser unit (agent, role), "
-                f"method causal or discounted, or pass a value function"
-            )
-        w, wname = _flow.event_weights(g, kw.get("weight", "auto"))
-        tv = TraceValue(g, ui, an, w)
-        v: Callable[..., Any] = tv
-        notes.insert(0, DESCRIPTION.format(weight=wname))
-        if tv.caused:
-            notes.append("negative value (below the baseline) spread over the origins of the errors that reached "
-                         "the output (events flagged error), so the blame falls on their units")
-        if tv.uncaused:
-            notes.append(_UNCAUSED)
-    else:
-        v = value_fn
+    v = value_fn if value_fn is not None else _trace_value(g, ui, an, m, kw, notes)
     ev = Evaluator(v, n=n, labels=ui.ids, batched=kw.get("batched"))
     if m is CreditMethod.LEAVE_ONE_OUT:
         res = leave_one_out(ev, n)
         return res.values, None, {"evaluations": ev.evaluations}
     if m in (CreditMethod.SHAPLEY, CreditMethod.OWEN):
-        exact_max = int(kw.get("exact_max", EXACT_MAX))
-        eps = kw.get("epsilon")
-        rel_tol = kw.get("rel_tol")
-        opts: dict[str, Any] = dict(samples=samples, epsilon=eps, delta=float(kw.get("delta", 0.05)),
-                                    value_range=kw.get("value_range"), seed=seed, exact_max=exact_max,
-                                    antithetic=bool(kw.get("antithetic", True)), rel_tol=rel_tol,
-                                    time_limit=kw.get("time_limit"))
-        # the trace-only game is a sum of unanimity games: exact at any size from its dividends
-        closed = value_fn is None
-        asked = samples is not None or eps is not None or rel_tol is not None
-        if m is CreditMethod.SHAPLEY:
-            if not asked and not closed and n > exact_max:
-                opts["rel_tol"] = _DEFAULT_REL_TOL
-                notes.append(f"n={n} > exact_max={exact_max}: Shapley sampled until the error bound is "
-                             f"{_DEFAULT_REL_TOL:g} × the mean |credit| (at most 60 s; set rel_tol, epsilon, "
-                             f"samples or time_limit)")
-            res = shapley(ev, n, **opts)
-        else:
-            groups, gnote = _owen_groups(g, ui)
-            notes.append(gnote)
-            if not asked and not closed and max(len(groups) - 1 + len(x) for x in groups) > exact_max:
-                opts["rel_tol"] = _DEFAULT_REL_TOL
-                notes.append(f"Owen values sampled until the error bound is {_DEFAULT_REL_TOL:g} × the mean "
-                             f"|credit| (at most 60 s; set rel_tol, epsilon, samples or time_limit)")
-            res = owen(ev, groups, n=n, **opts)
-        notes.extend(res.notes)
-        extra: dict[str, Any] = {"evaluations": ev.evaluations}
-        if not res.exact:
-            extra.update(epsilon=res.epsilon, delta=res.delta, samples=res.permutations)
-        return res.values, res.stderr, extra
+        return _game_values(g, ui, m, ev, closed=value_fn is None, samples=samples, seed=seed, notes=notes, kw=kw)
     loo = leave_one_out(ev, n).values
     if m is CreditMethod.C3:
-        alts: Mapping[str, Sequence[Any]] = kw.get("alternatives") or {}
-        out = loo.copy()
-        for uid, alt in alts.items():
-            k = ui.position(uid)
-            rows = [(a, 1.0) if isinstance(a, (int, float)) else (float(a[0]), float(a[1])) for a in alt]
-            out[k] = c3_advantages([r for r, _ in rows], [w for _, w in rows])[0]
-        if len(alts) < n:
-            notes.append(f"C3 without sampled alternatives for {n - len(alts)} units: the only alternative is "
-                         f"dropping the unit (weight 1 each), so A = v(N) − v(N∖{{j}}) (leave-one-out)")
-        return out, None, {"evaluations": ev.evaluations}
-    # COMA
+        return _c3(ui, loo, kw, notes), None, {"evaluations": ev.evaluations}
+    return _coma(g, ui, loo, kw, notes), None, {"evaluations": ev.evaluations}
+
+
+def _trace_value(g: TraceGraph, ui: UnitIndex, an: _flow.Anchors, m: CreditMethod, kw: dict[str, Any],
+                 notes: list[str]) -> TraceValue:
+    """The trace-only value function (no ``value_fn`` given), with the notes that say so."""
+    n = len(ui)
+    limit = int(kw.get("max_players", 4096))
+    if n > limit:
+        raise ConfigError(
+            f"{m.value} credit over {n} {ui.unit.value} units with the trace-only value function would "
+            f"value too many coalitions (limit max_players={limit}); use a coarser unit (agent, role), "
+            f"method causal or discounted, or pass a value function"
+        )
+    w, wname = _flow.event_weights(g, kw.get("weight", "auto"))
+    tv = TraceValue(g, ui, an, w)
+    notes.insert(0, DESCRIPTION.format(weight=wname))
+    if tv.caused:
+        notes.append("negative value (below the baseline) spread over the origins of the errors that reached "
+                     "the output (events flagged error), so the blame falls on their units")
+    if tv.uncaused:
+        notes.append(_UNCAUSED)
+    return tv
+
+
+def _game_values(g: TraceGraph, ui: UnitIndex, m: CreditMethod, ev: Evaluator, *, closed: bool, samples: int | None,
+                 seed: int, notes: list[str], kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+    """Shapley or Owen values: exact, or sampled when asked for or too large (``closed``: the trace-only game,
+    exact at any size from its dividends)."""
+    n = len(ui)
+    exact_max = int(kw.get("exact_max", EXACT_MAX))
+    eps = kw.get("epsilon")
+    rel_tol = kw.get("rel_tol")
+    opts: dict[str, Any] = dict(samples=samples, epsilon=eps, delta=float(kw.get("delta", 0.05)),
+                                value_range=kw.get("value_range"), seed=seed, exact_max=exact_max,
+                                antithetic=bool(kw.get("antithetic", True)), rel_tol=rel_tol,
+                                time_limit=kw.get("time_limit"))
+    asked = samples is not None or eps is not None or rel_tol is not None
+    if m is CreditMethod.SHAPLEY:
+        if not asked and not closed and n > exact_max:
+            opts["rel_tol"] = _DEFAULT_REL_TOL
+            notes.append(f"n={n} > exact_max={exact_max}: Shapley sampled until the error bound is "
+                         f"{_DEFAULT_REL_TOL:g} × the mean |credit| (at most 60 s; set rel_tol, epsilon, "
+                         f"samples or time_limit)")
+        res = shapley(ev, n, **opts)
+    else:
+        groups, gnote = _owen_groups(g, ui)
+        notes.append(gnote)
+        if not asked and not closed and max(len(groups) - 1 + len(x) for x in groups) > exact_max:
+            opts["rel_tol"] = _DEFAULT_REL_TOL
+            notes.append(f"Owen values sampled until the error bound is {_DEFAULT_REL_TOL:g} × the mean "
+                         f"|credit| (at most 60 s; set rel_tol, epsilon, samples or time_limit)")
+        res = owen(ev, groups, n=n, **opts)
+    notes.extend(res.notes)
+    extra: dict[str, Any] = {"evaluations": ev.evaluations}
+    if not res.exact:
+        extra.update(epsilon=res.epsilon, delta=res.delta, samples=res.permutations)
+    return res.values, res.stderr, extra
+
+
+def _c3(ui: UnitIndex, loo: np.ndarray, kw: dict[str, Any], notes: list[str]) -> np.ndarray:
+    """C3 advantages from the sampled alternatives given; leave-one-out for the units without."""
+    n = len(ui)
+    alts: Mapping[str, Sequence[Any]] = kw.get("alternatives") or {}
+    out = loo.copy()
+    for uid, alt in alts.items():
+        k = ui.position(uid)
+        rows = [(a, 1.0) if isinstance(a, (int, float)) else (float(a[0]), float(a[1])) for a in alt]
+        out[k] = c3_advantages([r for r, _ in rows], [w for _, w in rows])[0]
+    if len(alts) < n:
+        notes.append(f"C3 without sampled alternatives for {n - len(alts)} units: the only alternative is "
+                     f"dropping the unit (weight 1 each), so A = v(N) − v(N∖{{j}}) (leave-one-out)")
+    return out
+
+
+def _coma(g: TraceGraph, ui: UnitIndex, loo: np.ndarray, kw: dict[str, Any], notes: list[str]) -> np.ndarray:
+    """COMA advantages from the Q values and policies given; for the units without, the removal of the unit
+    weighted by the probability of the action not taken."""
+    n = len(ui)
     qmap: Mapping[str, Sequence[float]] = kw.get("q") or {}
     pimap: Mapping[str, Any] = kw.get("pi") or {}
     taken: Mapping[str, int] = kw.get("taken") or {}
@@ -384,7 +406,7 @@ def _counterfactual(
         notes.append(f"COMA without Q for {fallback} units: the alternative to a unit's action is valued as its "
                      f"removal, so A = (1 − π(taken))·(v(N) − v(N∖{{a}})); π from the decision's logprob, "
                      f"else uniform over its alternatives, else ½")
-    return out, None, {"evaluations": ev.evaluations}
+    return out
 
 
 #: default relative error target of sampled Shapley / Owen values (bound ≤ 10 % of the mean |credit|)

@@ -51,12 +51,12 @@ import math
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
+from ._bounds import MIN_BLOCKS, _check_eps_delta, hoeffding_epsilon, hoeffding_samples, t_quantile
 from ._value import Evaluator
 
 __all__ = [
@@ -93,33 +93,6 @@ class GameResult:
     evaluations: int = 0
     value_range: float | None = None
     notes: tuple[str, ...] = field(default=())
-
-
-def hoeffding_samples(n: int, *, epsilon: float, delta: float, value_range: float) -> int:
-    """Pairs ``m ≥ r²·ln(2n/δ)/(2ε²)`` so that all ``n`` estimates are within ε w.p. 1−δ.
-
-    >>> hoeffding_samples(1000, epsilon=0.01, delta=0.05, value_range=0.1)
-    530
-    """
-    _check_eps_delta(epsilon, delta)
-    return max(1, math.ceil(value_range**2 * math.log(2 * n / delta) / (2 * epsilon**2)))
-
-
-def hoeffding_epsilon(n: int, *, samples: int, delta: float, value_range: float) -> float:
-    """Achieved ``ε = r·sqrt(ln(2n/δ)/(2m))`` after ``m`` i.i.d. samples.
-
-    >>> round(hoeffding_epsilon(1000, samples=530, delta=0.05, value_range=0.1), 4)
-    0.01
-    """
-    _check_eps_delta(None, delta)
-    return value_range * math.sqrt(math.log(2 * n / delta) / (2 * max(samples, 1)))
-
-
-def _check_eps_delta(epsilon: float | None, delta: float) -> None:
-    if epsilon is not None and not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ConfigError(f"epsilon must be a positive number, got {epsilon!r}")
-    if not 0 < delta < 1:
-        raise ConfigError(f"delta must be in (0, 1), got {delta!r} (e.g. 0.05 for 95% confidence)")
 
 
 def _weights(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -454,29 +427,6 @@ def _marginals(ev: Evaluator, ranks: np.ndarray, v_empty: float, v_full: float,
     return np.take_along_axis(diff, ranks, axis=1)
 
 
-def t_quantile(q: float, dof: int) -> float:
-    """Student-t quantile ``t_{q, dof}`` (Cornish–Fisher expansion in ``1/dof``; A&S 26.7.5).
-
-    Accurate to ~1e-3 for ``dof ≥ 10``; the normal quantile when ``dof`` is infinite.
-
-    >>> round(t_quantile(0.9995, 15), 3), round(t_quantile(0.975, 30), 3)
-    (4.073, 2.042)
-    """
-    z = NormalDist().inv_cdf(q)
-    if not math.isfinite(dof):
-        return z
-    v = float(dof)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
-
-
-#: fewest i.i.d. blocks before the CLT bound may stop sampling
-MIN_BLOCKS = 16
-
-
 def _structure(ev: Evaluator, n: int, null_players: Any, classes: Any) -> tuple[np.ndarray, np.ndarray | None, str | None]:
     """Null-player mask and class labels: given, else declared by the value function."""
     src = None
@@ -531,19 +481,7 @@ def _sample(
     The bound is Hoeffding's when ``value_range`` is given (guaranteed), else a CLT bound
     from the blocks' sample variance (Student-t quantile, union over the estimates).
     """
-    _check_eps_delta(epsilon, delta)
-    if rel_tol is not None and not (rel_tol > 0 and math.isfinite(rel_tol)):
-        raise ConfigError(f"rel_tol must be a positive number, got {rel_tol!r} (e.g. 0.1 for 10% of the mean |credit|)")
-    if samples is not None and samples < 2:
-        raise ConfigError(f"samples must be ≥ 2 permutations, got {samples}")
-    if value_range is not None and not (value_range >= 0 and math.isfinite(value_range)):
-        raise ConfigError(f"value_range must be a finite number ≥ 0, got {value_range!r}")
-    if time_limit is not None and not (time_limit > 0):
-        raise ConfigError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
-    if strata is None:  # position strata pay off with the variance-aware bound (2: measured best)
-        strata = 1 if value_range is not None or (samples is not None and samples < 4 * (1 + antithetic)) else 2
-    if not (isinstance(strata, (int, np.integer)) and strata >= 1):
-        raise ConfigError(f"strata must be an integer ≥ 1, got {strata!r}")
+    strata = _check_sampling(samples, epsilon, delta, value_range, antithetic, rel_tol, time_limit, strata)
     t_start = time.perf_counter()
     kind = "Owen" if group_of is not None else "Shapley"
     notes: list[str] = []
@@ -564,50 +502,108 @@ def _sample(
     if group_of is not None:
         gsub = np.unique(group_of[act], return_inverse=True)[1].reshape(-1)
         strata = 1  # rotations would break group-contiguity
-    # pooled estimates: one per class of interchangeable players (within one group for Owen)
-    if labels is not None:
-        key = labels[act] if gsub is None else labels[act] * (int(gsub.max()) + 1) + gsub
-        cls = np.unique(key, return_inverse=True)[1].reshape(-1)
-    else:
-        cls = np.arange(n2)
-    n_cls = int(cls.max()) + 1
-    pooled = n_cls < n2
-    if not pooled:  # every player its own class: estimates stay in player order
-        cls = np.arange(n2)
-    by_cls = np.argsort(cls, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(cls[by_cls]) != 0])
-    size = np.bincount(cls, minlength=n_cls).astype(float)
-    if pooled:
-        notes.append(f"{n2} players in {n_cls} classes of interchangeable players: equal shares, samples pooled per class")
-
-    rng = np.random.default_rng(seed)
-    per = (2 if antithetic else 1) * strata  # orders per block
+    blocks = _Blocks(ev, np.random.default_rng(seed), n, act, gsub, strata, antithetic, v_empty, v_full,
+                     _classes_of(labels, act, gsub))
+    if blocks.pooled:
+        notes.append(f"{n2} players in {blocks.n_cls} classes of interchangeable players: equal shares, samples "
+                     "pooled per class")
+    per = blocks.per
     max_blocks = None if samples is None else max(1, samples // per)
     if max_blocks is None and time_limit is None and (epsilon is not None or rel_tol is not None):
         time_limit = 60.0
     chunk = max(1, _ROW_BUDGET // max(n * max(n2 - 1, 1) * per, 1))
     if getattr(ev.v, "marginals", None) is not None:
         chunk = max(chunk, 4096 // per)
-    total = np.zeros(n_cls)
-    total_sq = np.zeros(n_cls)
-    m = 0
+    stop = _draw_until(blocks, epsilon=epsilon, rel_tol=rel_tol, delta=delta, value_range=value_range,
+                       max_blocks=max_blocks, chunk=chunk, time_limit=time_limit, t_start=t_start)
+    eps, mean, se = blocks.bound(delta, value_range)
+    values[act] = mean[blocks.cls]
+    stderr = np.zeros(n)
+    stderr[act] = se[blocks.cls]
+    # every order telescopes to v(N) − v(∅); enforce it against floating-point drift
+    # (rounding only): put it where the estimates are uncertain, never on an exactly known one
+    drift = (v_full - v_empty) - float(values.sum())
+    if n2 and abs(drift) > 0:
+        spread = stderr[act] / stderr[act].sum() if stderr[act].sum() > 0 else np.full(n2, 1.0 / n2)
+        values[act] += drift * spread
+    notes += _sampling_notes(kind, blocks, eps, values, stop, delta=delta, value_range=value_range, epsilon=epsilon,
+                             rel_tol=rel_tol, time_limit=time_limit)
+    m = blocks.m
+    return GameResult(values=values, exact=False, stderr=stderr, epsilon=eps, delta=delta,
+                      permutations=m * per, evaluations=ev.evaluations, value_range=value_range, notes=tuple(notes))
 
-    def draw(p: int) -> None:
-        nonlocal m
-        ranks = _ranks(rng, p, n2, gsub, strata)
-        y = _marginals(ev, ranks, v_empty, v_full, act if n2 < n else None)
-        if antithetic:  # the reversed orders: negatively correlated twins
-            y = y + _marginals(ev, n2 - 1 - ranks, v_empty, v_full, act if n2 < n else None)
-        y = y.reshape(p, strata, n2).sum(axis=1) / per  # block means (p, n2)
-        if pooled:
-            y = np.add.reduceat(y[:, by_cls], starts, axis=1) / size
-        total[:] += y.sum(axis=0)
-        total_sq[:] += (y * y).sum(axis=0)
-        m += p
 
-    def bound() -> tuple[float, np.ndarray, np.ndarray]:
-        mean = total / m
-        var = np.maximum(total_sq / m - mean**2, 0.0) * (m / max(m - 1, 1))
+def _check_sampling(samples: int | None, epsilon: float | None, delta: float, value_range: float | None,
+                    antithetic: bool, rel_tol: float | None, time_limit: float | None, strata: int | None) -> int:
+    """Refuse bad sampling settings (each message says what is expected); returns the position strata."""
+    _check_eps_delta(epsilon, delta)
+    if rel_tol is not None and not (rel_tol > 0 and math.isfinite(rel_tol)):
+        raise ConfigError(f"rel_tol must be a positive number, got {rel_tol!r} (e.g. 0.1 for 10% of the mean |credit|)")
+    if samples is not None and samples < 2:
+        raise ConfigError(f"samples must be ≥ 2 permutations, got {samples}")
+    if value_range is not None and not (value_range >= 0 and math.isfinite(value_range)):
+        raise ConfigError(f"value_range must be a finite number ≥ 0, got {value_range!r}")
+    if time_limit is not None and not (time_limit > 0):
+        raise ConfigError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if strata is None:  # position strata pay off with the variance-aware bound (2: measured best)
+        strata = 1 if value_range is not None or (samples is not None and samples < 4 * (1 + antithetic)) else 2
+    if not (isinstance(strata, (int, np.integer)) and strata >= 1):
+        raise ConfigError(f"strata must be an integer ≥ 1, got {strata!r}")
+    return int(strata)
+
+
+def _classes_of(labels: np.ndarray | None, act: np.ndarray, gsub: np.ndarray | None) -> np.ndarray:
+    """The estimate each non-null player feeds: one per class of interchangeable players (within one group
+    for Owen), else one per player."""
+    n2 = int(act.size)
+    if labels is not None:
+        key = labels[act] if gsub is None else labels[act] * (int(gsub.max()) + 1) + gsub
+        cls = np.unique(key, return_inverse=True)[1].reshape(-1)
+    else:
+        cls = np.arange(n2)
+    if int(cls.max()) + 1 >= n2:  # every player its own class: estimates stay in player order
+        cls = np.arange(n2)
+    return cls
+
+
+class _Blocks:
+    """The running sums of the i.i.d. blocks' mean marginal contributions, one estimate per class."""
+
+    def __init__(self, ev: Evaluator, rng: np.random.Generator, n: int, act: np.ndarray, gsub: np.ndarray | None,
+                 strata: int, antithetic: bool, v_empty: float, v_full: float, cls: np.ndarray) -> None:
+        self.ev, self.rng, self.n, self.act, self.gsub = ev, rng, n, act, gsub
+        self.n2 = int(act.size)
+        self.strata, self.antithetic, self.v_empty, self.v_full = strata, antithetic, v_empty, v_full
+        self.cls = cls
+        self.n_cls = int(cls.max()) + 1
+        self.pooled = self.n_cls < self.n2
+        self.by_cls = np.argsort(cls, kind="stable")
+        self.starts = np.flatnonzero(np.r_[True, np.diff(cls[self.by_cls]) != 0])
+        self.size = np.bincount(cls, minlength=self.n_cls).astype(float)
+        self.per = (2 if antithetic else 1) * strata  # orders per block
+        self.total = np.zeros(self.n_cls)
+        self.total_sq = np.zeros(self.n_cls)
+        self.m = 0
+
+    def draw(self, p: int) -> None:
+        """``p`` more blocks."""
+        n2, sub = self.n2, (self.act if self.n2 < self.n else None)
+        ranks = _ranks(self.rng, p, n2, self.gsub, self.strata)
+        y = _marginals(self.ev, ranks, self.v_empty, self.v_full, sub)
+        if self.antithetic:  # the reversed orders: negatively correlated twins
+            y = y + _marginals(self.ev, n2 - 1 - ranks, self.v_empty, self.v_full, sub)
+        y = y.reshape(p, self.strata, n2).sum(axis=1) / self.per  # block means (p, n2)
+        if self.pooled:
+            y = np.add.reduceat(y[:, self.by_cls], self.starts, axis=1) / self.size
+        self.total[:] += y.sum(axis=0)
+        self.total_sq[:] += (y * y).sum(axis=0)
+        self.m += p
+
+    def bound(self, delta: float, value_range: float | None) -> tuple[float, np.ndarray, np.ndarray]:
+        """The bound on the largest error, the estimates and their standard errors."""
+        m, n_cls = self.m, self.n_cls
+        mean = self.total / m
+        var = np.maximum(self.total_sq / m - mean**2, 0.0) * (m / max(m - 1, 1))
         se = np.sqrt(var / m)
         if value_range is not None:
             return hoeffding_epsilon(n_cls, samples=m, delta=delta, value_range=value_range), mean, se
@@ -616,62 +612,65 @@ def _sample(
         q = t_quantile(1 - delta / (2 * n_cls), max(m - 1, 1))
         return q * float(se.max()), mean, se
 
-    def target(mean: np.ndarray) -> float:
+    def target(self, mean: np.ndarray, epsilon: float | None, rel_tol: float | None) -> float:
+        """The error to reach: ``epsilon``, or ``rel_tol`` × the mean |value| over all n players."""
         if epsilon is not None:
             return epsilon
         assert rel_tol is not None
-        return rel_tol * float(np.abs(mean * size).sum()) / n  # mean |φ| over all n players
+        return rel_tol * float(np.abs(mean * self.size).sum()) / self.n
 
-    stop = "samples"
+
+def _draw_until(b: _Blocks, *, epsilon: float | None, rel_tol: float | None, delta: float,
+                value_range: float | None, max_blocks: int | None, chunk: int, time_limit: float | None,
+                t_start: float) -> str:
+    """Draw blocks until the target, the sample count or the time limit; returns which one stopped it."""
     if epsilon is None and rel_tol is None:
         assert max_blocks is not None
-        while m < max_blocks:
-            draw(min(chunk, max_blocks - m))
-    else:
-        first = MIN_BLOCKS if value_range is None else 2
-        draw(min(chunk, first if max_blocks is None else min(first, max_blocks)))
-        while True:
-            eps, mean, _ = bound()
-            goal = target(mean)
-            if eps <= goal and (value_range is not None or m >= MIN_BLOCKS):
-                stop = "target"
-                break
-            if max_blocks is not None and m >= max_blocks:
-                break
-            elapsed = time.perf_counter() - t_start
-            if time_limit is not None and elapsed >= time_limit:
-                stop = "time"
-                break
-            if goal <= 0:
-                need = 2 * m
-            elif value_range is not None:  # Hoeffding: the count is known in advance
-                need = hoeffding_samples(n_cls, epsilon=goal, delta=delta, value_range=value_range)
-                need = need if epsilon is not None else min(need, 4 * m)  # a relative goal moves: re-check
-            else:  # CLT: the bound shrinks like 1/√m
-                need = min(math.ceil(m * (eps / goal) ** 2 * 1.2), 4 * m)
-            need = max(need, m + 1)
-            if max_blocks is not None:
-                need = min(need, max_blocks)
-            if time_limit is not None:
-                need = min(need, m + max(1, int((time_limit - elapsed) / max(elapsed / m, 1e-9))))
-            draw(min(need - m, chunk))
-    eps, mean, se = bound()
-    values[act] = mean[cls]
-    stderr = np.zeros(n)
-    stderr[act] = se[cls]
-    # every order telescopes to v(N) − v(∅); enforce it against floating-point drift
-    # (rounding only): put it where the estimates are uncertain, never on an exactly known one
-    drift = (v_full - v_empty) - float(values.sum())
-    if n2 and abs(drift) > 0:
-        spread = stderr[act] / stderr[act].sum() if stderr[act].sum() > 0 else np.full(n2, 1.0 / n2)
-        values[act] += drift * spread
+        while b.m < max_blocks:
+            b.draw(min(chunk, max_blocks - b.m))
+        return "samples"
+    first = MIN_BLOCKS if value_range is None else 2
+    b.draw(min(chunk, first if max_blocks is None else min(first, max_blocks)))
+    while True:
+        m = b.m
+        eps, mean, _ = b.bound(delta, value_range)
+        goal = b.target(mean, epsilon, rel_tol)
+        if eps <= goal and (value_range is not None or m >= MIN_BLOCKS):
+            return "target"
+        if max_blocks is not None and m >= max_blocks:
+            return "samples"
+        elapsed = time.perf_counter() - t_start
+        if time_limit is not None and elapsed >= time_limit:
+            return "time"
+        if goal <= 0:
+            need = 2 * m
+        elif value_range is not None:  # Hoeffding: the count is known in advance
+            need = hoeffding_samples(b.n_cls, epsilon=goal, delta=delta, value_range=value_range)
+            need = need if epsilon is not None else min(need, 4 * m)  # a relative goal moves: re-check
+        else:  # CLT: the bound shrinks like 1/√m
+            need = min(math.ceil(m * (eps / goal) ** 2 * 1.2), 4 * m)
+        need = max(need, m + 1)
+        if max_blocks is not None:
+            need = min(need, max_blocks)
+        if time_limit is not None:
+            need = min(need, m + max(1, int((time_limit - elapsed) / max(elapsed / m, 1e-9))))
+        b.draw(min(need - m, chunk))
+
+
+def _sampling_notes(kind: str, b: _Blocks, eps: float, values: np.ndarray, stop: str, *, delta: float,
+                    value_range: float | None, epsilon: float | None, rel_tol: float | None,
+                    time_limit: float | None) -> list[str]:
+    """What the sampled result says of itself: orders drawn, the bound and how it was computed, and why
+    sampling stopped short of its target, if it did."""
+    m, per, n = b.m, b.per, b.n
+    notes = []
     how = ("Hoeffding, range " + f"{value_range:.6g}") if value_range is not None else (
         "CLT: Student-t quantile × the blocks' sample standard error, union bound over "
-        f"{n_cls} estimates; asymptotic, not a guarantee — pass value_range for Hoeffding's")
+        f"{b.n_cls} estimates; asymptotic, not a guarantee — pass value_range for Hoeffding's")
     mean_abs = float(np.abs(values).sum()) / n
     rel = eps / mean_abs if mean_abs > 0 else math.inf
-    blocks = f"{m} blocks of {per} orders ({'antithetic' if antithetic else 'plain'}"
-    blocks += f", {strata} position strata)" if strata > 1 else ")"
+    blocks = f"{m} blocks of {per} orders ({'antithetic' if b.antithetic else 'plain'}"
+    blocks += f", {b.strata} position strata)" if b.strata > 1 else ")"
     notes.append(
         f"{kind} by permutation sampling: {m * per} orders in {blocks}; max error ≤ {eps:.4g} with "
         f"probability ≥ {1 - delta:g} ({how}); that is {rel:.3g} × the mean |value| {mean_abs:.4g}; "
@@ -690,5 +689,4 @@ def _sample(
                          f"{eps:.4g} is {eps / goal if goal > 0 else math.inf:.3g}× it (raise time_limit or samples)")
         elif stop == "samples" and eps > goal:
             notes.append(f"stopped at {m * per} orders (samples) before the target {goal:.4g}")
-    return GameResult(values=values, exact=False, stderr=stderr, epsilon=eps, delta=delta,
-                      permutations=m * per, evaluations=ev.evaluations, value_range=value_range, notes=tuple(notes))
+    return notes

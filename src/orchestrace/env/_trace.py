@@ -159,17 +159,40 @@ class _Layout:
 
     def attempt(self, did: str, a: dict[str, Any]) -> None:
         """One sub-agent's attempt: spawn, shared context, tool calls and results, safety, return."""
-        cfg, ev, ed, real, atts, parents, types = self.cfg, self.ev, self.ed, self.real, self.atts, self.parents, self.types
-        t_dec = self.t_dec
-        nid = self.nid
+        cfg, ev, ed = self.cfg, self.ev, self.ed
         self.agent_no += 1
-        agent_no = self.agent_no
-        w = f"w{agent_no}"
+        w = f"w{self.agent_no}"
         prof = cfg.profiles[a["profile"]]
         i = a["i"]
+        t_sp, t0, t1 = self._attempt_times(a)
+        sp = self.nid()
+        ev.append(Event(id=sp, t=t_sp, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
+                        role="orchestrator", attrs={"profile": prof.name, "subtask": i, "slot": a["slot"]}))
+        ed.append(Edge(did, sp, EdgeType.SPAWN))
+        pars = [int(p) for p in self.parents[i] if p >= 0]
+        prev = self._shared_context(a, sp, w, pars, t0)
+        typ = int(self.types[i])
+        tc, tr, span = self._tool_steps(a, w, prof.name, typ, sp, prev, t0, t1)
+        t_mid = t0 + 0.6 * span
+        if a["kind"] == "solve" and a.get("exposed"):
+            for p in pars:
+                for pa in self.atts[p]:
+                    if pa.untrusted:
+                        ed.append(Edge(pa.tool_result, tc, EdgeType.SAFETY_FLOW))
+        if a.get("unsafe"):
+            se = self.nid()
+            ev.append(Event(id=se, t=t_mid, t_end=t_mid, type=EventType.SAFETY_EVENT, agent=w, role=prof.name,
+                            tool=_TOOLS[typ], error=True, attrs={"kind": "injected_instruction_followed"}))
+            ed.append(Edge(tc, se, EdgeType.SAFETY_FLOW))
+        self._return(a, w, prof.name, i, tr, t1)
+
+    def _attempt_times(self, a: dict[str, Any]) -> tuple[float, float, float]:
+        """When the attempt is spawned, starts and ends: the world's clock, or the real one when measured."""
+        cfg = self.cfg
         t0, t1 = a["t"], a["t_end"]
         t_sp = t0 - cfg.spawn_time_s
-        if real:
+        if self.real:
+            t_dec = self.t_dec
             t_sp = t_dec
             if "rt" in a:
                 t0 = max(a["rt"] - self.t0_wall + self.lag, t_dec)
@@ -177,25 +200,31 @@ class _Layout:
             else:
                 t0, t1 = t_dec + cfg.spawn_time_s, t_dec + cfg.spawn_time_s + (t1 - t0)
             self.floor = max(self.floor, t1)
-        sp = nid()
-        ev.append(Event(id=sp, t=t_sp, t_end=t0, type=EventType.SPAWN, agent=_ORCH, to=w,
-                        role="orchestrator", attrs={"profile": prof.name, "subtask": i, "slot": a["slot"]}))
-        ed.append(Edge(did, sp, EdgeType.SPAWN))
-        prev = sp
-        pars = [int(p) for p in parents[i] if p >= 0]
-        if a["kind"] == "solve" and a["comm"] != Comm.NONE and pars:
-            mid = nid()
-            ev.append(Event(id=mid, t=t0, t_end=t0, type=EventType.MESSAGE, agent=_ORCH, from_=_ORCH, to=w,
-                            role="orchestrator",  # its tokens are counted in the tool call's tokens_in
-                            attrs={"mode": COMM_MODES[a["comm"]], "parents": pars}))
-            ed.append(Edge(sp, mid, EdgeType.CAUSAL))
-            for p in pars:
-                for pa in atts[p]:
-                    if pa.kind == "solve":
-                        ed.append(Edge(pa.ret, mid, EdgeType.CAUSAL))
-            prev = mid
-        typ = int(types[i])
-        k_steps = cfg.tool_steps if a["kind"] == "solve" else 1
+        return t_sp, t0, t1
+
+    def _shared_context(self, a: dict[str, Any], sp: str, w: str, pars: list[int], t0: float) -> str:
+        """The parents' answers passed to a solver (a message after its spawn, edges from their returns);
+        returns the event the first tool call follows."""
+        if not (a["kind"] == "solve" and a["comm"] != Comm.NONE and pars):
+            return sp
+        ev, ed = self.ev, self.ed
+        mid = self.nid()
+        ev.append(Event(id=mid, t=t0, t_end=t0, type=EventType.MESSAGE, agent=_ORCH, from_=_ORCH, to=w,
+                        role="orchestrator",  # its tokens are counted in the tool call's tokens_in
+                        attrs={"mode": COMM_MODES[a["comm"]], "parents": pars}))
+        ed.append(Edge(sp, mid, EdgeType.CAUSAL))
+        for p in pars:
+            for pa in self.atts[p]:
+                if pa.kind == "solve":
+                    ed.append(Edge(pa.ret, mid, EdgeType.CAUSAL))
+        return mid
+
+    def _tool_steps(self, a: dict[str, Any], w: str, role: str, typ: int, sp: str, prev: str, t0: float,
+                    t1: float) -> tuple[str, str, float]:
+        """The attempt's tool call / result pairs (one for a verifier); returns the first call, the last result
+        and the span of one step."""
+        ev, ed, nid = self.ev, self.ed, self.nid
+        k_steps = self.cfg.tool_steps if a["kind"] == "solve" else 1
         span = 0.9 * (t1 - t0) / k_steps
         untrusted = bool(a.get("untrusted", False))
         tool = _TOOLS[typ] if a["kind"] == "solve" else "verifier.check"
@@ -207,11 +236,11 @@ class _Layout:
             tc = nid()
             if a["kind"] == "solve":
                 privileged = SUBTASK_TYPES[typ] == "code"
-                ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
+                ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=role, tool=tool,
                                 tokens_in=a["tokens_in"] if k == 0 else None, privileged=privileged or None,
                                 error=(a["over_context"] or None)))
             else:
-                ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=prof.name, tool=tool,
+                ev.append(Event(id=tc, t=ts, t_end=t_mid, type=EventType.TOOL_CALL, agent=w, role=role, tool=tool,
                                 tokens_in=a["tokens_in"]))
             if k == 0:
                 first_tc = tc
@@ -221,38 +250,32 @@ class _Layout:
             else:
                 ed.append(Edge(tr, tc, EdgeType.CAUSAL))
             tr = nid()
-            ev.append(Event(id=tr, t=t_mid, t_end=ts + span, type=EventType.TOOL_RESULT, agent=w, role=prof.name,
+            ev.append(Event(id=tr, t=t_mid, t_end=ts + span, type=EventType.TOOL_RESULT, agent=w, role=role,
                             tool=tool, trusted=not (untrusted and last),
                             attrs={"injected": True} if (a.get("injected") and last) else None))
             ed.append(Edge(tc, tr, EdgeType.TOOL_DEPENDENCY))
-        t_mid = t0 + 0.6 * span
-        tc = first_tc
-        if a["kind"] == "solve" and a.get("exposed"):
-            for p in pars:
-                for pa in atts[p]:
-                    if pa.untrusted:
-                        ed.append(Edge(pa.tool_result, tc, EdgeType.SAFETY_FLOW))
-        if a.get("unsafe"):
-            se = nid()
-            ev.append(Event(id=se, t=t_mid, t_end=t_mid, type=EventType.SAFETY_EVENT, agent=w, role=prof.name,
-                            tool=_TOOLS[typ], error=True, attrs={"kind": "injected_instruction_followed"}))
-            ed.append(Edge(tc, se, EdgeType.SAFETY_FLOW))
-        rid = nid()
+        return first_tc, tr, span
+
+    def _return(self, a: dict[str, Any], w: str, role: str, i: int, tr: str, t1: float) -> None:
+        """The attempt's return to the orchestrator: a solver's answer, or a verifier's verdict."""
+        ev = self.ev
+        rid = self.nid()
+        untrusted = bool(a.get("untrusted", False))
         if a["kind"] == "solve":
             wrong = a["answer"] != 0
             cause = a.get("cause")
-            ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
+            ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=role,
                             tokens_out=a["tokens_out"], error=(wrong or bool(cause)) or None,
                             attrs={"subtask": i, "answer": a["answer"], "confidence": round(a["conf"], 6),
                                    **({"cause": str(cause)} if cause else {})}))
-            atts[i].append(_Att(rid, a["answer"], a["conf"], "solve", False, tr, untrusted))
+            self.atts[i].append(_Att(rid, a["answer"], a["conf"], "solve", False, tr, untrusted))
         else:
-            ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=prof.name,
+            ev.append(Event(id=rid, t=t1, t_end=t1, type=EventType.RETURN, agent=w, from_=w, to=_ORCH, role=role,
                             tokens_out=a["tokens_out"],
                             outcome=Outcome(success=a["accept"], verifier=w),
                             attrs={"subtask": i, "verdict_on": a["answer"]}))
-            atts[i].append(_Att(rid, a["answer"], 0.0, "verify", a["accept"], tr, False))
-        ed.append(Edge(tr, rid, EdgeType.RETURN))
+            self.atts[i].append(_Att(rid, a["answer"], 0.0, "verify", a["accept"], tr, False))
+        self.ed.append(Edge(tr, rid, EdgeType.RETURN))
 
     def aggregate(self, did: str, rec: dict[str, Any]) -> None:
         """The O4 aggregation: the aggregate event and the attempts that support each answer."""

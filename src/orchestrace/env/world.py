@@ -466,6 +466,46 @@ class World:
         self.commlog[rr, ii, slot] = np.where(npar > 0, cc, 0)
         tin = self.TIN[kk] + self.CTOK[cc] * npar * (1.0 + d)
         over = tin > self.CTX[kk]
+        ans, conf, lat, tout, untrusted, injected, exposed, unsafe, par_wrong = self._dice(
+            rr, ii, kk, cc, slot, s, d, ty, npar, pc, hp, over)
+        real: dict[str, list[Any]] | None = None
+        if self.backend is not None:
+            ans, conf, tin, tout, lat, untrusted, injected = self.backend.override(
+                self, rr, ii, kk, cc, slot, ans, conf, tin, tout, lat, untrusted, injected)
+            if self.log is not None:
+                real = self._real_info(rr, ii, slot)
+        tin = np.round(tin)
+        tout = np.round(tout)
+        end = start + lat
+        self.natt[rr, ii] += 1
+        if self.drop is not None:
+            keep = ~self.drop[rr, ii, slot]
+            rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain = (
+                x[keep] for x in (rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain))
+        self.cnt[rr, ii, ans] += 1
+        self._record(rr, ii, slot if self.drop is None else slot[keep], ans, conf, kk if self.drop is None else kk[keep],
+                     False, False)
+        self.csum[rr, ii, ans] += conf
+        self.cmax[rr, ii, ans] = np.maximum(self.cmax[rr, ii, ans], conf)
+        self.nsol[rr, ii] += 1
+        self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
+        self.tokens[rr] += tin + tout
+        self.untr[rr, ii] |= untrusted
+        self.inj[rr, ii] |= injected
+        self.safety[rr] += unsafe
+        self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 2 * c.tool_steps + 1)
+        self.rnd_att[rr, ii] = self.rnd[rr]
+        if self.log is not None and rr.size and rr[0] == 0:
+            self._log_solve(ii, slot, kk, cc, start, end, tin, tout, ans, conf, untrusted, injected, exposed, unsafe,
+                            par_wrong, over, lat, real, keep if self.drop is not None else None)
+
+    def _dice(self, rr: np.ndarray, ii: np.ndarray, kk: np.ndarray, cc: np.ndarray, slot: np.ndarray,
+              s: np.ndarray, d: np.ndarray, ty: np.ndarray, npar: np.ndarray, pc: np.ndarray, hp: np.ndarray,
+              over: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The world's model of one solve attempt per row: its answer (0 = right), confidence, latency, tokens
+        out, and what it does with untrusted content; every random number drawn in one call, keyed by
+        (seed, subtask, slot)."""
+        c = self.cfg
         # every random number of this attempt in one call: (fields, m)
         U = uniform(s[None, :], ii[None, :], slot[None, :], _UFIELDS)
         Z = np.sqrt(-2.0 * np.log1p(-U[_NZ0:_NZ1])) * np.cos(2.0 * np.pi * U[_NZ1:])
@@ -497,47 +537,27 @@ class World:
         pinj = (hp & self.inj[rr[:, None], pc]).any(1)
         exposed = pinj & ((cc == Comm.FULL) | ((cc == Comm.SUMMARY) & (u["leak"] < c.summary_leak)))
         unsafe = exposed & (ty == _CODE) & (u["follow"] < self.FOLLOW[kk])
-        real: dict[str, list[Any]] | None = None
-        if self.backend is not None:
-            ans, conf, tin, tout, lat, untrusted, injected = self.backend.override(
-                self, rr, ii, kk, cc, slot, ans, conf, tin, tout, lat, untrusted, injected)
-            if self.log is not None:
-                real = self._real_info(rr, ii, slot)
-        tin = np.round(tin)
-        tout = np.round(tout)
-        end = start + lat
-        self.natt[rr, ii] += 1
-        if self.drop is not None:
-            keep = ~self.drop[rr, ii, slot]
-            rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain = (
-                x[keep] for x in (rr, ii, ans, conf, tin, tout, end, untrusted, injected, unsafe, pchain))
-        self.cnt[rr, ii, ans] += 1
-        self._record(rr, ii, slot if self.drop is None else slot[keep], ans, conf, kk if self.drop is None else kk[keep],
-                     False, False)
-        self.csum[rr, ii, ans] += conf
-        self.cmax[rr, ii, ans] = np.maximum(self.cmax[rr, ii, ans], conf)
-        self.nsol[rr, ii] += 1
-        self.fin[rr, ii] = np.maximum(self.fin[rr, ii], end)
-        self.tokens[rr] += tin + tout
-        self.untr[rr, ii] |= untrusted
-        self.inj[rr, ii] |= injected
-        self.safety[rr] += unsafe
-        self.chain[rr, ii] = np.maximum(np.where(self.rnd_att[rr, ii] == self.rnd[rr], self.chain[rr, ii], 0), pchain + 2 * c.tool_steps + 1)
-        self.rnd_att[rr, ii] = self.rnd[rr]
-        if self.log is not None and rr.size and rr[0] == 0:
-            if self.drop is not None:
-                slot, cc, start, lat, over, exposed, par_wrong = (
-                    x[keep] for x in (slot, cc, start, lat, over, exposed, par_wrong))
-            self._rec["attempts"].append({
-                "kind": "solve", "i": int(ii[0]), "slot": int(slot[0]), "profile": int(kk[0]), "comm": int(cc[0]),
-                "t": float(start[0]), "t_end": float(end[0]), "tokens_in": int(tin[0]), "tokens_out": int(tout[0]),
-                "answer": int(ans[0]), "conf": float(conf[0]), "untrusted": bool(untrusted[0]),
-                "injected": bool(injected[0]), "exposed": bool(exposed[0]), "unsafe": bool(unsafe[0]),
-                "parent_wrong": bool(par_wrong[0]), "over_context": bool(over[0]),
-            })
-            if real is not None:
-                m0 = 0 if self.drop is None else int(np.flatnonzero(keep)[0])
-                self._rec["attempts"][-1].update({k: v[m0] for k, v in real.items()})
+        return ans, conf, lat, tout, untrusted, injected, exposed, unsafe, par_wrong
+
+    def _log_solve(self, ii: np.ndarray, slot: np.ndarray, kk: np.ndarray, cc: np.ndarray, start: np.ndarray,
+                   end: np.ndarray, tin: np.ndarray, tout: np.ndarray, ans: np.ndarray, conf: np.ndarray,
+                   untrusted: np.ndarray, injected: np.ndarray, exposed: np.ndarray, unsafe: np.ndarray,
+                   par_wrong: np.ndarray, over: np.ndarray, lat: np.ndarray, real: dict[str, list[Any]] | None,
+                   keep: np.ndarray | None) -> None:
+        """Log the first row's attempt (row 0 is the traced episode); ``keep``: the rows not dropped."""
+        if keep is not None:
+            slot, cc, start, lat, over, exposed, par_wrong = (
+                x[keep] for x in (slot, cc, start, lat, over, exposed, par_wrong))
+        self._rec["attempts"].append({
+            "kind": "solve", "i": int(ii[0]), "slot": int(slot[0]), "profile": int(kk[0]), "comm": int(cc[0]),
+            "t": float(start[0]), "t_end": float(end[0]), "tokens_in": int(tin[0]), "tokens_out": int(tout[0]),
+            "answer": int(ans[0]), "conf": float(conf[0]), "untrusted": bool(untrusted[0]),
+            "injected": bool(injected[0]), "exposed": bool(exposed[0]), "unsafe": bool(unsafe[0]),
+            "parent_wrong": bool(par_wrong[0]), "over_context": bool(over[0]),
+        })
+        if real is not None:
+            m0 = 0 if keep is None else int(np.flatnonzero(keep)[0])
+            self._rec["attempts"][-1].update({k: v[m0] for k, v in real.items()})
 
     def _record(self, rr: np.ndarray, ii: np.ndarray, slot: np.ndarray, ans: np.ndarray, conf: np.ndarray,
                 kk: np.ndarray, ver: bool, accept: np.ndarray | bool) -> None:

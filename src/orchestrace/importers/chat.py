@@ -83,21 +83,14 @@ from ..core.trace import DecisionPayload, Outcome, Trace
 from ..errors import TraceDecodeError
 from ..vocab import Decision, EventType, Topology
 from ._chat_doc import (
-    AGENTCHAT_SKIPPED,
-    AGENTCHAT_TYPES,
-    API_ROLES,
-    HUMANS,
     ID_KEYS,
     IMPLICIT_MANAGER,
     LIST_KEYS,
     NAME_KEYS,
-    TAG,
     TASK_KEYS,
     TERMINATE,
-    TIME_KEYS,
     TURN_HINT,
     estimate_tokens,
-    json_kind,
     ledger_of,
     looks_like,
     names_of,
@@ -106,6 +99,7 @@ from ._chat_doc import (
     transcripts,
 )
 from ._chat_evidence import OUTCOME_KEYS, TurnRecord, facts_of, flag, outcome_of, outputs
+from ._chat_turns import Turn, TurnReader
 from ._common import (
     ContentMode,
     Graph,
@@ -113,8 +107,6 @@ from ._common import (
     count_value,
     iter_jsonl,
     load_json,
-    parse_ts,
-    text_of,
 )
 from ._evidence import LABEL_KEYS, to_attrs
 from ._report import ImportReport
@@ -177,136 +169,57 @@ def from_doc(doc: Any, label: str, *, content: ContentMode = "hash", estimate: b
     for k, (path, turns, wrapper) in enumerate(found):
         tid = stem if len(found) == 1 else f"{stem}#{k}"
         lines = linenos if path == "" else None
-        tr = _Transcript(label, path, turns, wrapper, content, estimate, report, lines, orchestrator,
-                         labels=labels).build(tid)
+        tr = _Transcript(label, path, turns, report, lines, wrapper=wrapper, content=content, estimate=estimate,
+                         given_orchestrator=orchestrator, labels=labels).build(tid)
         if tr is not None:
             out.append(tr)
     return out, report
 
 
 @dataclass
-class _Turn:
-    k: int  # index in the turn list
-    where: str  # file:$.history[k]
-    speaker: str
-    tag: str | None
-    role: str | None
-    text: str
-    rec: dict[str, Any]
-    human: bool = False
-    ts: float | None = None
-    kind: str | None = None  # an AutoGen AgentChat message type (``ToolCallRequestEvent`` …)
-    items_key: str = "tool_calls"  # where the tool calls / results of the turn are (JSON paths)
+class _Walk:
+    """What pass 2 carries from one turn to the next."""
+
+    g: Graph
+    orch: str
+    team: bool
+    alternatives: tuple[str, ...]
+    calls: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # call id → (event id, agent, tool)
+    fn_calls: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # function name → [(event id, agent)] unanswered (legacy)
+    tail: list[str] = field(default_factory=list)  # the events the next one depends on (the previous turn's last events)
+    last_agent: str | None = None
+    pending: tuple[str, str] | None = None  # (decision id, selected speaker) not yet used
+    n_dec: int = 0
+    stop_reason: tuple[str, str] | None = None  # (action, why)
+    sys_refs: list[str] = field(default_factory=list)
+    first: bool = True
+
+    def delegate(self, agent: str, t: float, action: str, alternatives: tuple[str, ...], source: str,
+                 selected_by: str, *, role: str | None = "orchestrator", selected: list[str] | None = None) -> str:
+        """An O2 speaker selection that follows the current tail (``selected``: all the speakers an
+        AgentChat selector named, when more than one); returns its event id."""
+        attrs: dict[str, Any] = {"selected_by": selected_by, **({"selected": selected} if selected else {})}
+        fields: dict[str, Any] = {"role": role} if role is not None else {}
+        dec = self.g.add(EventType.ORCHESTRATOR_DECISION, agent, t, deps=[(x, "causal") for x in self.tail],
+                         decision=DecisionPayload(kind=Decision.DELEGATE, action=action, alternatives=alternatives,
+                                                  step=self.n_dec),
+                         attrs=attrs, source=source, **fields)
+        self.n_dec += 1
+        return dec
 
 
 @dataclass
-class _Transcript:
-    label: str
-    path: str  # JSON path of the list: "$.history", "$", "<line>:$.history" (a JSON line), "" (turns are lines)
-    raw: list[Any]
+class _Transcript(TurnReader):
+    """Pass 2: the turns of one transcript (read by :class:`TurnReader`) mapped onto a trace."""
+
     wrapper: dict[str, Any] | None
     content: ContentMode
     estimate: bool
-    report: ImportReport
-    linenos: list[int] | None  # line of each turn when the turns are JSON lines
     given_orchestrator: str | None = None
     labels: bool = False
     assumptions: list[str] = field(default_factory=list)
     records: list[TurnRecord] = field(default_factory=list)  # mapped turns, for the failure evidence
     has_usage: bool = False
-
-    def where(self, k: int, sub: str = "") -> str:
-        """``file:$.history[k].sub`` (``file:line:$.sub`` when the turns are JSON lines)."""
-        if self.linenos is not None:
-            return f"{self.label}:{self.linenos[k]}" + (f":$.{sub}" if sub else "")
-        return f"{self.label}:{self.path}[{k}]" + (f".{sub}" if sub else "")
-
-    # -- pass 1: read every turn (speaker, text), report what cannot be read -------------------
-    def turns(self) -> list[_Turn]:
-        out = []
-        rep = self.report
-        for k, rec in enumerate(self.raw):
-            if not isinstance(rec, dict):
-                rep.count("<turn>", "unreadable")
-                rep.error("chat.bad-turn", self.where(k), f"turn is a{'n' if json_kind(rec)[0] in 'aeiou' else ''} "
-                          f"{json_kind(rec)}, not an object; skipped", TURN_HINT)
-                continue
-            typ = rec.get("type")
-            kind = typ if isinstance(typ, str) and typ in AGENTCHAT_TYPES else None
-            if kind in AGENTCHAT_SKIPPED:
-                rep.count(str(kind), "skipped", AGENTCHAT_SKIPPED[str(kind)])
-                continue
-            role = rec.get("role")
-            if role is not None and not isinstance(role, str):
-                rep.count("<turn>", "unreadable")
-                rep.error("import.bad-field", self.where(k, "role"), f"role is a{'n' if json_kind(role)[0] in 'aeiou' else ''}"
-                          f" {json_kind(role)}, not a string; turn skipped", "a role is a string such as \"assistant\"")
-                continue
-            speaker, bad = self._speaker(rec, k) if role != "function" else (None, False)  # legacy: name = function
-            if bad:
-                continue
-            if speaker is None:
-                if role and role not in API_ROLES:  # Who&When hand-crafted / Magentic-One: the role is the agent
-                    speaker = role
-                elif role in ("tool", "function"):
-                    speaker = ""  # the caller's, filled in pass 2
-                elif role:
-                    speaker = role
-                else:
-                    speaker = "unknown"
-                    rep.sanitise("chat.no-speaker", self.where(k), "turn names no speaker (no name nor role); "
-                                 "attributed to agent 'unknown'", "give each turn a `name` or `role`")
-            tag = None
-            m = TAG.match(speaker) if speaker and len(speaker) < 200 else None
-            if m:
-                speaker, tag = m.group("agent"), m.group("tag")
-            ts = next((parse_ts(rec[key]) for key in TIME_KEYS if key in rec), None)
-            items_key = "tool_calls"
-            if kind == "ToolCallRequestEvent":  # content: [{id, name, arguments}] → OpenAI tool_calls
-                c = rec.get("content")
-                rec = dict(rec, content=None, tool_calls=[
-                    {"id": x.get("id"), "function": {"name": x.get("name"), "arguments": x.get("arguments")}}
-                    if isinstance(x, dict) else x for x in c] if isinstance(c, list) else c)
-                items_key = "content"
-            elif kind == "ToolCallExecutionEvent":  # content: [{call_id, name, content, is_error}] → tool responses
-                c = rec.get("content")
-                rec = dict(rec, content=None, tool_responses=[
-                    {"tool_call_id": x.get("call_id"), "name": x.get("name"), "content": x.get("content"),
-                     "is_error": x.get("is_error")} if isinstance(x, dict) else x for x in c]
-                    if isinstance(c, list) else [c])
-                role, items_key = "tool", "content"
-            text = self._text(rec, k) if kind != "SelectSpeakerEvent" else ""
-            out.append(_Turn(k, self.where(k), speaker, tag, role, text, rec,
-                             human=speaker.lower() in HUMANS and not tag, ts=ts, kind=kind, items_key=items_key))
-        return out
-
-    def _speaker(self, rec: dict[str, Any], k: int) -> tuple[str | None, bool]:
-        for key in NAME_KEYS:
-            v = rec.get(key)
-            if v is None or v == "":
-                continue
-            if isinstance(v, str):
-                return v.strip() or None, False
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                self.report.sanitise("import.coerced", self.where(k, key), f"{key} = {v!r} read as the name {str(v)!r}",
-                                     "the source wrote a name as a number")
-                return str(v), False
-            self.report.count("<turn>", "unreadable")
-            self.report.error("import.bad-field", self.where(k, key), f"{key} is a{'n' if json_kind(v)[0] in 'aeiou' else ''}"
-                              f" {json_kind(v)}, not a string; turn skipped", "a speaker's name is a string")
-            return None, True
-        return None, False
-
-    def _text(self, rec: dict[str, Any], k: int) -> str:
-        c = rec.get("content")
-        if c is None or isinstance(c, str):
-            return c or ""
-        if isinstance(c, list) and all(isinstance(b, (str, dict)) for b in c):
-            return text_of(c)  # OpenAI content parts
-        self.report.sanitise("chat.non-string-content", self.where(k, "content"),
-                             f"content is a{'n' if json_kind(c)[0] in 'aeiou' else ''} {json_kind(c)}; kept as its JSON text",
-                             "content is a string or a list of text parts")
-        return json.dumps(c, ensure_ascii=False, default=str)
 
     # -- pass 2: build the graph ------------------------------------------------------------------
     def build(self, trace_id: str) -> Trace | None:
@@ -320,6 +233,34 @@ class _Transcript:
             rep.error("chat.no-turns", f"{self.label}:{self.path or '$'}", "the transcript has no turns" +
                       (f" to import ({len(self.raw)} skipped: see the report)" if self.raw else ""), "nothing to import")
             return None
+        orch, workers, ledger = self._cast(turns)
+        team = len(workers) >= 2
+        alternatives = tuple(workers) if len(workers) <= MAX_ALTERNATIVES else ()
+        if len(workers) > MAX_ALTERNATIVES:
+            self.assumptions.append(f"{len(workers)} agents speak: speaker selections do not list them as "
+                                    f"alternatives (more than {MAX_ALTERNATIVES}); meta.agents does")
+        all_ts = all(tu.ts is not None for tu in turns)
+        t0 = min(tu.ts for tu in turns if tu.ts is not None) if all_ts else 0.0
+        if all_ts:
+            self.assumptions.append("time is each turn's timestamp (seconds from the first); turns are instants")
+        else:
+            self.assumptions.append("the transcript records no timestamps: time is the turn index (turn k runs from "
+                                    "k to k + 1); durations and wall_clock_s count turns, not seconds")
+        g = Graph(content=self.content, report=rep)
+        g.scan_evidence = False  # the turns are read for evidence as a whole (_flag)
+        w = _Walk(g, orch, team, alternatives)
+        for tu in turns:
+            t = (tu.ts - t0) if all_ts and tu.ts is not None else float(tu.k)
+            self._turn(w, tu, t, None if all_ts else t + 1.0)
+        self._note_tokens()
+        self._stop(w)
+        self._flag(g)
+        rep.clamped_times += g.clamped
+        return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, w.sys_refs, tuple(workers))
+
+    def _cast(self, turns: list[Turn]) -> tuple[str, list[str], bool]:
+        """The orchestrator, the workers and whether a ledger (tagged turns) is there, with the
+        assumption that names the orchestrator."""
         speakers: dict[str, None] = {}
         selector = None  # the source of AgentChat SelectSpeakerEvents: the group chat's manager
         for tu in turns:
@@ -336,9 +277,8 @@ class _Transcript:
                                 f"speakers: {', '.join(list(speakers)[:8])}")
         ledger = any(tu.tag for tu in turns)
         workers = [s for s in names if s != orch]
-        team = len(workers) >= 2
         if orch is None:
-            if team or not workers:
+            if len(workers) >= 2 or not workers:
                 orch = IMPLICIT_MANAGER
                 self.assumptions.append(f"no speaker is named like an orchestrator or manager: speaker selection and "
                                         f"the stop are attributed to the implicit group-chat manager `{orch}`")
@@ -352,163 +292,130 @@ class _Transcript:
             self.assumptions.append(f"{orch!r} is the orchestrator (it selects the speakers)")
         else:
             self.assumptions.append(f"{orch!r} is the orchestrator (by its name)")
-        alternatives = tuple(workers) if len(workers) <= MAX_ALTERNATIVES else ()
-        if len(workers) > MAX_ALTERNATIVES:
-            self.assumptions.append(f"{len(workers)} agents speak: speaker selections do not list them as "
-                                    f"alternatives (more than {MAX_ALTERNATIVES}); meta.agents does")
-        all_ts = all(tu.ts is not None for tu in turns)
-        t0 = min(tu.ts for tu in turns if tu.ts is not None) if all_ts else 0.0
-        if all_ts:
-            self.assumptions.append("time is each turn's timestamp (seconds from the first); turns are instants")
-        else:
-            self.assumptions.append("the transcript records no timestamps: time is the turn index (turn k runs from "
-                                    "k to k + 1); durations and wall_clock_s count turns, not seconds")
+        return orch, workers, ledger
 
-        g = Graph(content=self.content, report=rep)
-        g.scan_evidence = False  # the turns are read for evidence as a whole (_flag)
-        calls: dict[str, tuple[str, str, str]] = {}  # call id → (event id, agent, tool)
-        fn_calls: dict[str, list[tuple[str, str]]] = {}  # function name → [(event id, agent)] unanswered (legacy)
-        tail: list[str] = []  # the events the next one depends on (the previous turn's last events)
-        last_agent: str | None = None
-        pending: tuple[str, str] | None = None  # (decision id, selected speaker) not yet used
-        n_dec = 0
-        stop_reason: tuple[str, str] | None = None  # (action, why)
-        sys_refs: list[str] = []
-        first = True
+    def _tok(self, text: str) -> int | None:
+        return estimate_tokens(text) if self.estimate and text else None
 
-        def tok(text: str) -> int | None:
-            return estimate_tokens(text) if self.estimate and text else None
+    def _turn(self, w: _Walk, tu: Turn, t: float, t_end: float | None) -> None:
+        """Map one turn: structure (system prompt, stop message), a selection, tool results, or speech."""
+        rep, rec, src = self.report, tu.rec, tu.where
+        if tu.role == "system" and not tu.tag and tu.speaker in ("system", ""):
+            rep.count("system", "structure", "system prompt (its digest in meta.system_prompts)")
+            if tu.text:
+                w.sys_refs.append(_digest(tu.text))
+            return
+        if tu.kind == "StopMessage":
+            rep.count("StopMessage", "structure", "the stop's reason")
+            w.stop_reason = ("terminate" if TERMINATE in tu.text else "termination_condition", f"{src}: {tu.text[:120]}")
+            return
+        if tu.kind == "SelectSpeakerEvent":
+            chosen = names_of(rec.get("content"))
+            if not chosen:
+                rep.count("SelectSpeakerEvent", "unreadable")
+                rep.error("chat.bad-turn", f"{src}.content", "SelectSpeakerEvent names no speaker; skipped",
+                          "its content is the list of selected speakers' names")
+                return
+            rep.count("SelectSpeakerEvent", "mapped")
+            dec = w.delegate(w.orch, t, chosen[0], _with(w.alternatives, *chosen), src, "selector",
+                             selected=chosen if len(chosen) > 1 else None)
+            rep.note("speaker selection (O2) read from AgentChat SelectSpeakerEvents")
+            w.pending, w.tail = (dec, chosen[0]), [dec]
+            return
+        responses = rec.get("tool_responses")
+        is_result = tu.role in ("tool", "function") or "tool_call_id" in rec
+        if is_result or isinstance(responses, list) and responses:
+            w.tail, w.last_agent = self._results(w.g, tu, t, t_end, w.tail, w.calls, w.fn_calls, responses, w.last_agent)
+            w.first = False
+            return
+        self._speak(w, tu, t, t_end)
 
-        for tu in turns:
-            t = (tu.ts - t0) if all_ts and tu.ts is not None else float(tu.k)
-            t_end = None if all_ts else t + 1.0
-            rec, src = tu.rec, tu.where
-            if tu.role == "system" and not tu.tag and tu.speaker in ("system", ""):
-                rep.count("system", "structure", "system prompt (its digest in meta.system_prompts)")
-                if tu.text:
-                    sys_refs.append(_digest(tu.text))
-                continue
-            if tu.kind == "StopMessage":
-                rep.count("StopMessage", "structure", "the stop's reason")
-                stop_reason = ("terminate" if TERMINATE in tu.text else "termination_condition", f"{src}: {tu.text[:120]}")
-                continue
-            if tu.kind == "SelectSpeakerEvent":
-                chosen = names_of(rec.get("content"))
-                if not chosen:
-                    rep.count("SelectSpeakerEvent", "unreadable")
-                    rep.error("chat.bad-turn", f"{src}.content", "SelectSpeakerEvent names no speaker; skipped",
-                              "its content is the list of selected speakers' names")
-                    continue
-                rep.count("SelectSpeakerEvent", "mapped")
-                dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
-                            decision=DecisionPayload(kind=Decision.DELEGATE, action=chosen[0],
-                                                     alternatives=_with(alternatives, *chosen),
-                                                     step=n_dec),
-                            attrs={"selected_by": "selector", **({"selected": chosen} if len(chosen) > 1 else {})},
-                            role="orchestrator", source=src)
-                n_dec += 1
-                rep.note("speaker selection (O2) read from AgentChat SelectSpeakerEvents")
-                pending, tail = (dec, chosen[0]), [dec]
-                continue
-            calls_raw = rec.get("tool_calls")
-            responses = rec.get("tool_responses")
-            is_result = tu.role in ("tool", "function") or "tool_call_id" in rec
-            if is_result or isinstance(responses, list) and responses:
-                tail, last_agent = self._results(g, tu, t, t_end, tail, calls, fn_calls, responses, last_agent)
-                first = False
-                continue
-            agent = tu.speaker or (last_agent or "unknown")
-            is_orch = agent == orch
-            deps: list[tuple[str, str]] = []
-            deps.extend((x, "causal" if agent == last_agent else "message") for x in tail)
-            # a worker who speaks after someone else was selected (by the manager, a ledger, a handoff …)
-            if team and not is_orch and not tu.human and not first and (agent != last_agent or pending is not None):
-                if pending is None or pending[1] != agent:
-                    dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t, deps=[(x, "causal") for x in tail],
-                                decision=DecisionPayload(kind=Decision.DELEGATE, action=agent,
-                                                         alternatives=alternatives, step=n_dec),
-                                attrs={"selected_by": "transcript"}, role="orchestrator", source=src)
-                    n_dec += 1
-                    rep.note("speaker selection (O2) inferred from who spoke next")
-                    pending = (dec, agent)
-                if pending[0] in tail:  # the selection is the event just before: one causal edge
-                    deps = [(x, k) for x, k in deps if x != pending[0]]
-                deps.append((pending[0], "causal"))
-                pending = None
-            attrs: dict[str, Any] = {}
-            if tu.tag:
-                attrs["tag"] = tu.tag
-            if tu.role and tu.role != tu.speaker:
-                attrs["chat_role"] = tu.role
-            to = tu.tag[2:].strip() if tu.tag and tu.tag.startswith("->") else None
-            ev_type = EventType.HUMAN_INTERVENTION if tu.human else EventType.MESSAGE
-            main: str | None = None
-            has_calls = isinstance(calls_raw, list) and bool(calls_raw) or isinstance(rec.get("function_call"), dict)
-            rtype = tu.kind or "turn"
-            if tu.kind:
-                attrs["type"] = tu.kind
-            target = rec.get("target") if tu.kind == "HandoffMessage" and isinstance(rec.get("target"), str) else None
-            to = to or target
-            usage = self._usage(tu)
-            if tu.text or not has_calls:
-                if not tu.text:
-                    rep.problem("chat.empty-content", src, "turn has no content (empty text, no tool calls)",
-                                "kept as a message without content")
-                    rep.count(rtype, "mapped", "empty turn (no content)")
-                else:
-                    rep.count(rtype, "mapped")
-                tokens: dict[str, int | None] = dict(usage) if usage else ({} if tu.human else {"tokens_out": tok(tu.text)})
-                main = g.add(ev_type, agent, t, t_end=t_end, deps=deps, text=tu.text or None, to=to,
-                             role="orchestrator" if is_orch else ("human" if tu.human else None),
-                             attrs=attrs, source=src, **tokens)
-                usage = {}
-                tail = [main]
-            if has_calls:
-                cdeps = [(main, "causal")] if main else deps
-                tc = t if main is None or t_end is None else t_end
-                got = self._calls(g, tu, agent, tc, cdeps, calls, fn_calls, tok, usage)
-                tail = [got] if got else tail
-                if main is None and got:
-                    main = got
-                    rep.count(rtype, "mapped", "tool calls only")
-            last_agent = agent
-            first = False
-            if main is not None:
-                self.records.append(TurnRecord(tu.k, main, agent, tu.text, "orch" if is_orch else (
-                    "human" if tu.human else "worker")))
-            if target is not None and tail:  # a handoff: the speaker itself chose the next agent
-                dec = g.add(EventType.ORCHESTRATOR_DECISION, agent, max(map(g.end, tail)),
-                            deps=[(x, "causal") for x in tail],
-                            decision=DecisionPayload(kind=Decision.DELEGATE, action=target,
-                                                     alternatives=_with(alternatives, target),
-                                                     step=n_dec),
-                            attrs={"selected_by": "handoff"}, source=src)
-                n_dec += 1
-                rep.note("speaker selection (O2) read from AgentChat HandoffMessages (decided by the handing agent)")
-                pending, tail = (dec, target), [dec]
-            # ledger turns: the orchestrator's own record of speaker selection and of the stop
-            if is_orch and "next_speaker" in tu.text:
-                led = ledger_of(tu.text)
-                if led is not None:
-                    satisfied, nxt = led
-                    if satisfied:
-                        stop_reason = ("request_satisfied", f"ledger at {src}: is_request_satisfied = true")
-                    elif nxt:
-                        dec = g.add(EventType.ORCHESTRATOR_DECISION, orch, t if t_end is None else t_end,
-                                    deps=[(x, "causal") for x in tail],
-                                    decision=DecisionPayload(kind=Decision.DELEGATE, action=nxt,
-                                                             alternatives=_with(alternatives, nxt),
-                                                             step=n_dec),
-                                    attrs={"selected_by": "ledger"}, role="orchestrator", source=src)
-                        n_dec += 1
-                        rep.note("speaker selection (O2) read from a Magentic-One ledger's next_speaker")
-                        pending = (dec, nxt)
-                        tail = [dec]
-            if tu.tag == "termination condition":
-                stop_reason = ("termination_condition", f"{src}: {tu.text[:120]}")
-            elif tu.text.rstrip().endswith(TERMINATE) and stop_reason is None:
-                stop_reason = ("terminate", f"{src} ends with {TERMINATE}")
+    def _speak(self, w: _Walk, tu: Turn, t: float, t_end: float | None) -> None:
+        """A turn that speaks: its message (or human intervention) and tool calls, the selection
+        that preceded it, and what it says about the next speaker or the stop."""
+        rep, rec, src, g = self.report, tu.rec, tu.where, w.g
+        agent = tu.speaker or (w.last_agent or "unknown")
+        is_orch = agent == w.orch
+        deps: list[tuple[str, str]] = [(x, "causal" if agent == w.last_agent else "message") for x in w.tail]
+        # a worker who speaks after someone else was selected (by the manager, a ledger, a handoff …)
+        if w.team and not is_orch and not tu.human and not w.first and (agent != w.last_agent or w.pending is not None):
+            if w.pending is None or w.pending[1] != agent:
+                dec = w.delegate(w.orch, t, agent, w.alternatives, src, "transcript")
+                rep.note("speaker selection (O2) inferred from who spoke next")
+                w.pending = (dec, agent)
+            if w.pending[0] in w.tail:  # the selection is the event just before: one causal edge
+                deps = [(x, k) for x, k in deps if x != w.pending[0]]
+            deps.append((w.pending[0], "causal"))
+            w.pending = None
+        attrs: dict[str, Any] = {}
+        if tu.tag:
+            attrs["tag"] = tu.tag
+        if tu.role and tu.role != tu.speaker:
+            attrs["chat_role"] = tu.role
+        to = tu.tag[2:].strip() if tu.tag and tu.tag.startswith("->") else None
+        calls_raw = rec.get("tool_calls")
+        has_calls = isinstance(calls_raw, list) and bool(calls_raw) or isinstance(rec.get("function_call"), dict)
+        rtype = tu.kind or "turn"
+        if tu.kind:
+            attrs["type"] = tu.kind
+        target = rec.get("target") if tu.kind == "HandoffMessage" and isinstance(rec.get("target"), str) else None
+        usage = self._usage(tu)
+        main: str | None = None
+        if tu.text or not has_calls:
+            if not tu.text:
+                rep.problem("chat.empty-content", src, "turn has no content (empty text, no tool calls)",
+                            "kept as a message without content")
+                rep.count(rtype, "mapped", "empty turn (no content)")
+            else:
+                rep.count(rtype, "mapped")
+            tokens: dict[str, int | None] = dict(usage) if usage else ({} if tu.human else {"tokens_out": self._tok(tu.text)})
+            main = g.add(EventType.HUMAN_INTERVENTION if tu.human else EventType.MESSAGE, agent, t, t_end=t_end,
+                         deps=deps, text=tu.text or None, to=to or target,
+                         role="orchestrator" if is_orch else ("human" if tu.human else None),
+                         attrs=attrs, source=src, **tokens)
+            usage = {}
+            w.tail = [main]
+        if has_calls:
+            cdeps = [(main, "causal")] if main else deps
+            tc = t if main is None or t_end is None else t_end
+            got = self._calls(g, tu, agent, tc, cdeps, w.calls, w.fn_calls, self._tok, usage)
+            w.tail = [got] if got else w.tail
+            if main is None and got:
+                main = got
+                rep.count(rtype, "mapped", "tool calls only")
+        w.last_agent = agent
+        w.first = False
+        if main is not None:
+            self.records.append(TurnRecord(tu.k, main, agent, tu.text, "orch" if is_orch else (
+                "human" if tu.human else "worker")))
+        if target is not None and w.tail:  # a handoff: the speaker itself chose the next agent
+            dec = w.delegate(agent, max(map(g.end, w.tail)), target, _with(w.alternatives, target), src, "handoff",
+                             role=None)
+            rep.note("speaker selection (O2) read from AgentChat HandoffMessages (decided by the handing agent)")
+            w.pending, w.tail = (dec, target), [dec]
+        if is_orch and "next_speaker" in tu.text:
+            self._ledger(w, tu, t if t_end is None else t_end)
+        if tu.tag == "termination condition":
+            w.stop_reason = ("termination_condition", f"{src}: {tu.text[:120]}")
+        elif tu.text.rstrip().endswith(TERMINATE) and w.stop_reason is None:
+            w.stop_reason = ("terminate", f"{src} ends with {TERMINATE}")
 
+    def _ledger(self, w: _Walk, tu: Turn, t: float) -> None:
+        """A ledger turn: the orchestrator's own record of the next speaker, or of the stop."""
+        led = ledger_of(tu.text)
+        if led is None:
+            return
+        satisfied, nxt = led
+        if satisfied:
+            w.stop_reason = ("request_satisfied", f"ledger at {tu.where}: is_request_satisfied = true")
+        elif nxt:
+            dec = w.delegate(w.orch, t, nxt, _with(w.alternatives, nxt), tu.where, "ledger")
+            self.report.note("speaker selection (O2) read from a Magentic-One ledger's next_speaker")
+            w.pending = (dec, nxt)
+            w.tail = [dec]
+
+    def _note_tokens(self) -> None:
+        """The assumption about token counts (estimated, the transcript's usage, or absent)."""
         if self.estimate:
             self.assumptions.append("tokens_out estimated as ceil(characters / 4) of the text an agent wrote"
                                     + (" (where the transcript records no usage)" if self.has_usage else ""))
@@ -517,26 +424,26 @@ class _Transcript:
         else:
             self.assumptions.append("the transcript records no tokens: token counts are absent "
                                     "(import with --estimate-tokens to estimate them)")
+
+    def _stop(self, w: _Walk) -> None:
+        """The O5 stop decision: the reason the transcript gives, else ``max_round``, else its end."""
+        stop_reason = w.stop_reason
         stop_text = self.wrapper.get("stop_reason") if self.wrapper else None
         if stop_reason is None and isinstance(stop_text, str) and stop_text:
             stop_reason = ("terminate" if TERMINATE in stop_text else "termination_condition",
                            f"stop_reason: {stop_text[:120]}")
-        # the stop (O5)
         max_round = self.wrapper.get("max_round") if self.wrapper else None
         n_turns = len(self.raw)
         if stop_reason is None and isinstance(max_round, int) and not isinstance(max_round, bool) and n_turns >= max_round:
             stop_reason = ("max_round", f"{n_turns} turns reached max_round = {max_round}")
         action, why = stop_reason or ("end_of_transcript", "the transcript ends (no termination message)")
-        end_t = max((g.end(e) for e in g.events), default=0.0)
-        g.add(EventType.ORCHESTRATOR_DECISION, orch, end_t, deps=[(x, "causal") for x in tail],
-              decision=DecisionPayload(kind=Decision.STOP, action=action, alternatives=("continue",), step=n_dec),
-              attrs={"reason": why}, role="orchestrator", source=f"{self.label}:{self.path or '$'}")
-        rep.note(f"stop (O5): {action}")
-        self._flag(g)
-        rep.clamped_times += g.clamped
-        return self._finish(g, trace_id, orch, team, ledger, all_ts, t0, sys_refs, tuple(workers))
+        end_t = max((w.g.end(e) for e in w.g.events), default=0.0)
+        w.g.add(EventType.ORCHESTRATOR_DECISION, w.orch, end_t, deps=[(x, "causal") for x in w.tail],
+                decision=DecisionPayload(kind=Decision.STOP, action=action, alternatives=("continue",), step=w.n_dec),
+                attrs={"reason": why}, role="orchestrator", source=f"{self.label}:{self.path or '$'}")
+        self.report.note(f"stop (O5): {action}")
 
-    def _calls(self, g: Graph, tu: _Turn, agent: str, t: float, deps: list[tuple[str, str]],
+    def _calls(self, g: Graph, tu: Turn, agent: str, t: float, deps: list[tuple[str, str]],
                calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]], tok: Any,
                usage: dict[str, int]) -> str | None:
         rep = self.report
@@ -576,7 +483,7 @@ class _Transcript:
             last = eid
         return last
 
-    def _results(self, g: Graph, tu: _Turn, t: float, t_end: float | None, tail: list[str],
+    def _results(self, g: Graph, tu: Turn, t: float, t_end: float | None, tail: list[str],
                  calls: dict[str, tuple[str, str, str]], fn_calls: dict[str, list[tuple[str, str]]],
                  responses: Any, prev_agent: str | None) -> tuple[list[str], str | None]:
         rep = self.report
@@ -627,7 +534,7 @@ class _Transcript:
             agent_out = tu.speaker if tu.speaker and tu.speaker != tool else caller
         return (out or tail), agent_out
 
-    def _usage(self, tu: _Turn) -> dict[str, int]:
+    def _usage(self, tu: Turn) -> dict[str, int]:
         """``tokens_in`` / ``tokens_out`` from the turn's own usage (AgentChat ``models_usage``, OpenAI ``usage``)."""
         for key in ("models_usage", "usage"):
             u = tu.rec.get(key)
@@ -643,17 +550,6 @@ class _Transcript:
                     self.has_usage = True
                     return out
         return {}
-
-    def _call_id(self, v: Any, where: str) -> str | None:
-        """A tool-call id as a string; a number is read as text, anything else dropped (both warned)."""
-        if v is None or isinstance(v, str):
-            return v or None
-        if isinstance(v, int) and not isinstance(v, bool):
-            self.report.sanitise("import.coerced", where, f"call id {v!r} read as {str(v)!r}", "ids are strings")
-            return str(v)
-        self.report.sanitise("chat.bad-call-id", where, f"call id is a{'n' if json_kind(v)[0] in 'aeiou' else ''} "
-                             f"{json_kind(v)}, not a string; ignored", "ids are strings")
-        return None
 
     def _flag(self, g: Graph) -> None:
         """Failure evidence on the events (``error`` + ``attrs.evidence``), from the mapped turns' texts."""

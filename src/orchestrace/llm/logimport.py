@@ -442,33 +442,8 @@ def import_logs(
     if tasks is not None:
         task_map = {t.id: t for t in load_task_file(tasks, require_prompt=False)}
     rep = ImportReport()
-    records: list[_Record] = []
-    fmts: set[str] = set()
-    for raw in paths:
-        p = Path(raw)
-        if not p.is_file():
-            raise ConfigError(f"{p}: no such log file")
-        f = detect_format(p) if fmt == "auto" else fmt
-        fmts.add(f)
-        records += (_read_batch(p, rep, task_map) if f == "batch" else _read_samples(p, rep) if f == "samples"
-                    else _read_debate(p, rep))
-    if len(fmts) > 1:
-        raise ConfigError(f"the logs are of different formats ({', '.join(sorted(fmts))}); import them separately")
-    rep.format = fmts.pop() if fmts else fmt
-    graded: list[tuple[_Record, FileTask]] = []
-    ids: set[str] = set()
-    for rec in records:
-        g, ref, why = _grader_for(rec, grader)
-        if g is None:
-            rep.excluded.setdefault(why or "ungradable", []).append(rec.where)
-            continue
-        if rec.tid in ids:
-            rep.excluded.setdefault("duplicate id", []).append(f"{rec.where} ({rec.tid!r})")
-            continue
-        ids.add(rec.tid)
-        q = rec.question or rec.tid
-        suite = task_map[rec.tid].suite if task_map and rec.tid in task_map else _stem(rec.where)
-        graded.append((rec, FileTask(rec.tid, suite, ({"role": "user", "content": q},), ref, g, 0, rec.where)))
+    records = _read_all(paths, fmt, rep, task_map)
+    graded = _graded(records, grader, task_map, rep)
     kept, R, W = _shape([r for r, _ in graded], width, rep)  # noqa: N806
     keep_ids = {r.tid for r in kept}
     problems = [Problem(code="import.excluded", severity=Severity.ERROR, path=loc, message=reason)
@@ -485,23 +460,7 @@ def import_logs(
         for rec, task in graded:
             if rec.tid not in keep_ids:
                 continue
-            assert rec.rows is not None
-            attempts: list[list[Attempt]] = []
-            for r, row in enumerate(rec.rows):
-                line: list[Attempt] = []
-                for s in row:
-                    ans, _, err = task.grade(s.text)
-                    rep.replies += 1
-                    rep.unparsed += ans is None and err is None
-                    rep.grader_errors += err is not None
-                    rep.no_logprobs += s.lp is None
-                    rep.tokens_estimated |= s.estimated
-                    tok_out = s.tok_out if s.tok_out is not None else _est(s.text)
-                    tok_in = s.tok_in if s.tok_in is not None else _est(task.question)
-                    line.append(Attempt(text=s.text, answer=ans, prompt_tokens=tok_in, completion_tokens=tok_out,
-                                        logprob_mean=s.lp, finish_reason=None, seed=-1, t_start=float(r),
-                                        t_end=float(r) + 0.5, error=err, confidence=s.conf))
-                attempts.append(line)
+            attempts = _attempts(rec, task, rep)
             meta: dict[str, Any] = {"source": str(rec.where), "import_format": rep.format, "grader": task.kind}
             if debate:  # the debate's own answer after each round: the majority of that round alone
                 meta["last_round_answers"] = [majority([a.answer for a in row]) for row in attempts]
@@ -523,3 +482,63 @@ def import_logs(
     })
     return rep
 
+
+def _read_all(paths: Sequence[str | os.PathLike[str]], fmt: str, rep: ImportReport,
+              task_map: dict[str, FileTask] | None) -> list[_Record]:
+    """Every record of every log (one format for all; ``auto``: detected per file); sets ``rep.format``."""
+    records: list[_Record] = []
+    fmts: set[str] = set()
+    for raw in paths:
+        p = Path(raw)
+        if not p.is_file():
+            raise ConfigError(f"{p}: no such log file")
+        f = detect_format(p) if fmt == "auto" else fmt
+        fmts.add(f)
+        records += (_read_batch(p, rep, task_map) if f == "batch" else _read_samples(p, rep) if f == "samples"
+                    else _read_debate(p, rep))
+    if len(fmts) > 1:
+        raise ConfigError(f"the logs are of different formats ({', '.join(sorted(fmts))}); import them separately")
+    rep.format = fmts.pop() if fmts else fmt
+    return records
+
+
+def _graded(records: list[_Record], grader: Any, task_map: dict[str, FileTask] | None,
+            rep: ImportReport) -> list[tuple[_Record, FileTask]]:
+    """The records that can be graded, each with its task (an ungradable or repeated one is excluded, counted)."""
+    graded: list[tuple[_Record, FileTask]] = []
+    ids: set[str] = set()
+    for rec in records:
+        g, ref, why = _grader_for(rec, grader)
+        if g is None:
+            rep.excluded.setdefault(why or "ungradable", []).append(rec.where)
+            continue
+        if rec.tid in ids:
+            rep.excluded.setdefault("duplicate id", []).append(f"{rec.where} ({rec.tid!r})")
+            continue
+        ids.add(rec.tid)
+        q = rec.question or rec.tid
+        suite = task_map[rec.tid].suite if task_map and rec.tid in task_map else _stem(rec.where)
+        graded.append((rec, FileTask(rec.tid, suite, ({"role": "user", "content": q},), ref, g, 0, rec.where)))
+    return graded
+
+
+def _attempts(rec: _Record, task: FileTask, rep: ImportReport) -> list[list[Attempt]]:
+    """One record's replies graded, round by round (tokens estimated where the log has none; counted in ``rep``)."""
+    assert rec.rows is not None
+    attempts: list[list[Attempt]] = []
+    for r, row in enumerate(rec.rows):
+        line: list[Attempt] = []
+        for s in row:
+            ans, _, err = task.grade(s.text)
+            rep.replies += 1
+            rep.unparsed += ans is None and err is None
+            rep.grader_errors += err is not None
+            rep.no_logprobs += s.lp is None
+            rep.tokens_estimated |= s.estimated
+            tok_out = s.tok_out if s.tok_out is not None else _est(s.text)
+            tok_in = s.tok_in if s.tok_in is not None else _est(task.question)
+            line.append(Attempt(text=s.text, answer=ans, prompt_tokens=tok_in, completion_tokens=tok_out,
+                                logprob_mean=s.lp, finish_reason=None, seed=-1, t_start=float(r),
+                                t_end=float(r) + 0.5, error=err, confidence=s.conf))
+        attempts.append(line)
+    return attempts

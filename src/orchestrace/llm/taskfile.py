@@ -394,73 +394,76 @@ def load_task_file(
     problems: list[Problem] = []
     tasks: list[FileTask] = []
     first_line: dict[str, int] = {}
-
-    def bad(ln: int, code: str, msg: str, hint: str = "") -> None:
-        problems.append(Problem(code=f"taskfile.{code}", severity=Severity.ERROR, path=f"{p}:{ln}", message=msg,
-                                hint=hint))
-
     for ln, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        try:
-            rec = json.loads(line)
-        except ValueError as exc:
-            bad(ln, "json", f"not JSON ({exc.args[0] if exc.args else exc})")
-            continue
-        if not isinstance(rec, dict):
-            bad(ln, "record", "a task line must be a JSON object")
-            continue
-        tid = rec.get("id")
-        if not isinstance(tid, (str, int)) or isinstance(tid, bool) or str(tid).strip() == "":
-            bad(ln, "id", "missing or empty 'id' (a string)", "every task needs a unique id")
-            continue
-        tid = str(tid)
-        if tid in first_line:
-            bad(ln, "duplicate", f"task id {tid!r} already used on line {first_line[tid]}", "ids must be unique")
-            continue
-        first_line[tid] = ln
-        ans = rec.get("answer")
-        if ans is None or isinstance(ans, (dict, list, bool)) or str(ans).strip() == "":
-            bad(ln, "answer", f"task {tid!r}: missing reference 'answer' (a string or number)",
-                "a task without a reference answer cannot be graded")
-            continue
-        answer = _num_str(ans) if isinstance(ans, float) else str(ans)
-        try:
-            msgs = (_messages(rec, system) if require_prompt or "prompt" in rec or "messages" in rec
-                    else ({"role": "user", "content": ""},))
-        except ValueError as exc:
-            bad(ln, "prompt", f"task {tid!r}: {exc}")
-            continue
-        if max_prompt_tokens is not None and (n := estimate_tokens(msgs)) > max_prompt_tokens:
-            bad(ln, "context", f"task {tid!r}: the prompt is about {n} tokens (characters/3), over the limit of "
-                f"{max_prompt_tokens} (the context minus the reply's tokens)",
-                "shorten the prompt, or serve a larger context (--context-limit for an external endpoint)")
-            continue
-        try:
-            grader = parse_grader(rec.get("grader"), answer=answer)
-        except ValueError as exc:
-            bad(ln, "grader", f"task {tid!r}: {exc}")
-            continue
-        diff = rec.get("difficulty", 0)
-        if not isinstance(diff, int) or isinstance(diff, bool):
-            bad(ln, "difficulty", f"task {tid!r}: 'difficulty' must be an integer, got {diff!r}")
-            continue
-        suite = rec.get("suite", p.name.split(".")[0])
-        if not isinstance(suite, str) or not suite:
-            bad(ln, "suite", f"task {tid!r}: 'suite' must be a non-empty string")
-            continue
-        task = FileTask(tid, suite, msgs, answer, grader, diff, f"{p}:{ln}")
-        if check_graders:
-            g = task.grade(f"The answer is {answer}.")
-            if g.error or not g.correct:
-                why = g.error or f"graded it wrong (parsed {g.answer!r})"
-                bad(ln, "grader", f"task {tid!r}: the grader was given the reference answer itself and {why}",
-                    "a grader must accept its own reference answer; fix the grader or the answer")
-                continue
-        tasks.append(task)
+        got = _line_task(p, ln, line, first_line, max_prompt_tokens=max_prompt_tokens, check_graders=check_graders,
+                         system=system, require_prompt=require_prompt)
+        if isinstance(got, FileTask):
+            tasks.append(got)
+        else:
+            code, msg, hint = got
+            problems.append(Problem(code=f"taskfile.{code}", severity=Severity.ERROR, path=f"{p}:{ln}", message=msg,
+                                    hint=hint))
     if problems:
         n = len(problems)
         raise TaskFileError(f"{p}: {n} problem(s) in the task file; nothing was run (first: {problems[0]})", problems)
     if not tasks:
         raise TaskFileError(f"{p}: no tasks (one JSON object per line)")
     return tasks
+
+def _bad(code: str, msg: str, hint: str = "") -> tuple[str, str, str]:
+    """What is wrong with a task line: the problem code (after ``taskfile.``), the message, the hint."""
+    return code, msg, hint
+
+
+def _line_task(p: Path, ln: int, line: str, first_line: dict[str, int], *, max_prompt_tokens: int | None,
+               check_graders: bool, system: str | None, require_prompt: bool) -> FileTask | tuple[str, str, str]:
+    """The task of one line of a task file, or what is wrong with it (``code, message, hint``); ``first_line``
+    records the line of every id seen."""
+    try:
+        rec = json.loads(line)
+    except ValueError as exc:
+        return _bad("json", f"not JSON ({exc.args[0] if exc.args else exc})")
+    if not isinstance(rec, dict):
+        return _bad("record", "a task line must be a JSON object")
+    tid = rec.get("id")
+    if not isinstance(tid, (str, int)) or isinstance(tid, bool) or str(tid).strip() == "":
+        return _bad("id", "missing or empty 'id' (a string)", "every task needs a unique id")
+    tid = str(tid)
+    if tid in first_line:
+        return _bad("duplicate", f"task id {tid!r} already used on line {first_line[tid]}", "ids must be unique")
+    first_line[tid] = ln
+    ans = rec.get("answer")
+    if ans is None or isinstance(ans, (dict, list, bool)) or str(ans).strip() == "":
+        return _bad("answer", f"task {tid!r}: missing reference 'answer' (a string or number)",
+                    "a task without a reference answer cannot be graded")
+    answer = _num_str(ans) if isinstance(ans, float) else str(ans)
+    try:
+        msgs = (_messages(rec, system) if require_prompt or "prompt" in rec or "messages" in rec
+                else ({"role": "user", "content": ""},))
+    except ValueError as exc:
+        return _bad("prompt", f"task {tid!r}: {exc}")
+    if max_prompt_tokens is not None and (n := estimate_tokens(msgs)) > max_prompt_tokens:
+        return _bad("context", f"task {tid!r}: the prompt is about {n} tokens (characters/3), over the limit of "
+                    f"{max_prompt_tokens} (the context minus the reply's tokens)",
+                    "shorten the prompt, or serve a larger context (--context-limit for an external endpoint)")
+    try:
+        grader = parse_grader(rec.get("grader"), answer=answer)
+    except ValueError as exc:
+        return _bad("grader", f"task {tid!r}: {exc}")
+    diff = rec.get("difficulty", 0)
+    if not isinstance(diff, int) or isinstance(diff, bool):
+        return _bad("difficulty", f"task {tid!r}: 'difficulty' must be an integer, got {diff!r}")
+    suite = rec.get("suite", p.name.split(".")[0])
+    if not isinstance(suite, str) or not suite:
+        return _bad("suite", f"task {tid!r}: 'suite' must be a non-empty string")
+    task = FileTask(tid, suite, msgs, answer, grader, diff, f"{p}:{ln}")
+    if check_graders:
+        g = task.grade(f"The answer is {answer}.")
+        if g.error or not g.correct:
+            why = g.error or f"graded it wrong (parsed {g.answer!r})"
+            return _bad("grader", f"task {tid!r}: the grader was given the reference answer itself and {why}",
+                        "a grader must accept its own reference answer; fix the grader or the answer")
+    return task
+

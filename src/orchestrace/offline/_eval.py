@@ -199,26 +199,8 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))
-    for n, g in zip(names, gates, strict=True):
-        if g.max_rounds != R:
-            raise ConfigError(f"{n}: the gate was fitted for a round limit of {g.max_rounds}, the corpus has {R} "
-                              "rounds; refit it on this corpus")
-        if g.width > W:
-            raise ConfigError(f"{n}: the gate samples {g.width} attempts per round, the corpus logged only {W}")
-        gs = g.meta.get("suites")
-        if gs is not None and sorted(gs) != suites:
-            raise ConfigError(f"{n}: the gate was fitted on suites {gs}, the corpus has {suites}; evaluate it on "
-                              "tasks of the suites it was fitted on")
-        if g.price_seed != price_seed:
-            notes.append(f"{n}: fitted with price seed {g.price_seed}, evaluated with {price_seed}")
-    fresh: list[tuple[str, LoggedRuns, list[str]]] = []
-    for tn, tr in tests:
-        diff = fresh_mismatch(runs, tr)
-        if diff:
-            raise ConfigError(f"--test {tn}: its settings differ from the corpus's, so its tasks are not fresh tasks "
-                              f"of the same loop: {'; '.join(diff)}")
-        tr, tnotes = check_runs(tr, where=tn, splits=False)
-        fresh.append((tn, tr, tnotes + fill_notes(tr, tn)))
+    notes += _check_gates(names, gates, R, W, suites, price_seed)
+    fresh = _fresh_sets(runs, tests)
     train = runs.subset(runs.split == "train")
     sc = corpus_scales(train)
     price = task_prices(runs.task_ids, price_seed)
@@ -279,29 +261,69 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
     keep = {id(c): c for c in [*chosen.values(), best, always, *budgets]}
     report["fresh"] = {}
     for tn, tr, tnotes in fresh:
-        pf = task_prices(tr.task_ids, price_seed)
-        kept = list(keep.values())
-        fo = value_candidates(tr, [c["cand"] for c in kept], pf, sc)
-        for c, o in zip(kept, fo, strict=True):
-            c["fresh"] = o
-        fg: dict[str, Any] = {}
-        for n, g in zip(names, gates, strict=True):
-            o, clair = _gate_outcome(g, tr, pf, sc["token_scale"])
-            fg[n] = {**_judge(o, gate_val[n], clair, best, budgets, chosen, "fresh"), "model_class": g.model_class,
-                     "width": g.width, "aggregation": g.aggregation, "fit_seed": g.meta.get("fit_seed")}
-        entry: dict[str, Any] = {
-            "tasks": int(len(tr.task_ids)), "exclusions": tnotes, "meta": tr.meta,
-            "chosen": {fam: {"name": c["name"], "test": _summary(c["fresh"])} for fam, c in chosen.items()},
-            "best_rule": best["name"],
-            "always_continue": {"name": always["name"], "test": _summary(always["fresh"])},
-            "budgets": {c["name"]: {"test": _summary(c["fresh"])} for c in budgets},
-            "gates": fg}
-        if len(gates) > 1:
-            entry["aggregate"] = aggregate(fg)
-        report["fresh"][tn] = entry
+        report["fresh"][tn] = _fresh_entry(tr, tnotes, list(keep.values()), names, gates, gate_val, chosen, best,
+                                           always, budgets, price_seed, sc)
         log(f"{tn}: {len(tr.task_ids)} fresh tasks valued")
     report["eval_seconds"] = time.perf_counter() - t0
     return report
+
+
+def _check_gates(names: Sequence[str], gates: Sequence[StopGate], R: int, W: int, suites: list[str],  # noqa: N803
+                 price_seed: int) -> list[str]:
+    """Refuse a gate fitted for another loop (round limit, width, suites); note a different price seed."""
+    notes = []
+    for n, g in zip(names, gates, strict=True):
+        if g.max_rounds != R:
+            raise ConfigError(f"{n}: the gate was fitted for a round limit of {g.max_rounds}, the corpus has {R} "
+                              "rounds; refit it on this corpus")
+        if g.width > W:
+            raise ConfigError(f"{n}: the gate samples {g.width} attempts per round, the corpus logged only {W}")
+        gs = g.meta.get("suites")
+        if gs is not None and sorted(gs) != suites:
+            raise ConfigError(f"{n}: the gate was fitted on suites {gs}, the corpus has {suites}; evaluate it on "
+                              "tasks of the suites it was fitted on")
+        if g.price_seed != price_seed:
+            notes.append(f"{n}: fitted with price seed {g.price_seed}, evaluated with {price_seed}")
+    return notes
+
+
+def _fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]]) -> list[tuple[str, LoggedRuns, list[str]]]:
+    """The fresh collections, checked to be fresh tasks of the corpus's loop, with their exclusion notes."""
+    fresh: list[tuple[str, LoggedRuns, list[str]]] = []
+    for tn, tr in tests:
+        diff = fresh_mismatch(runs, tr)
+        if diff:
+            raise ConfigError(f"--test {tn}: its settings differ from the corpus's, so its tasks are not fresh tasks "
+                              f"of the same loop: {'; '.join(diff)}")
+        tr, tnotes = check_runs(tr, where=tn, splits=False)
+        fresh.append((tn, tr, tnotes + fill_notes(tr, tn)))
+    return fresh
+
+
+def _fresh_entry(tr: LoggedRuns, tnotes: list[str], kept: list[dict[str, Any]], names: Sequence[str],
+                 gates: Sequence[StopGate], gate_val: dict[str, dict[str, np.ndarray]], chosen: dict[str, Any],
+                 best: dict[str, Any], always: dict[str, Any], budgets: list[dict[str, Any]], price_seed: int,
+                 sc: dict[str, float]) -> dict[str, Any]:
+    """Step 4 for one fresh collection: the rules and gates fitted and chosen on the corpus, valued on all its tasks."""
+    pf = task_prices(tr.task_ids, price_seed)
+    fo = value_candidates(tr, [c["cand"] for c in kept], pf, sc)
+    for c, o in zip(kept, fo, strict=True):
+        c["fresh"] = o
+    fg: dict[str, Any] = {}
+    for n, g in zip(names, gates, strict=True):
+        o, clair = _gate_outcome(g, tr, pf, sc["token_scale"])
+        fg[n] = {**_judge(o, gate_val[n], clair, best, budgets, chosen, "fresh"), "model_class": g.model_class,
+                 "width": g.width, "aggregation": g.aggregation, "fit_seed": g.meta.get("fit_seed")}
+    entry: dict[str, Any] = {
+        "tasks": int(len(tr.task_ids)), "exclusions": tnotes, "meta": tr.meta,
+        "chosen": {fam: {"name": c["name"], "test": _summary(c["fresh"])} for fam, c in chosen.items()},
+        "best_rule": best["name"],
+        "always_continue": {"name": always["name"], "test": _summary(always["fresh"])},
+        "budgets": {c["name"]: {"test": _summary(c["fresh"])} for c in budgets},
+        "gates": fg}
+    if len(gates) > 1:
+        entry["aggregate"] = aggregate(fg)
+    return entry
 
 
 def aggregate(gates: dict[str, Any]) -> dict[str, Any]:

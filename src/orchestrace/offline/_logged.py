@@ -48,10 +48,12 @@ from typing import Any
 
 import numpy as np
 
-from .._limits import MAX_ROUNDS, MAX_WIDTH, capped_lines, corpus_bytes, regular_file
+from .._limits import MAX_ROUNDS, MAX_WIDTH, corpus_bytes, regular_file
 from .._problems import Problem
+from ..core.io import iter_stream_records
 from ..errors import ConfigError, TraceInvalidError
 from ..vocab import Severity
+from ._readers import check_aggregate, check_return, check_run_meta
 
 __all__ = ["LoggedRuns", "load_logged_runs", "logged_from_codes", "make_synthetic_logged", "split_of"]
 
@@ -246,12 +248,6 @@ def _streams(path: Path) -> tuple[list[Path], dict]:
     return files, meta
 
 
-def _lines(p: Path, limit: int) -> Any:
-    # regular files only, the decompressed total and each line capped (_limits.capped_lines);
-    # a torn gzip member or the cap: one OSError after the records before it
-    yield from capped_lines(p, limit=limit)
-
-
 class _Run:
     __slots__ = ("where", "task_id", "meta", "returns", "aggs", "stop", "ended", "bad")
 
@@ -265,78 +261,84 @@ class _Run:
 
 
 def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
-    import msgspec
-
-    from ._readers import check_aggregate, check_return, check_run_meta
-
-    decode = msgspec.json.Decoder().decode
     runs: list[_Run] = []
     budget = corpus_bytes()  # for the whole corpus, decompressed
     for f in files:
         cur: _Run | None = None
-        for ln, line in _lines(f, budget):
-            where = f"{f}:{ln}"
-            if isinstance(line, OSError):
+        # regular files only, the decompressed total and each line capped (_limits.capped_lines);
+        # a torn gzip member or the cap: one "unreadable" record after the records before it
+        for rec in iter_stream_records(f, limit=budget):
+            where = f"{f}:{rec.line}"
+            budget -= rec.size
+            if rec.error == "unreadable":
                 if cur is not None and not cur.ended:
-                    cur.bad.append((where, "corpus.unreadable", f"the stream ends in unreadable data inside this run ({line})"))
+                    cur.bad.append((where, "corpus.unreadable", f"the stream ends in unreadable data inside this run ({rec.detail})"))
                 problems.append(Problem(code="corpus.unreadable", severity=Severity.ERROR, path=where,
-                                        message=f"stream ends in unreadable data ({line})",
+                                        message=f"stream ends in unreadable data ({rec.detail})",
                                         hint="the runs before it are kept; re-compress or cut the file"))
                 break
-            if isinstance(line, ValueError):
+            if rec.error == "too-long":
                 if cur is not None:
-                    cur.bad.append((where, "corpus.json", str(line)))
+                    cur.bad.append((where, "corpus.json", rec.detail))
                 else:
                     problems.append(Problem(code="corpus.json", severity=Severity.ERROR, path=where,
-                                            message=str(line)))
+                                            message=rec.detail))
                 continue
-            budget -= len(line)
-            try:
-                rec = decode(line)
-            except (ValueError, msgspec.DecodeError) as exc:
+            if rec.error == "not-json":
                 if cur is not None and not cur.ended:  # counted against the run it belongs to
-                    cur.bad.append((where, "corpus.json", f"line is not JSON, a torn write? ({exc})"))
+                    cur.bad.append((where, "corpus.json", f"line is not JSON, a torn write? ({rec.detail})"))
                     continue
                 problems.append(Problem(code="corpus.json", severity=Severity.ERROR, path=where,
                                         message="line is not JSON (a torn write?)",
                                         hint="`orchestrace collect run --resume` cuts a torn tail"))
                 continue
-            kind = next(iter(rec), None) if isinstance(rec, dict) and len(rec) == 1 else None
-            body = rec[kind] if kind is not None else None
-            if kind not in ("header", "event", "edge", "end") or not isinstance(body, dict):
+            kind, body = rec.kind, rec.body
+            if kind is None or body is None:
                 problems.append(Problem(code="corpus.record", severity=Severity.ERROR, path=where,
                                         message="not a trace stream record ({header|event|edge|end: {...}})"))
                 continue
             if kind == "header":
-                meta = body.get("meta")
-                tid = body.get("task_id")
-                cur = _Run(where, tid[:200] if isinstance(tid, str) else str(tid)[:200], meta if isinstance(meta, dict) else {})
+                cur = _header_run(where, body)
                 runs.append(cur)
-                err = check_run_meta(cur.meta) if cur.meta.get("answer") is not None else None
-                if err is not None:
-                    cur.bad.append((where, "corpus.value", err.replace("`$", "`$.header.meta")))
             elif cur is None:
                 problems.append(Problem(code="corpus.orphan", severity=Severity.ERROR, path=where,
                                         message="record before any header"))
             elif kind == "event":
-                et = body.get("type")
-                dec = body.get("decision")
-                if et == "return":
-                    err = check_return(body, MAX_ROUNDS, MAX_WIDTH)
-                    if err is not None:
-                        cur.bad.append((where, "corpus.value", err.replace("`$", "`$.event")))
-                    body.pop("content", None)  # the reply text is not read: not kept in memory
-                    cur.returns.append(body)
-                elif et == "aggregate":
-                    err = check_aggregate(body, MAX_ROUNDS)
-                    if err is not None and isinstance(body.get("outcome"), dict) and "success" in body["outcome"]:
-                        cur.bad.append((where, "corpus.value", err.replace("`$", "`$.event")))
-                    cur.aggs.append((where, body))
-                elif et == "orchestrator_decision" and isinstance(dec, dict) and dec.get("kind") == "stop":
-                    cur.stop = True
+                _take_event(cur, where, body)
             elif kind == "end":
                 cur.ended = True
     return runs
+
+
+def _header_run(where: str, body: dict) -> _Run:
+    """A run opened by its header record (its meta checked when it names an answer)."""
+    meta = body.get("meta")
+    tid = body.get("task_id")
+    run = _Run(where, tid[:200] if isinstance(tid, str) else str(tid)[:200], meta if isinstance(meta, dict) else {})
+    err = check_run_meta(run.meta) if run.meta.get("answer") is not None else None
+    if err is not None:
+        run.bad.append((where, "corpus.value", err.replace("`$", "`$.header.meta")))
+    return run
+
+
+def _take_event(cur: _Run, where: str, body: dict) -> None:
+    """Keep what the arrays read of one event: an attempt (``return``), a graded round
+    (``aggregate``), or the stop decision."""
+    et = body.get("type")
+    dec = body.get("decision")
+    if et == "return":
+        err = check_return(body, MAX_ROUNDS, MAX_WIDTH)
+        if err is not None:
+            cur.bad.append((where, "corpus.value", err.replace("`$", "`$.event")))
+        body.pop("content", None)  # the reply text is not read: not kept in memory
+        cur.returns.append(body)
+    elif et == "aggregate":
+        err = check_aggregate(body, MAX_ROUNDS)
+        if err is not None and isinstance(body.get("outcome"), dict) and "success" in body["outcome"]:
+            cur.bad.append((where, "corpus.value", err.replace("`$", "`$.event")))
+        cur.aggs.append((where, body))
+    elif et == "orchestrator_decision" and isinstance(dec, dict) and dec.get("kind") == "stop":
+        cur.stop = True
 
 
 def _int(x: Any) -> int:
@@ -384,14 +386,7 @@ def load_logged_runs(
     if not runs:
         raise TraceInvalidError(f"{path}: no run could be read ({len(problems)} problem(s)"
                                 f"{'; first: ' + str(problems[0]) if problems else ''})", problems)
-    R = _int(rounds or cfg.get("rounds") or (runs[0].meta.get("rounds") if runs else 0))  # noqa: N806
-    W = _int(width or cfg.get("width") or (runs[0].meta.get("width") if runs else 0))  # noqa: N806
-    if R < 1 or W < 1:
-        raise ConfigError(f"{path}: no round limit / width (manifest config.rounds / config.width, or the first "
-                          f"run's meta at {runs[0].where}); got {R} x {W}")
-    if R > MAX_ROUNDS or W > MAX_WIDTH:
-        raise ConfigError(f"{path}: {R} rounds x {W} attempts; the limits are {MAX_ROUNDS} rounds x {MAX_WIDTH} "
-                          "attempts per round")
+    R, W = _shape(path, cfg, runs, rounds, width)  # noqa: N806
     cells = cfg.get("cells", [])
     suites = {str(c[0]) for c in cells if isinstance(c, (list, tuple)) and c} if isinstance(cells, list) else set()
     members = _members(cfg, runs)
@@ -405,56 +400,9 @@ def load_logged_runs(
         bad.setdefault(code.split(".", 1)[1], []).append(run.task_id)
 
     for run in runs:
-        m = run.meta
-        if run.task_id in seen_ids:
-            flag(run, "corpus.duplicate", run.where, "the task appears twice", "keep one run per task")
-            continue
-        if not (run.ended and run.stop and len(run.aggs) >= (_int(m.get("rounds")) if _int(m.get("rounds")) > 0 else R)):
-            flag(run, "corpus.truncated", run.where,
-                 f"run is cut short ({len(run.aggs)} graded rounds, stop={'yes' if run.stop else 'no'}, "
-                 f"end record={'yes' if run.ended else 'no'})", "resume the collection or drop the run (exclude)")
-            continue
-        if run.bad:
-            flag(run, run.bad[0][1], run.bad[0][0], f"{run.bad[0][2]}"
-                 + (f" (and {len(run.bad) - 1} more invalid record(s) in this run)" if len(run.bad) > 1 else ""),
-                 "fix or drop the run (exclude)")
-            continue
-        if _int(m.get("rounds")) != R or _int(m.get("width")) != W:
-            flag(run, "corpus.shape", run.where,
-                 f"logged with {m.get('rounds')} rounds x {m.get('width')} attempts, the corpus has {R} x {W}",
-                 "read one round limit and width at a time (rounds=, width=) with exclude=True")
-            continue
-        if suites and m.get("suite") not in suites:
-            flag(run, "corpus.suite", run.where,
-                 f"suite {m.get('suite')!r} is not among the manifest's suites {sorted(suites)}",
-                 "mixed corpora: read each collection separately")
-            continue
-        if m.get("answer") is None or not isinstance(m.get("difficulty", 0), int):
-            flag(run, "corpus.grade", run.where, "no correct answer in the trace meta; attempts cannot be graded")
-            continue
-        ungraded = [w for w, ev in run.aggs
-                    if not isinstance(ev.get("outcome"), dict) or not isinstance(ev["outcome"].get("success"), bool)]
-        if ungraded:
-            flag(run, "corpus.grade", ungraded[0], f"{len(ungraded)} aggregate event(s) without a graded outcome",
-                 "every round's aggregate must carry outcome.success")
-            continue
-        if len(run.returns) != R * W:
-            flag(run, "corpus.shape", run.where, f"{len(run.returns)} attempts, expected {R} x {W} = {R * W}")
-            continue
-        slots = {_slot(ev, R, W) for ev in run.returns}
-        rounds_logged = {_slot({"attrs": {**_attrs(ev), "worker": 0}}, R, W) for _, ev in run.aggs}
-        if None in slots or len(slots) != R * W or None in rounds_logged or len(rounds_logged) != R:
-            flag(run, "corpus.shape", run.where, "attempts or aggregates without distinct attrs.round / attrs.worker "
-                 f"in range (R={R}, W={W})", "every return needs attrs.round and attrs.worker; every aggregate attrs.round")
-            continue
-        if any(not isinstance(ev.get(k, 0), int) for ev in run.returns for k in ("tokens_in", "tokens_out")) or any(
-                not isinstance(_attrs(ev).get("logprob_mean", 0.0), (int, float, type(None))) for ev in run.returns):
-            flag(run, "corpus.record", run.where, "tokens_in / tokens_out / attrs.logprob_mean of wrong type")
-            continue
-        team_problem = _team_problem(run, members, W)
-        if team_problem:
-            flag(run, "corpus.team", run.where, team_problem,
-                 "a team corpus needs the same members in every run and every reviser's `saw` list")
+        unfit = _unfit(run, R, W, suites, members, seen_ids)
+        if unfit is not None:
+            flag(run, *unfit)
             continue
         seen_ids.add(run.task_id)
         keep.append(run)
@@ -478,6 +426,66 @@ def load_logged_runs(
         raise TraceInvalidError(f"{path}: no usable runs", problems)
     return _arrays(keep, R, W, members, {**manifest, "path": str(path), "rounds": R, "width": W, "excluded": bad,
                                          "lost_runs": lost, "problems": [str(p) for p in problems[:50]]})
+
+
+def _shape(path: str | os.PathLike[str], cfg: dict, runs: list[_Run], rounds: int | None,
+           width: int | None) -> tuple[int, int]:
+    """The round limit and width: given, else the manifest's, else the first run's (bounded)."""
+    R = _int(rounds or cfg.get("rounds") or (runs[0].meta.get("rounds") if runs else 0))  # noqa: N806
+    W = _int(width or cfg.get("width") or (runs[0].meta.get("width") if runs else 0))  # noqa: N806
+    if R < 1 or W < 1:
+        raise ConfigError(f"{path}: no round limit / width (manifest config.rounds / config.width, or the first "
+                          f"run's meta at {runs[0].where}); got {R} x {W}")
+    if R > MAX_ROUNDS or W > MAX_WIDTH:
+        raise ConfigError(f"{path}: {R} rounds x {W} attempts; the limits are {MAX_ROUNDS} rounds x {MAX_WIDTH} "
+                          "attempts per round")
+    return R, W
+
+
+def _unfit(run: _Run, R: int, W: int, suites: set[str], members: tuple[str, ...],  # noqa: N803
+           seen_ids: set[str]) -> tuple[str, str, str] | tuple[str, str, str, str] | None:
+    """Why a run cannot be kept — ``(code, where, message[, hint])``, the first rule it breaks — or None."""
+    m = run.meta
+    if run.task_id in seen_ids:
+        return ("corpus.duplicate", run.where, "the task appears twice", "keep one run per task")
+    if not (run.ended and run.stop and len(run.aggs) >= (_int(m.get("rounds")) if _int(m.get("rounds")) > 0 else R)):
+        return ("corpus.truncated", run.where,
+                f"run is cut short ({len(run.aggs)} graded rounds, stop={'yes' if run.stop else 'no'}, "
+                f"end record={'yes' if run.ended else 'no'})", "resume the collection or drop the run (exclude)")
+    if run.bad:
+        return (run.bad[0][1], run.bad[0][0], f"{run.bad[0][2]}"
+                + (f" (and {len(run.bad) - 1} more invalid record(s) in this run)" if len(run.bad) > 1 else ""),
+                "fix or drop the run (exclude)")
+    if _int(m.get("rounds")) != R or _int(m.get("width")) != W:
+        return ("corpus.shape", run.where,
+                f"logged with {m.get('rounds')} rounds x {m.get('width')} attempts, the corpus has {R} x {W}",
+                "read one round limit and width at a time (rounds=, width=) with exclude=True")
+    if suites and m.get("suite") not in suites:
+        return ("corpus.suite", run.where,
+                f"suite {m.get('suite')!r} is not among the manifest's suites {sorted(suites)}",
+                "mixed corpora: read each collection separately")
+    if m.get("answer") is None or not isinstance(m.get("difficulty", 0), int):
+        return ("corpus.grade", run.where, "no correct answer in the trace meta; attempts cannot be graded")
+    ungraded = [w for w, ev in run.aggs
+                if not isinstance(ev.get("outcome"), dict) or not isinstance(ev["outcome"].get("success"), bool)]
+    if ungraded:
+        return ("corpus.grade", ungraded[0], f"{len(ungraded)} aggregate event(s) without a graded outcome",
+                "every round's aggregate must carry outcome.success")
+    if len(run.returns) != R * W:
+        return ("corpus.shape", run.where, f"{len(run.returns)} attempts, expected {R} x {W} = {R * W}")
+    slots = {_slot(ev, R, W) for ev in run.returns}
+    rounds_logged = {_slot({"attrs": {**_attrs(ev), "worker": 0}}, R, W) for _, ev in run.aggs}
+    if None in slots or len(slots) != R * W or None in rounds_logged or len(rounds_logged) != R:
+        return ("corpus.shape", run.where, "attempts or aggregates without distinct attrs.round / attrs.worker "
+                f"in range (R={R}, W={W})", "every return needs attrs.round and attrs.worker; every aggregate attrs.round")
+    if any(not isinstance(ev.get(k, 0), int) for ev in run.returns for k in ("tokens_in", "tokens_out")) or any(
+            not isinstance(_attrs(ev).get("logprob_mean", 0.0), (int, float, type(None))) for ev in run.returns):
+        return ("corpus.record", run.where, "tokens_in / tokens_out / attrs.logprob_mean of wrong type")
+    team_problem = _team_problem(run, members, W)
+    if team_problem:
+        return ("corpus.team", run.where, team_problem,
+                "a team corpus needs the same members in every run and every reviser's `saw` list")
+    return None
 
 
 def _lost(manifest: dict, n_read: int) -> int:

@@ -65,6 +65,7 @@ __all__ = [
     "read_gate_file",
     "read_manifest",
     "read_npz",
+    "write_policy_file",
 ]
 
 Tokens = Annotated[int, msgspec.Meta(ge=0, lt=MAX_TOKENS)]
@@ -407,3 +408,24 @@ def corpus_fingerprint(runs: Any) -> str:
     for tid in sorted(map(str, runs.task_ids.tolist())):
         h.update(tid.encode("utf-8", "replace") + b"\n")
     return h.hexdigest()[:16]
+
+
+def write_policy_file(path: str | os.PathLike[str], name: str, doc: dict[str, Any], *,
+                      default: Any = None) -> Path:
+    """Write a fitted policy's JSON document atomically; ``path`` is a file, or a run directory
+    (then ``name`` in it). Returns the file written. The gate and the team policy save through it.
+
+    >>> import tempfile, json
+    >>> p = write_policy_file(tempfile.mkdtemp(), "gate.json", {"format": "x", "w": [1.5]})
+    >>> p.name, json.loads(p.read_text())
+    ('gate.json', {'format': 'x', 'w': [1.5]})
+    """
+    from ..core.io import atomic_write
+
+    p = Path(path)
+    if p.is_dir() or p.suffix != ".json":
+        p.mkdir(parents=True, exist_ok=True)
+        p = p / name
+    # temp + fsync + rename (a failed write leaves the previous file whole; symlinks are followed)
+    atomic_write(p, json.dumps(doc, indent=1, allow_nan=False, default=default).encode())
+    return p

@@ -19,6 +19,21 @@ def _ci(d: dict[str, float], fmt: str = "{:+.4f}") -> str:
     return f"{fmt.format(d['mean'])} [{fmt.format(d['lo'])}, {fmt.format(d['hi'])}]"
 
 
+def _rule_table(part: dict[str, Any], tasks: str) -> list[str]:
+    """The table of each family's chosen rule, always continue and the gates, on the ``tasks`` of ``part``
+    (the corpus's test split, or a fresh collection)."""
+    lines = [f"| rule ({tasks} tasks) | chosen on validation | return [95 % CI] | accuracy | LLM calls |",
+             "|---|---|---|---|---|"]
+    rows = [(fam, v["name"], v["test"]) for fam, v in part["chosen"].items()]
+    rows.append(("always continue", part["always_continue"]["name"], part["always_continue"]["test"]))
+    rows += [(f"gate {n}", f"{g['model_class']}/w{g['width']}/{g['aggregation']}", g["summary"])
+             for n, g in part["gates"].items()]
+    for fam, name, s in rows:
+        lines.append(f"| {fam} | {name} | {_ci(s['return'], '{:.4f}')} | {s['accuracy']['mean']:.3f} | "
+                     f"{s['calls']['mean']:.2f} |")
+    return lines
+
+
 def render(res: dict[str, Any]) -> str:
     """Markdown: the corpus, the validation-chosen rule of every family and every gate on the test tasks, the claims."""
     c = res["corpus"]
@@ -32,15 +47,7 @@ def render(res: dict[str, Any]) -> str:
         f"(seed {p['seed']}): at price 0.1 one more full-width round costs a tenth of a correct answer.", "",
     ]
     lines += [f"- excluded: {n}" for n in res["exclusions"]]
-    lines += ["", "| rule (test tasks) | chosen on validation | return [95 % CI] | accuracy | LLM calls |",
-              "|---|---|---|---|---|"]
-    rows = [(fam, v["name"], v["test"]) for fam, v in res["chosen"].items()]
-    rows.append(("always continue", res["always_continue"]["name"], res["always_continue"]["test"]))
-    rows += [(f"gate {n}", f"{g['model_class']}/w{g['width']}/{g['aggregation']}", g["summary"])
-             for n, g in res["gates"].items()]
-    for fam, name, s in rows:
-        lines.append(f"| {fam} | {name} | {_ci(s['return'], '{:.4f}')} | {s['accuracy']['mean']:.3f} | "
-                     f"{s['calls']['mean']:.2f} |")
+    lines += ["", *_rule_table(res, "test")]
     cl = res["clairvoyant"]
     lines += ["", f"Best rule of the whole family (validation): **{res['best_rule']}**; clairvoyant (the best stopping "
               f"time, width and aggregation of each task in hindsight): return {_ci(cl, '{:.4f}')}.", ""]
@@ -70,15 +77,7 @@ def render(res: dict[str, Any]) -> str:
     for name, f in res.get("fresh", {}).items():
         lines += [f"## Fresh collection {name} ({f['tasks']} tasks; fitted and tuned on the corpus only)", ""]
         lines += [f"- excluded: {n}" for n in f["exclusions"]]
-        lines += ["| rule (fresh tasks) | chosen on validation | return [95 % CI] | accuracy | LLM calls |",
-                  "|---|---|---|---|---|"]
-        rows = [(fam, v["name"], v["test"]) for fam, v in f["chosen"].items()]
-        rows.append(("always continue", f["always_continue"]["name"], f["always_continue"]["test"]))
-        rows += [(f"gate {n}", f"{g['model_class']}/w{g['width']}/{g['aggregation']}", g["summary"])
-                 for n, g in f["gates"].items()]
-        for fam, nm, sm in rows:
-            lines.append(f"| {fam} | {nm} | {_ci(sm['return'], '{:.4f}')} | {sm['accuracy']['mean']:.3f} | "
-                         f"{sm['calls']['mean']:.2f} |")
+        lines += _rule_table(f, "fresh")
         lines.append("")
         if f["gates"]:
             lines += vs_table(f["gates"], {fam: v["name"] for fam, v in f["chosen"].items()})

@@ -42,16 +42,8 @@ def _ids(runs: LoggedRuns, mask: np.ndarray, n: int = 3) -> str:
     return ", ".join(map(str, runs.task_ids[mask][:n].tolist()))
 
 
-def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
-                    ) -> tuple[LoggedRuns, list[str]]:
-    """Check a team corpus's arrays; return the runs kept and the stated exclusions (module docstring).
-
-    ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind special case."""
-    if runs.answers.ndim != 3:
-        raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
-    T, R, W = runs.answers.shape
-    if T == 0:
-        raise ConfigError(f"{where}: no tasks")
+def _team(runs: LoggedRuns, where: str, allow_vote: bool, W: int) -> list[str]:  # noqa: N803
+    """The member columns' names, held to the team's rules (names, ``sees``, the reviser, the manifest, shards)."""
     members = list(runs.members) or ([f"w{c}" for c in range(W)] if allow_vote else [])
     if not members:
         raise ConfigError(f"{where}: $.members is empty: not a team corpus (a homogeneous vote corpus goes through "
@@ -84,6 +76,11 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
             k, v = next(iter(odd.items()))
             raise ConfigError(f"{where}: shard {k} has members {list(v)}, the corpus {members} ({len(odd)} shard(s) "
                               "differ); read each team separately")
+    return members
+
+
+def _check_arrays(runs: LoggedRuns, where: str, need_splits: bool, T: int, R: int, W: int) -> None:  # noqa: N803
+    """Every array of the right shape, answer codes ≥ −1, and (for a fit) the three splits present."""
     shapes = {"correct": (T, R, W), "prompt_tokens": (T, R, W), "completion_tokens": (T, R, W),
               "logprob_mean": (T, R, W), "round_correct": (T, R), "correct_code": (T,), "split": (T,), "suite": (T,)}
     for n, want in shapes.items():
@@ -99,10 +96,12 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
             if not (runs.split == sp).any():
                 raise ConfigError(f"{where}: no {sp!r} tasks; the corpus must be split by task into train, validation, "
                                   "test")
-    notes: list[str] = []
-    excluded = runs.meta.get("excluded") or {}
-    if isinstance(excluded, dict):
-        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+
+
+def _exclusions(runs: LoggedRuns, members: list[str], notes: list[str]) -> np.ndarray:
+    """The tasks to drop (T,): a member not called in some round, or a log-prob / confidence missing for some calls
+    of a member that logs it on most; each reason stated in ``notes``."""
+    T = len(runs.task_ids)  # noqa: N806
     drop = np.zeros(T, bool)
     tok = runs.prompt_tokens.astype(np.int64) + runs.completion_tokens
     if (tok > 0).any():  # tokens are logged: a call with none was not made
@@ -132,6 +131,26 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
             elif lack.any():
                 notes.append(f"member {m!r} logs a {name} on only {share:.0%} of its calls: the rest use the corpus "
                              "mean")
+    return drop
+
+
+def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
+                    ) -> tuple[LoggedRuns, list[str]]:
+    """Check a team corpus's arrays; return the runs kept and the stated exclusions (module docstring).
+
+    ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind special case."""
+    if runs.answers.ndim != 3:
+        raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
+    T, R, W = runs.answers.shape
+    if T == 0:
+        raise ConfigError(f"{where}: no tasks")
+    members = _team(runs, where, allow_vote, W)
+    _check_arrays(runs, where, need_splits, T, R, W)
+    notes: list[str] = []
+    excluded = runs.meta.get("excluded") or {}
+    if isinstance(excluded, dict):
+        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+    drop = _exclusions(runs, members, notes)
     if drop.all():
         raise ConfigError(f"{where}: every task is excluded ({'; '.join(notes)})")
     if drop.any():

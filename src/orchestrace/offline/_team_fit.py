@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ._fit import _split
 from ._logged import LoggedRuns
 from ._team import (
     TeamArrays,
@@ -265,14 +266,6 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
                 Y[rows, j] = _follow(arr, s1, d + 1, pol, subs, aggs, masks) - cost
         models[d] = _fit(cls, reg, seed + d, X, Y, ok)
     return models
-
-
-def _split(runs: LoggedRuns, name: str) -> LoggedRuns:
-    m = runs.split == name
-    if not m.any():
-        raise ConfigError(f"the corpus has no {name!r} tasks (splits present: {sorted(set(runs.split.tolist()))}); "
-                          "fitting needs train and validation tasks")
-    return runs.subset(m)
 
 
 def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLASSES), seed: int = 0,

@@ -29,7 +29,6 @@ features it read).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Hashable, Sequence
@@ -104,15 +103,9 @@ class StopGate:
     # ----------------------------------------------------------------- file
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the gate as JSON (``path`` is a file, or a run directory → ``gate.json`` in it)."""
-        p = Path(path)
-        if p.is_dir() or p.suffix != ".json":
-            p.mkdir(parents=True, exist_ok=True)
-            p = p / "gate.json"
-        from ..core.io import atomic_write
+        from ._readers import write_policy_file
 
-        # temp + fsync + rename (a failed write leaves the previous gate whole; symlinks are followed)
-        atomic_write(p, json.dumps({"format": GATE_FORMAT, **asdict(self)}, indent=1, allow_nan=False).encode())
-        return p
+        return write_policy_file(path, "gate.json", {"format": GATE_FORMAT, **asdict(self)})
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> StopGate:

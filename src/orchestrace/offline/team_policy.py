@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._limits import read_capped
 from ..errors import ConfigError
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
@@ -109,16 +109,10 @@ class TeamPolicy:
     # ----------------------------------------------------------------- file
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the policy as JSON, atomically (``path``: a file, or a run directory → ``team_policy.json``)."""
-        p = Path(path)
-        if p.is_dir() or p.suffix != ".json":
-            p.mkdir(parents=True, exist_ok=True)
-            p = p / "team_policy.json"
-        text = json.dumps({"format": TEAM_POLICY_FORMAT, **asdict(self)}, indent=1, allow_nan=False, default=float)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".team_policy.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-        return p
+        from ._readers import write_policy_file
+
+        return write_policy_file(path, "team_policy.json", {"format": TEAM_POLICY_FORMAT, **asdict(self)},
+                                 default=float)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TeamPolicy:
@@ -126,12 +120,14 @@ class TeamPolicy:
         p = Path(path)
         if p.is_dir():
             p = p / "team_policy.json"
-        try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not p.exists():
             raise ConfigError(f"{p}: no team policy file; write one with `orchestrace train --from-traces "
-                              "TEAM_CORPUS -o RUN`") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                              "TEAM_CORPUS -o RUN`")
+        # a regular file under 16 MiB, as the gate file: a FIFO, a device or a huge file is refused unread
+        data = read_capped(p, what="team policy file")
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigError(f"{p}: not a readable team policy file ({exc})") from None
         return cls.from_dict(doc, where=str(p))
 

@@ -163,6 +163,67 @@ def trace_payload(
         flags[np.asarray(path, dtype=np.int64)] |= FLAGS["flow"]
     if an.final >= 0:
         flags[an.final] |= FLAGS["final"]
+    cols, extra = _event_columns(trace, lane_of, S, flags)
+    lane_counts = np.bincount(cols["lane"], minlength=len(lanes)) if n else np.zeros(len(lanes), dtype=np.int64)
+    edges = _graph_edges(trace) if n <= max_graph_events else None
+
+    outcome = trace.outcome
+    return {
+        "kind": "trace",
+        "meta": {
+            "trace_id": trace.trace_id,
+            "task_id": trace.task_id,
+            "system": trace.system,
+            "topology": trace.topology.value if trace.topology is not None else None,
+            "schema_version": trace.schema_version,
+            "n_events": n,
+            "n_edges": len(trace.edges),
+            "n_agents": len(lanes),
+            "t0": t0,
+            "success": _success(outcome, meas),
+            "policy": _policy_of(trace),
+        },
+        "types": list(TYPES),
+        "edge_types": list(EDGE_TYPES),
+        "S": S.items,
+        "lanes": [
+            {"name": name, "parent": an.lane_parent[i], "depth": an.lane_depth[i], "n": int(lane_counts[i])}
+            for i, name in enumerate(lanes)
+        ],
+        "ev": {
+            "id": cols["id"],
+            "type": cols["type"].tolist(),
+            "lane": cols["lane"].tolist(),
+            "t": _round(t - t0),
+            "te": _round(te - t0),
+            "role": cols["role"].tolist(),
+            "to": cols["to"].tolist(),
+            "tool": cols["tool"].tolist(),
+            "tin": cols["tin"].tolist(),
+            "tout": cols["tout"].tolist(),
+            "cost": _round(cols["cost"], 8),
+            "flags": flags.tolist(),
+        },
+        "extra": extra,
+        "edges": edges,
+        "crit": [int(i) for i in an.critical],
+        "final": int(an.final),
+        "measures": [[k, _finite(v) if not isinstance(v, str) else v] for k, v in meas.items()],
+        "flows": [[int(i) for i in p] for p in an.flows],
+        # every flow counted (the list above is capped): "safety/flows" when the measures have it
+        "flows_total": int(an.measures.get("safety/flows", len(an.flows)) or len(an.flows)),
+        "flow_kinds": list(an.flow_kinds),
+        "assumptions": list(an.assumptions),
+        "credit": dict(credit) if credit is not None else None,
+    }
+
+
+def _event_columns(trace: Trace, lane_of: dict[str, int], S: _Strings, flags: np.ndarray) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The per-event columns (``id``, ``type``, ``lane``, ``role``, ``to``, ``tool`` as string-table codes,
+    ``tin``, ``tout``, ``cost``), the event's own flags or-ed into ``flags`` (n,), and the ``extra`` fields of
+    the events that carry more (decision, outcome, content, attrs, …), by event index."""
+    events = trace.events
+    n = len(events)
     stop = trace.stop_event
     extra: dict[str, Any] = {}
     ids: list[str] = []
@@ -201,69 +262,23 @@ def trace_payload(
         ):
             extra[str(i)] = _extra(e)
 
-    lane_counts = np.bincount(lane, minlength=len(lanes)) if n else np.zeros(len(lanes), dtype=np.int64)
-    edges = None
-    if n <= max_graph_events:
-        index = {e.id: i for i, e in enumerate(events)}
-        src, dst, et = [], [], []
-        for ed in trace.edges:
-            a, b = index.get(ed.src), index.get(ed.dst)
-            if a is None or b is None:
-                continue
-            src.append(a)
-            dst.append(b)
-            et.append(_EDGE_INDEX[ed.type])
-        edges = {"src": src, "dst": dst, "type": et}
+    cols = {"id": ids, "type": typ, "lane": lane, "role": role, "to": to, "tool": tool, "tin": tin, "tout": tout,
+            "cost": cost}
+    return cols, extra
 
-    outcome = trace.outcome
-    return {
-        "kind": "trace",
-        "meta": {
-            "trace_id": trace.trace_id,
-            "task_id": trace.task_id,
-            "system": trace.system,
-            "topology": trace.topology.value if trace.topology is not None else None,
-            "schema_version": trace.schema_version,
-            "n_events": n,
-            "n_edges": len(trace.edges),
-            "n_agents": len(lanes),
-            "t0": t0,
-            "success": _success(outcome, meas),
-            "policy": _policy_of(trace),
-        },
-        "types": list(TYPES),
-        "edge_types": list(EDGE_TYPES),
-        "S": S.items,
-        "lanes": [
-            {"name": name, "parent": an.lane_parent[i], "depth": an.lane_depth[i], "n": int(lane_counts[i])}
-            for i, name in enumerate(lanes)
-        ],
-        "ev": {
-            "id": ids,
-            "type": typ.tolist(),
-            "lane": lane.tolist(),
-            "t": _round(t - t0),
-            "te": _round(te - t0),
-            "role": role.tolist(),
-            "to": to.tolist(),
-            "tool": tool.tolist(),
-            "tin": tin.tolist(),
-            "tout": tout.tolist(),
-            "cost": _round(cost, 8),
-            "flags": flags.tolist(),
-        },
-        "extra": extra,
-        "edges": edges,
-        "crit": [int(i) for i in an.critical],
-        "final": int(an.final),
-        "measures": [[k, _finite(v) if not isinstance(v, str) else v] for k, v in meas.items()],
-        "flows": [[int(i) for i in p] for p in an.flows],
-        # every flow counted (the list above is capped): "safety/flows" when the measures have it
-        "flows_total": int(an.measures.get("safety/flows", len(an.flows)) or len(an.flows)),
-        "flow_kinds": list(an.flow_kinds),
-        "assumptions": list(an.assumptions),
-        "credit": dict(credit) if credit is not None else None,
-    }
+
+def _graph_edges(trace: Trace) -> dict[str, list[int]]:
+    """The edge list of the event-graph view: source, destination and type index (edges to unknown events left out)."""
+    index = {e.id: i for i, e in enumerate(trace.events)}
+    src, dst, et = [], [], []
+    for ed in trace.edges:
+        a, b = index.get(ed.src), index.get(ed.dst)
+        if a is None or b is None:
+            continue
+        src.append(a)
+        dst.append(b)
+        et.append(_EDGE_INDEX[ed.type])
+    return {"src": src, "dst": dst, "type": et}
 
 
 def _success(outcome: Any, measures: Mapping[str, Any]) -> bool | None:

@@ -84,6 +84,26 @@ def save_png(
     ax = fig.add_subplot(gs[1], sharex=ax_c)
     plt.rcParams.update({"font.size": 8})
 
+    timed, present = _draw_events(ax, PolyCollection, t, te, typ, lane, flags, np.asarray(P["crit"], dtype=int),
+                                  L, span, lane_h)
+    stop = np.flatnonzero(flags & FLAGS["stop"])
+    for a in (ax, ax_c):
+        for s in stop:
+            a.axvline(t[s], color="#1d2330", lw=0.9, ls=(0, (4, 3)), zorder=7)
+    _draw_concurrency(ax_c, t, te, lane, timed, stop, L)
+    _draw_lanes(ax, ax_c, lanes, t, te, span, height)
+    _legend_and_title(ax_c, P, present, stop, title, Patch, Line2D)
+    path = Path(out)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
+    plt.close(fig)
+    return path
+
+
+def _draw_events(ax: Any, PolyCollection: Any, t: np.ndarray, te: np.ndarray, typ: np.ndarray,  # noqa: N803
+                 lane: np.ndarray, flags: np.ndarray, crit: np.ndarray, L: int, span: float,
+                 lane_h: float) -> tuple[np.ndarray, list[str]]:
+    """Bars for timed events and markers for instantaneous ones (one ``PolyCollection`` per type), wasted
+    work hatched, the critical path joined in red (``crit``, in path order); returns the timed mask and the types drawn."""
     timed = ((flags & FLAGS["timed"]) != 0) & (te > t)
     min_w = span / 1500.0
     narrow = (te - t) < span / 400.0
@@ -114,17 +134,17 @@ def save_png(
                           np.stack([x1, yy + lane_h], 1), np.stack([x0, yy + lane_h], 1)], 1)
         ax.add_collection(PolyCollection(list(verts), facecolors="none", edgecolors="#5a606c", hatch="//////",
                                          linewidths=0, zorder=3))
-    crit = np.asarray(P["crit"], dtype=int)
     if crit.size:
         cx = np.ravel(np.column_stack([t[crit], np.where(timed[crit], te[crit], t[crit])]))
         cy = np.repeat(y[crit], 2)
         ax.plot(cx, cy, color=_CRIT, lw=1.3, zorder=5, solid_capstyle="round")
         ax.scatter(t[crit], y[crit], s=10, color=_CRIT, zorder=6, linewidths=0)
-    stop = np.flatnonzero(flags & FLAGS["stop"])
-    for a in (ax, ax_c):
-        for s in stop:
-            a.axvline(t[s], color="#1d2330", lw=0.9, ls=(0, (4, 3)), zorder=7)
-    # concurrency strip
+    return timed, present
+
+
+def _draw_concurrency(ax_c: Any, t: np.ndarray, te: np.ndarray, lane: np.ndarray, timed: np.ndarray,
+                      stop: np.ndarray, L: int) -> None:  # noqa: N803
+    """The strip above the lanes: busy events over time (agents alive when no event is timed)."""
     s_, e_ = np.sort(t[timed]), np.sort(te[timed])
     label = "busy events"
     if s_.size == 0:
@@ -141,7 +161,12 @@ def save_png(
     ax_c.tick_params(labelbottom=False, labelsize=6)
     if stop.size:
         ax_c.text(t[stop[-1]], ax_c.get_ylim()[1], " stop (O5)", fontsize=7, va="top", ha="left", weight="bold")
-    # lanes
+
+
+def _draw_lanes(ax: Any, ax_c: Any, lanes: list[dict[str, Any]], t: np.ndarray, te: np.ndarray, span: float,
+                height: float) -> None:
+    """One labelled lane per agent (indented by spawn depth, striped), the time axis and the grid."""
+    L = len(lanes)  # noqa: N806
     ax.set_yticks(np.arange(L))
     ax.set_yticklabels(["  " * ln["depth"] + ln["name"] for ln in reversed(lanes)],
                        fontsize=max(3.5, min(8.0, (height - 2.5) / max(L, 1) * 72 * 0.6)))
@@ -157,6 +182,11 @@ def save_png(
             a.spines[side].set_visible(False)
         a.grid(axis="x", color="#e6e8ec", lw=0.6, zorder=0)
         a.set_axisbelow(True)
+
+
+def _legend_and_title(ax_c: Any, P: dict[str, Any], present: list[str], stop: np.ndarray, title: str | None,  # noqa: N803
+                      Patch: Any, Line2D: Any) -> None:  # noqa: N803
+    """The legend (types drawn, critical path, wasted work, the stop) and the title above the strip."""
     handles: list[Any] = [Patch(color=COLORS[n], label=n.replace("orchestrator_", "").replace("_", " ")) for n in present]
     handles += [Line2D([], [], color=_CRIT, lw=1.5, label="critical path"),
                 Patch(facecolor="white", edgecolor="#5a606c", hatch="//////", label="wasted work")]
@@ -169,9 +199,3 @@ def save_png(
     rows = -(-len(handles) // ncol)
     ax_c.set_title(title or f"{m['trace_id']} · {m['n_events']:,} events · {m['n_agents']} agents · "
                    f"critical path {len(P['crit'])} events", pad=10 + 13 * rows, fontsize=10, weight="bold")
-    path = Path(out)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
-    plt.close(fig)
-    return path
-
-

@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import errno
+import functools
 import re
 import sys
 import typing
@@ -77,15 +78,12 @@ def _supported_leaf(leaf: Any) -> bool:
     return isinstance(leaf, type) and issubclass(leaf, Enum) and all(isinstance(e.value, str) for e in leaf)
 
 
-_SPECS: dict[Callable[..., Any], tuple[list[_Param], dict[str, _Param], list[_Param]] | None] = {}
-
-
+@functools.lru_cache(maxsize=64)
 def _spec(fn: Callable[..., Any]) -> tuple[list[_Param], dict[str, _Param], list[_Param]] | None:
-    """(positional params, option name → param, all params), or None when not plain enough."""
-    if fn in _SPECS:
-        return _SPECS[fn]
-    _SPECS[fn] = got = _build_spec(fn)
-    return got
+    """(positional params, option name → param, all params), or None when not plain enough.
+
+    Cached per command function: the CLI has about 40 commands, so 64 entries hold them all."""
+    return _build_spec(fn)
 
 
 def _build_spec(fn: Callable[..., Any]) -> tuple[list[_Param], dict[str, _Param], list[_Param]] | None:

@@ -164,6 +164,7 @@ def _group_baselines(job: Any, folder: Path, partition_traces: int, **ray_kw: An
 
     from ..core.dataset import count_traces
     from ..credit import group_baselines
+    from ..credit.signals import alone_note
     from ..scale import partitions
 
     first = dataclasses.replace(job, kind="signals", baselines=None)
@@ -175,10 +176,9 @@ def _group_baselines(job: Any, folder: Path, partition_traces: int, **ray_kw: An
             totals.append(sum(x.value for x in o.result) if o.status == "ok" else 0.0)
             groups.append(tasks[o.index])
     base = group_baselines(totals, groups).tolist()
-    alone = sum(1 for g in groups if groups.count(g) == 1)
+    alone = alone_note(groups)
     if alone:
-        note(f"{alone} trace(s) are alone in their task group: their baseline is their own "
-             f"reward (advantage 0); put several runs of one task in the file")
+        note(alone)
     return dataclasses.replace(job, baselines=tuple(base))
 
 

@@ -103,7 +103,7 @@ class CollectConfig:
     cells: tuple[tuple[str, int], ...]
     n_tasks: int
     rounds: int = 4
-    width: int = 3
+    width: int = 2  # the committed corpora and `collect run --width` (docs/corpus-real.md: R × W = 4 × 2)
     temperature: float = 0.7
     max_tokens: int = 16
     seed: int = 0

@@ -8,14 +8,13 @@ mid-collection (the count done is printed; ``--resume`` continues) · 2 usage.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, app, console, err_console, fail, note
+from ._app import EXIT_INVALID, app, console, fail, note, progress
 
 collect_app = typer.Typer(help="Collect real vote-loop runs as traces; fit the simulator to them.",
                           no_args_is_help=True)
@@ -128,10 +127,10 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
             from ..llm.client import redact_url
 
             info = {"kind": "external", "base_url": redact_url(base_url)}
-        bar = _Bar(cfg.n_tasks)
-        res = collect(cfg, out, base_url=base_url, model=model or "", resume=resume, concurrency=concurrency,
-                      server_info=info, on_task=bar)
-        bar.close()
+        with progress(cfg.n_tasks, "collect", terminal_only=False) as advance:
+            bar = _Done(advance)
+            res = collect(cfg, out, base_url=base_url, model=model or "", resume=resume, concurrency=concurrency,
+                          server_info=info, on_task=bar)
     except LLMError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
     except OrchestraceError as exc:
@@ -149,36 +148,16 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
              f"answer, listed in {out}/manifest.json); first: {res.errors[0]}", kind="warning")
 
 
-class _Bar:
-    """A one-line progress report on stderr (tasks done, rate, ETA)."""
+class _Done:
+    """``collect(on_task=…)``: tasks done so far (for the interrupt message), shown by ``advance``."""
 
-    def __init__(self, total: int) -> None:
-        import time
-
-        self.total, self.t0, self.last = total, time.time(), 0.0
-        self.n0: int | None = None
+    def __init__(self, advance: Callable[..., None]) -> None:
+        self.advance = advance
         self.done: int | None = None
 
     def __call__(self, done: int, total: int) -> None:
-        import time
-
+        self.advance(done - (self.done or 0))  # the first call counts the tasks a resumed corpus held
         self.done = done
-        now = time.time()
-        if self.n0 is None:
-            self.n0 = done - 1
-        n0 = self.n0
-        if now - self.last < 2 and done < total:
-            return
-        self.last = now
-        rate = (done - n0) / max(now - self.t0, 1e-9)
-        eta = (total - done) / rate if rate > 0 else float("inf")
-        end = "\n" if not sys.stderr.isatty() else "\r"
-        err_console.print(f"collect: {done}/{total} tasks  {rate * 60:.1f}/min  ETA {eta / 60:.0f} min",
-                          end=end, markup=False)
-
-    def close(self) -> None:
-        if sys.stderr.isatty():
-            err_console.print("", markup=False)
 
 
 @collect_app.command("fit-sim")

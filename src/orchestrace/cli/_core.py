@@ -34,11 +34,11 @@ from ._app import (
     RECURSIVE_OPTION,
     app,
     console,
-    err_console,
     error,
     escape,
     fail,
     note,
+    progress,
     ray_option,
     stdout_to_devnull,
 )
@@ -134,7 +134,7 @@ def validate(
             note(f"{got.skipped} trace file(s) in subfolders not read; pass -r to read them")
         io_error = invalid = False
         n_valid = 0
-        with _progress(len(targets), enabled=len(targets) > 3) as advance:
+        with progress(len(targets), "validating", enabled=len(targets) > 3) as advance:
             for path, why in targets:
                 if why is not None:
                     report = ValidationReport(source=path, problems=(Problem(
@@ -200,26 +200,6 @@ def _plain_stdout(text: str) -> bool:
         return not sys.stdout.isatty() and (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
     except (AttributeError, ValueError):
         return False
-
-
-@contextlib.contextmanager
-def _progress(total: int, *, enabled: bool) -> Iterator[Any]:
-    """A transient progress bar on stderr (only on a terminal, only for many files)."""
-    if not (enabled and err_console.is_terminal):
-        yield lambda: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=True) as bar:
-        task = bar.add_task("validate", total=total)
-        yield lambda: bar.advance(task)
 
 
 # ----------------------------------------------------------------------------- loading helpers

@@ -1,7 +1,6 @@
 """LLM commands: ``serve-local`` (SmolLM2 on llama.cpp) and ``llm run`` (real-time LLM episodes).
 
-``make_llm_workers`` builds the environment backend for ``--workers llm`` (used by
-``env run``/``train``/``eval``).
+The environment backend of ``--workers llm`` is :func:`orchestrace.llm.envbackend.make_llm_workers`.
 """
 
 from __future__ import annotations
@@ -18,34 +17,6 @@ from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
 llm_app = typer.Typer(help="Run orchestration episodes with real LLM sub-agents (OpenAI-compatible endpoint).",
                       no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
-
-
-def make_llm_workers(
-    base_url: str,
-    model: str,
-    *,
-    suite: str = "arith",
-    config: Any = None,
-    api_key_env: str | None = None,
-    max_concurrency: int = 4,
-    timeout: float = 60.0,
-    max_retries: int = 3,
-    max_tokens: int | None = None,
-) -> Any:
-    """The environment backend for ``--workers llm``: :class:`~orchestrace.llm.envbackend.LLMEnvBackend`.
-
-    Attach it with ``env.unwrapped.world.backend = make_llm_workers(...)``; call
-    ``backend.workers.close()`` when done. Raises MissingExtraError without httpx and
-    ConfigError for bad values (both are OrchestraceError: print them, exit 2).
-    """
-    from ..errors import require
-    from ..llm.envbackend import LLMEnvBackend
-    from ..llm.workers import LLMWorkers
-
-    require("httpx", extra="llm")
-    workers = LLMWorkers(base_url, model, api_key_env=api_key_env, max_concurrency=max_concurrency,
-                         timeout=timeout, max_retries=max_retries, max_tokens=max_tokens)
-    return LLMEnvBackend(workers, suite, config)
 
 
 @app.command("serve-local")

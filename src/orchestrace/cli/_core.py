@@ -299,15 +299,22 @@ def inspect(
                 _print_summary(tr, info)
 
 
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.6g}" if isinstance(x, float) else escape(str(x))
+
+
 def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
+    """``inspect``'s tables: the overview, events and edges by type, then the agents and the rest."""
+    _print_overview(s)
+    _print_details(s)
+
+
+def _print_overview(s: dict[str, Any]) -> None:
     from rich.table import Table
-    from rich.tree import Tree
 
-    def fmt(x: Any) -> str:
-        if x is None:
-            return "—"
-        return f"{x:.6g}" if isinstance(x, float) else escape(str(x))
-
+    fmt = _fmt
     over = Table(title=f"trace {escape(s['trace_id'])}", show_header=False)
     span = None if s["t_start"] is None else s["t_end"] - s["t_start"]
     for k, v in [("task", s["task_id"]), ("system", s["system"]), ("topology", s["topology"]),
@@ -333,6 +340,13 @@ def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
         edges.add_row(k, str(v))
     console.print(by_type, edges)
 
+
+
+def _print_details(s: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.tree import Tree
+
+    fmt = _fmt
     agents = Table(title="agents")
     for col, just in (("agent", "left"), ("roles", "left"), ("events", "right"), ("tokens", "right"),
                       ("first t", "right"), ("last t", "right")):

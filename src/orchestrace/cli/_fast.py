@@ -203,32 +203,37 @@ def parse(fn: Callable[..., Any], argv: Sequence[str]) -> dict[str, Any] | None:
         else:
             values[param.name] = got
         given.add(param.name)
-    # positional arguments, in order; a list argument takes all that is left
-    for param in positional:
-        if param.is_list:
-            got_list = [_convert(param, x) for x in free]
-            free = []
-            if any(x is _GIVE_UP for x in got_list) or (param.required and not got_list):
-                return None
-            values[param.name] = got_list if got_list else param.default
-            continue
-        if not free:
-            if param.required:
-                return None
-            values[param.name] = param.default
-            continue
-        got = _convert(param, free.pop(0))
-        if got is _GIVE_UP:
-            return None
-        values[param.name] = got
-    if free:
-        return None  # more arguments than the command takes
+    if not _positional(positional, free, values):
+        return None
     for param in params:
         if param.name not in values:
             if param.required:
                 return None
             values[param.name] = () if param.is_list else param.default  # typer: () for an absent list
     return values
+
+
+def _positional(positional: list[_Param], free: list[str], values: dict[str, Any]) -> bool:
+    """Fill ``values`` with the positional arguments, in order (a list argument takes all that is
+    left); False when typer must read the line (a value it converts differently, too few or too many)."""
+    for param in positional:
+        if param.is_list:
+            got_list = [_convert(param, x) for x in free]
+            free = []
+            if any(x is _GIVE_UP for x in got_list) or (param.required and not got_list):
+                return False
+            values[param.name] = got_list if got_list else param.default
+            continue
+        if not free:
+            if param.required:
+                return False
+            values[param.name] = param.default
+            continue
+        got = _convert(param, free.pop(0))
+        if got is _GIVE_UP:
+            return False
+        values[param.name] = got
+    return not free  # more arguments than the command takes: typer's message
 
 
 def run(app: typer.Typer, argv: Sequence[str]) -> int | None:

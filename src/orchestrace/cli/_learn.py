@@ -204,17 +204,9 @@ def eval_cmd(
             raise fail(f"--traces CORPUS evaluates on logged runs; {', '.join(given)} only apply to the simulator")
 
         return eval_traces(Path(traces), runs, out, quiet=quiet, tests=list(test or []))
-    if test:
-        raise fail("--test FRESH values rules and gates on fresh logged runs; it needs --traces CORPUS")
+    _check_sim_eval(runs, test=bool(test), seeds=seeds, episodes=episodes, validation=validation,
+                    seed_offset=seed_offset)
     n_traces = int(traces)
-    if not runs:
-        raise fail("give at least one RUN to evaluate (or --traces CORPUS to evaluate on logged runs)")
-    if seeds != "held-out":
-        raise fail(f"--seeds {seeds!r} is not supported; use --seeds held-out (and --seed-offset to shift it)")
-    if episodes < 2 or validation < 2:
-        raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
-    if seed_offset < 0:
-        raise fail(f"--seed-offset {seed_offset} must be ≥ 0")
     try:
         from ..env.config import parse_overrides
         from ..learn.demo import render_aggregate, render_suite, render_summary
@@ -258,6 +250,21 @@ def eval_cmd(
     if short != text:
         note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
              "and traced samples")
+
+
+def _check_sim_eval(runs: list[Path], *, test: bool, seeds: str, episodes: int, validation: int,
+                    seed_offset: int) -> None:
+    """The options of an evaluation in the simulator (exit 2 with the fix when one does not fit)."""
+    if test:
+        raise fail("--test FRESH values rules and gates on fresh logged runs; it needs --traces CORPUS")
+    if not runs:
+        raise fail("give at least one RUN to evaluate (or --traces CORPUS to evaluate on logged runs)")
+    if seeds != "held-out":
+        raise fail(f"--seeds {seeds!r} is not supported; use --seeds held-out (and --seed-offset to shift it)")
+    if episodes < 2 or validation < 2:
+        raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
+    if seed_offset < 0:
+        raise fail(f"--seed-offset {seed_offset} must be ≥ 0")
 
 
 def claims_only(text: str) -> str:

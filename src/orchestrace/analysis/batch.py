@@ -164,7 +164,7 @@ def summary_stats(results: Sequence[Any], names: Sequence[str]
     """Per measure: (name, traces where it is known, where unknown, mean, median, p95); None when never known."""
     import numpy as np
 
-    out = []
+    out: list[tuple[str, int, int, float | None, float | None, float | None]] = []
     for name in names:
         vals = np.array([r.metrics[name] for r in results if r.metrics[name] is not None], dtype=float)
         if vals.size:

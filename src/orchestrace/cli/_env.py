@@ -86,7 +86,7 @@ def env_run(
     from ..learn.play import play_to_file
     from ..scale import EpisodeJob
 
-    llm = _llm_workers(base_url, model, suite=suite, api_key_env=api_key_env, max_tokens=max_tokens) \
+    llm = _llm_workers(base_url or "", model or "", suite=suite, api_key_env=api_key_env, max_tokens=max_tokens) \
         if workers == "llm" else None
     job = EpisodeJob(env_id, tuple(set_), pol, name, llm=llm)
     try:
@@ -119,7 +119,7 @@ def _policy(env_id: str, policy: str, param: list[str], sets: list[str]) -> tupl
     return env_id, pol, name
 
 
-def _llm_workers(base_url: str | None, model: str | None, **kw: Any) -> Any:
+def _llm_workers(base_url: str, model: str, **kw: Any) -> Any:
     """``--workers llm``: the backend maker each episode shard calls (a partial of ``make_llm_workers``)."""
     import functools
 

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["alone_note", "parse_baseline", "parse_truth", "signals_and_baselines"]
 
 
-def parse_truth(raw: str | None) -> bool | float | str | None:
-    """``--truth``: ``true`` / ``false`` (any case), a number, else the answer text itself."""
+def parse_truth(raw: str | None) -> Any:
+    """``--truth``: ``true`` / ``false`` (any case), a number, else the answer text itself (or None)."""
     if raw is None:
         return None
     low = raw.strip().lower()

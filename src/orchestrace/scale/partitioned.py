@@ -87,7 +87,7 @@ def run_partitioned(kind: str, folders: Sequence[Path], *, on_part: Callable[[Pa
     if ray is not None or ray_address is not None:
         check_request(ray, ray_address)
     clusters: list[Any] = []  # at most one connection, shut down at the end
-    ray_kw = {"ray": ray, "ray_address": ray_address, "min_work_s": min_work_s, "clusters": clusters,
+    ray_kw: dict[str, Any] = {"ray": ray, "ray_address": ray_address, "min_work_s": min_work_s, "clusters": clusters,
               "note": lambda s: note(s, "note")}
     try:
         for folder in folders:

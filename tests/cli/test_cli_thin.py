@@ -106,3 +106,13 @@ def test_collect_options_default_to_the_config(command: str, config: str, rename
         assert opts["no_logprobs"] is (not fields["logprobs"])
         checked += 1
     assert checked >= 4, f"only {checked} options of {command} matched {config} fields"
+
+
+def test_one_trace_loader() -> None:
+    """The CLI reads traces through :func:`orchestrace.core.load.read_any` only (``validate`` reads bytes
+    through the validator, which locates every problem in them)."""
+    readers = {"iter_traces", "read_traces", "read_dataset", "load", "loads"}
+    found = [f"{f.name}:{n.lineno} {a.name}" for f, tree in _trees() for n in ast.walk(tree)
+             if isinstance(n, ast.ImportFrom) and n.level >= 2 and (n.module or "").startswith("core")
+             for a in n.names if a.name in readers]
+    assert not found, f"the CLI reads traces around core.load.read_any: {found}"

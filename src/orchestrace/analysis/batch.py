@@ -69,19 +69,6 @@ def _refusal(where: str, exc: Exception) -> Message:
     return Message("error", f"{where}: {msg}", tuple(getattr(exc, "problems", ())))
 
 
-def _decode(path: Path) -> tuple[list[Any], str]:
-    """Traces of a file and the format they were decoded from, or of a columnar dataset folder ("dataset")."""
-    from ..core.dataset import is_dataset, read_dataset
-    from ..core.io import read_traces
-    from ..errors import require
-
-    if not is_dataset(path):
-        got = read_traces(path)
-        return got.traces, got.format
-    require("pyarrow", extra="parquet")  # MissingExtraError: the caller's usage problem
-    return list(read_dataset(path)), "dataset"
-
-
 def measure_file(path: Path, names: Sequence[str], *, force: bool = False, max_flows: int = 10) -> FileMeasures:
     """Validate and measure every trace of ``path`` (``names``: :func:`~orchestrace.analysis.measures.select_measures`).
 
@@ -90,13 +77,14 @@ def measure_file(path: Path, names: Sequence[str], *, force: bool = False, max_f
     from .._problems import force_verdict
     from ..core._dag import Columns
     from ..core._validate import validate
+    from ..core.load import read_any
     from .measures import compute
 
     got = FileMeasures(path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            decoded, got.format = _decode(path)
+            decoded, got.format = read_any(path)  # MissingExtraError for a dataset: the caller's usage problem
             got.n_decoded = len(decoded)
             for tr in decoded:
                 columns = Columns(tr)  # the graph reuses the validator's columns

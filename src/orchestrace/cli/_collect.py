@@ -175,12 +175,8 @@ def collect_fit_sim(
     The output's "set" items are EnvConfig fields for --set (e.g. `env run --set ...`); the
     fitted profile (tokens, confidence) is applied by orchestrace.offline.simfit.load_fitted_env.
     """
-    import json
-
-    from ..core.io import atomic_write
     from ..errors import OrchestraceError
-    from ..offline import load_logged_runs
-    from ..offline.simfit import fit_simulator
+    from ..offline.runfiles import fit_simulator_file, load_split
 
     if split not in ("train", "validation", "test", "all"):
         raise fail(f"--split {split!r}: choose train, validation, test or all")
@@ -188,21 +184,12 @@ def collect_fit_sim(
         raise fail(f"--search must be >= 1 and --sim-tasks >= 50, got {n_search} and {n_sim}")
     if not (corpus.exists() or corpus.is_symlink()):
         raise fail(f"{corpus}: no such corpus (a folder written by `collect run`, or one traces file)")
-    import warnings
-
     try:
-        with warnings.catch_warnings(record=True) as caught:  # the counted exclusions: one plain line each
-            warnings.simplefilter("always")
-            runs = load_logged_runs(corpus, exclude=exclude_bad)
-        for w in caught:
-            note(str(w.message), kind="warning")
-        if split != "all":
-            runs = runs.subset(runs.split == split)
-            if runs.shape[0] == 0:
-                raise fail(f"{corpus}: no {split} tasks")
-        fit = fit_simulator(runs, n_sim=n_sim, n_search=n_search, seed=seed)
-        fit["corpus"], fit["split"] = str(corpus), split
-        atomic_write(out, (json.dumps(fit, indent=1) + "\n").encode())
+        runs = load_split(corpus, split, exclude=exclude_bad, warn=lambda s: note(s, kind="warning"))
+        if split != "all" and runs.shape[0] == 0:
+            raise fail(f"{corpus}: no {split} tasks")
+        fit = fit_simulator_file(runs, out, corpus=str(corpus), split=split, n_sim=n_sim, n_search=n_search,
+                                 seed=seed)
     except OrchestraceError as exc:  # the corpus is invalid: exit 1, as train --from-traces on the same corpus
         hint = "" if exclude_bad or not getattr(exc, "problems", ()) else "; --exclude-bad drops the bad runs (counted)"
         raise fail(f"{exc}{hint}", problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FitRun", "fit_run", "foreign_gates", "load_corpus", "load_runs", "run_names", "write_results"]
+__all__ = ["FitRun", "fit_run", "fit_simulator_file", "foreign_gates", "load_corpus", "load_runs", "load_split",
+           "run_names", "write_results"]
 
 
 def load_corpus(corpus: Path, *, fresh: bool = False) -> tuple[Any, list[str]]:
@@ -154,3 +155,32 @@ def write_results(res: dict[str, Any], text: str, out: Path, *, pareto: bool = T
     names = ["results.json", "summary.md"]
     pic = write_pareto(res, out / "pareto.png") if pareto else None
     return names + ([pic.name] if pic else [])
+
+
+def load_split(corpus: Path, split: str = "train", *, exclude: bool = False,
+               warn: Callable[[str], None] = lambda s: None) -> Any:
+    """The logged runs of a corpus's ``split`` (``all``: every task; possibly none). ``exclude`` drops bad
+    runs, each exclusion counted through ``warn``, instead of refusing the corpus."""
+    import warnings
+
+    from ._logged import load_logged_runs
+
+    with warnings.catch_warnings(record=True) as caught:  # the counted exclusions: one plain line each
+        warnings.simplefilter("always")
+        runs = load_logged_runs(corpus, exclude=exclude)
+    for w in caught:
+        warn(str(w.message))
+    return runs if split == "all" else runs.subset(runs.split == split)
+
+
+def fit_simulator_file(runs: Any, out: Path, *, corpus: str, split: str, n_sim: int = 1500, n_search: int = 300,
+                       seed: int = 0) -> dict[str, Any]:
+    """Fit the simulator's worker model to ``runs`` (:func:`load_split`) and write the fit, with the corpus and
+    split it came from, to ``out`` as JSON (``collect fit-sim``); the fit."""
+    from ..core.io import atomic_write
+    from .simfit import fit_simulator
+
+    fit = fit_simulator(runs, n_sim=n_sim, n_search=n_search, seed=seed)
+    fit["corpus"], fit["split"] = corpus, split
+    atomic_write(out, (json.dumps(fit, indent=1) + "\n").encode())
+    return fit

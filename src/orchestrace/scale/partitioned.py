@@ -93,7 +93,7 @@ def run_partitioned(kind: str, folders: Sequence[Path], *, on_part: Callable[[Pa
         for folder in folders:
             job = MeasureJob(kind, str(folder), tuple(names), force, max_flows, strict, **(job_options or {}))
             if kind == "credit" and job.baselines == "group":
-                job = _group_baselines(job, folder, partition_traces, note, **ray_kw)
+                job = _group_baselines(job, folder, partition_traces, say=note, **ray_kw)
             parts = partitions(count_traces(folder), partition_traces)
             stream = _outcomes(job, parts, **ray_kw)
             if out is None:
@@ -110,7 +110,7 @@ def run_partitioned(kind: str, folders: Sequence[Path], *, on_part: Callable[[Pa
             cluster.shutdown()
 
 
-def _group_baselines(job: Any, folder: Path, partition_traces: int, note: Callable[[str, str], None],
+def _group_baselines(job: Any, folder: Path, partition_traces: int, *, say: Callable[[str, str], None],
                      **ray_kw: Any) -> Any:
     """``--baseline group`` over a dataset: a first pass for every trace's total reward and task,
     then each trace's baseline is the mean of its task group (as in one process)."""
@@ -132,5 +132,5 @@ def _group_baselines(job: Any, folder: Path, partition_traces: int, note: Callab
     base = group_baselines(totals, groups).tolist()
     alone = alone_note(groups)
     if alone:
-        note(alone, "note")
+        say(alone, "note")
     return dataclasses.replace(job, baselines=tuple(base))

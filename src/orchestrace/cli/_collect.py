@@ -102,7 +102,7 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     import signal
 
     from ..errors import LLMError, OrchestraceError
-    from ..llm.collect import collect, file_sha256
+    from ..llm.collect import collect, collection_endpoint
 
     def _term(*_: object) -> None:  # SIGTERM (and SIGINT, ignored in background jobs) end the run cleanly
         raise KeyboardInterrupt
@@ -113,23 +113,10 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     bar = None
     try:
         cfg: Any = make()
-        if base_url is None:
-            from ..llm.local import LocalServer, find_smollm2_gguf
-
-            gguf = find_smollm2_gguf()
-            srv = LocalServer(threads=threads, parallel=concurrency, ctx=1024 * concurrency).start()
-            base_url, model = srv.base_url or "", srv.model
-            info = {"kind": "serve-local (xllamacpp)", "model_file": gguf.name, "model_sha256": file_sha256(gguf),
-                    "threads": threads, "parallel": concurrency, "ctx": 1024 * concurrency}
-        else:
-            if not model:
-                raise fail("--base-url needs --model (the model name the endpoint serves)")
-            from ..llm.client import redact_url
-
-            info = {"kind": "external", "base_url": redact_url(base_url)}
+        srv, base_url, model, info = collection_endpoint(base_url, model, threads=threads, concurrency=concurrency)
         with progress(cfg.n_tasks, "collect", terminal_only=False) as advance:
             bar = _Done(advance)
-            res = collect(cfg, out, base_url=base_url, model=model or "", resume=resume, concurrency=concurrency,
+            res = collect(cfg, out, base_url=base_url, model=model, resume=resume, concurrency=concurrency,
                           server_info=info, on_task=bar)
     except LLMError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None

@@ -6,7 +6,6 @@ The environment backend of ``--workers llm`` is :func:`orchestrace.llm.envbacken
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +63,8 @@ def llm_run(
 ) -> None:
     """Run real-time episodes with LLM sub-agents; print success, tokens and latency per episode."""
     from ..errors import OrchestraceError
-    from ..llm.episode import PLANS, run_episode
-    from ..llm.tasks import SUITES, make_task
+    from ..llm.episode import PLANS, EpisodeTally, run_episodes
+    from ..llm.tasks import SUITES
     from ..llm.workers import LLMWorkers
 
     if plan not in PLANS:
@@ -83,39 +82,28 @@ def llm_run(
 
             srv = LocalServer().start()
             base_url, model = srv.base_url or "", srv.model
-        traces = []
-        ok = calls = failed_calls = 0
-        all_causes: Counter[str] = Counter()
+        tally = EpisodeTally()
         with LLMWorkers(base_url, model, api_key_env=api_key_env, max_tokens=max_tokens) as w:
-            for k in range(episodes):
-                task = make_task(suite, seed=seed + k, size=size)
-                r = run_episode(task, w, PLANS[plan])
-                ok += r.success
-                calls += r.calls
-                failed_calls += r.failed_calls
-                all_causes.update(r.causes)
-                traces.append(r.trace)
+            for task, r in run_episodes(suite, PLANS[plan], w, episodes=episodes, size=size, seed=seed, tally=tally):
                 causes = ", ".join(f"{c}×{n}" for c, n in sorted(r.causes.items())) or "-"
                 console.print(
                     f"{task.id}: {'OK ' if r.success else 'BAD'} answer={r.answer!s} expected={task.answer} "
                     f"status={r.status} tokens={r.tokens} wall={r.wall_clock_s:.2f}s calls={r.calls} errors={causes}",
                     markup=False, soft_wrap=True,
                 )
-                if k == 0 and r.calls and r.failed_calls >= r.calls:
-                    break  # no call of the first episode reached a model: more episodes would not either
-        console.print(f"success {ok}/{len(traces)} ({plan}, {suite})", markup=False)
+        console.print(f"success {tally.ok}/{len(tally.traces)} ({plan}, {suite})", markup=False)
         if out is not None:
-            _write(traces, out)
+            _write(tally.traces, out)
     except OrchestraceError as exc:
         raise fail(str(exc)) from None
     finally:
         if srv is not None:
             srv.stop()
-    if calls and failed_calls >= calls:  # nothing reached a model: the numbers above are not results
-        counted = ", ".join(f"{c}×{n}" for c, n in all_causes.most_common()) or "unknown causes"
-        raise fail(f"all {calls} LLM calls failed ({counted}); check --base-url {base_url} and --model {model}, "
+    if tally.nothing_reached_a_model:  # the numbers above are not results
+        counted = ", ".join(f"{c}×{n}" for c, n in tally.causes.most_common()) or "unknown causes"
+        raise fail(f"all {tally.calls} LLM calls failed ({counted}); check --base-url {base_url} and --model {model}, "
                    "and that the server is up (`orchestrace serve-local` starts a local one)", code=EXIT_USAGE)
-    if ok == 0 and episodes > 0:
+    if tally.ok == 0 and episodes > 0:
         raise typer.Exit(EXIT_INVALID)
 
 

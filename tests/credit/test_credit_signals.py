@@ -9,7 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrace import synth
-from orchestrace.credit.signals import alone_note, parse_baseline, parse_truth, signals_and_baselines
+from orchestrace.credit.signals import (
+    alone_note,
+    parse_baseline,
+    parse_truth,
+    signals_and_baselines,
+)
 from orchestrace.errors import ConfigError
 
 

@@ -80,9 +80,9 @@ def main() -> int:
         except ImportError:
             print("\n(gymnasium missing: environment baselines skipped)")
         else:
-            from orchestrace.cli._llm import make_llm_workers
             from orchestrace.env import EnvConfig, OrchestrationEnv
             from orchestrace.env.baselines import make_baseline
+            from orchestrace.llm.envbackend import make_llm_workers
 
             cfg = EnvConfig.small()
             print("\nenvironment baselines (EnvConfig.small) with LLM workers, success / episodes [simulated-worker success]:")

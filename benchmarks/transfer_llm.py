@@ -28,11 +28,11 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    from orchestrace.cli._llm import make_llm_workers
     from orchestrace.env import OrchestrationEnv, make_baseline
     from orchestrace.learn.checkpoint import load_policy
     from orchestrace.learn.envs import env_config_for
     from orchestrace.learn.evaluate import SameHeads, ci_mean, wilson
+    from orchestrace.llm.envbackend import make_llm_workers
     from orchestrace.llm.local import LocalServer
 
     learned = load_policy(a.run)

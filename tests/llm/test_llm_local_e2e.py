@@ -88,9 +88,9 @@ def test_episode_on_local_model(local_llm: LocalServer, monkeypatch: pytest.Monk
 def test_env_episode_with_llm_backend(local_llm: LocalServer) -> None:
     if importlib.util.find_spec("gymnasium") is None:
         pytest.skip("gymnasium (orchestrace[env]) is not installed")
-    from orchestrace.cli._llm import make_llm_workers
     from orchestrace.env import EnvConfig, OrchestrationEnv
     from orchestrace.env.baselines import make_baseline
+    from orchestrace.llm.envbackend import make_llm_workers
 
     cfg = EnvConfig.small()
     env = OrchestrationEnv(cfg, record_trace=True)

@@ -13,9 +13,10 @@ that nothing escapes as a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -234,6 +235,23 @@ def stdout_to_devnull() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
+
+
+@contextlib.contextmanager
+def progress(total: int, label: str, *, enabled: bool = True, terminal_only: bool = True) -> Iterator[Any]:
+    """The one progress display of the CLI: :func:`orchestrace.learn.progress.progress_bar`, transient.
+
+    Yields ``advance(n=1)``. ``terminal_only`` (the trace commands): nothing unless stderr is a
+    terminal, so piped output stays exactly the command's; else a piped run gets the plain-text
+    progress lines of ``progress_bar``.
+    """
+    if not enabled or (terminal_only and not err_console.is_terminal):
+        yield lambda n=1, **kw: None
+        return
+    from ..learn.progress import progress_bar
+
+    with progress_bar(total, label, transient=True) as advance:
+        yield advance
 
 
 def is_tty() -> bool:

@@ -26,8 +26,7 @@ FORCE_HELP = "Analyse traces that `orchestrace validate` rejects (a warning name
 
 def read_traces(path: Path) -> list[Trace]:
     """Every trace of a file or a columnar dataset folder; exits 1 (not a trace) or 2 (I/O, missing extra)."""
-    from ..core.dataset import is_dataset, read_dataset
-    from ..core.io import iter_traces
+    from ..core.load import read_any
     from ..errors import TraceDecodeError
 
     if not path.exists():
@@ -35,7 +34,7 @@ def read_traces(path: Path) -> list[Trace]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            traces = list(read_dataset(path) if is_dataset(path) else iter_traces(path))
+            traces = read_any(path).traces
         except TraceDecodeError as exc:
             io = any(p.code.startswith("io.") for p in exc.problems)
             raise fail(f"{path}: " + ("cannot read the file" if io else "not a valid trace"),

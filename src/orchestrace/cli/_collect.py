@@ -8,14 +8,13 @@ mid-collection (the count done is printed; ``--resume`` continues) · 2 usage.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, app, console, err_console, fail, note
+from ._app import EXIT_INVALID, app, console, fail, note, progress
 
 collect_app = typer.Typer(help="Collect real vote-loop runs as traces; fit the simulator to them.",
                           no_args_is_help=True)
@@ -103,7 +102,7 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     import signal
 
     from ..errors import LLMError, OrchestraceError
-    from ..llm.collect import collect, file_sha256
+    from ..llm.collect import collect, collection_endpoint
 
     def _term(*_: object) -> None:  # SIGTERM (and SIGINT, ignored in background jobs) end the run cleanly
         raise KeyboardInterrupt
@@ -114,24 +113,11 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     bar = None
     try:
         cfg: Any = make()
-        if base_url is None:
-            from ..llm.local import LocalServer, find_smollm2_gguf
-
-            gguf = find_smollm2_gguf()
-            srv = LocalServer(threads=threads, parallel=concurrency, ctx=1024 * concurrency).start()
-            base_url, model = srv.base_url or "", srv.model
-            info = {"kind": "serve-local (xllamacpp)", "model_file": gguf.name, "model_sha256": file_sha256(gguf),
-                    "threads": threads, "parallel": concurrency, "ctx": 1024 * concurrency}
-        else:
-            if not model:
-                raise fail("--base-url needs --model (the model name the endpoint serves)")
-            from ..llm.client import redact_url
-
-            info = {"kind": "external", "base_url": redact_url(base_url)}
-        bar = _Bar(cfg.n_tasks)
-        res = collect(cfg, out, base_url=base_url, model=model or "", resume=resume, concurrency=concurrency,
-                      server_info=info, on_task=bar)
-        bar.close()
+        srv, base_url, model, info = collection_endpoint(base_url, model, threads=threads, concurrency=concurrency)
+        with progress(cfg.n_tasks, "collect", terminal_only=False) as advance:
+            bar = _Done(advance)
+            res = collect(cfg, out, base_url=base_url, model=model, resume=resume, concurrency=concurrency,
+                          server_info=info, on_task=bar)
     except LLMError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
     except OrchestraceError as exc:
@@ -149,36 +135,16 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
              f"answer, listed in {out}/manifest.json); first: {res.errors[0]}", kind="warning")
 
 
-class _Bar:
-    """A one-line progress report on stderr (tasks done, rate, ETA)."""
+class _Done:
+    """``collect(on_task=…)``: tasks done so far (for the interrupt message), shown by ``advance``."""
 
-    def __init__(self, total: int) -> None:
-        import time
-
-        self.total, self.t0, self.last = total, time.time(), 0.0
-        self.n0: int | None = None
+    def __init__(self, advance: Callable[..., None]) -> None:
+        self.advance = advance
         self.done: int | None = None
 
     def __call__(self, done: int, total: int) -> None:
-        import time
-
+        self.advance(done - (self.done or 0))  # the first call counts the tasks a resumed corpus held
         self.done = done
-        now = time.time()
-        if self.n0 is None:
-            self.n0 = done - 1
-        n0 = self.n0
-        if now - self.last < 2 and done < total:
-            return
-        self.last = now
-        rate = (done - n0) / max(now - self.t0, 1e-9)
-        eta = (total - done) / rate if rate > 0 else float("inf")
-        end = "\n" if not sys.stderr.isatty() else "\r"
-        err_console.print(f"collect: {done}/{total} tasks  {rate * 60:.1f}/min  ETA {eta / 60:.0f} min",
-                          end=end, markup=False)
-
-    def close(self) -> None:
-        if sys.stderr.isatty():
-            err_console.print("", markup=False)
 
 
 @collect_app.command("fit-sim")
@@ -196,12 +162,8 @@ def collect_fit_sim(
     The output's "set" items are EnvConfig fields for --set (e.g. `env run --set ...`); the
     fitted profile (tokens, confidence) is applied by orchestrace.offline.simfit.load_fitted_env.
     """
-    import json
-
-    from ..core.io import atomic_write
     from ..errors import OrchestraceError
-    from ..offline import load_logged_runs
-    from ..offline.simfit import fit_simulator
+    from ..offline.runfiles import fit_simulator_file, load_split
 
     if split not in ("train", "validation", "test", "all"):
         raise fail(f"--split {split!r}: choose train, validation, test or all")
@@ -209,21 +171,12 @@ def collect_fit_sim(
         raise fail(f"--search must be >= 1 and --sim-tasks >= 50, got {n_search} and {n_sim}")
     if not (corpus.exists() or corpus.is_symlink()):
         raise fail(f"{corpus}: no such corpus (a folder written by `collect run`, or one traces file)")
-    import warnings
-
     try:
-        with warnings.catch_warnings(record=True) as caught:  # the counted exclusions: one plain line each
-            warnings.simplefilter("always")
-            runs = load_logged_runs(corpus, exclude=exclude_bad)
-        for w in caught:
-            note(str(w.message), kind="warning")
-        if split != "all":
-            runs = runs.subset(runs.split == split)
-            if runs.shape[0] == 0:
-                raise fail(f"{corpus}: no {split} tasks")
-        fit = fit_simulator(runs, n_sim=n_sim, n_search=n_search, seed=seed)
-        fit["corpus"], fit["split"] = str(corpus), split
-        atomic_write(out, (json.dumps(fit, indent=1) + "\n").encode())
+        runs = load_split(corpus, split, exclude=exclude_bad, warn=lambda s: note(s, kind="warning"))
+        if split != "all" and runs.shape[0] == 0:
+            raise fail(f"{corpus}: no {split} tasks")
+        fit = fit_simulator_file(runs, out, corpus=str(corpus), split=split, n_sim=n_sim, n_search=n_search,
+                                 seed=seed)
     except OrchestraceError as exc:  # the corpus is invalid: exit 1, as train --from-traces on the same corpus
         hint = "" if exclude_bad or not getattr(exc, "problems", ()) else "; --exclude-bad drops the bad runs (counted)"
         raise fail(f"{exc}{hint}", problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None

@@ -15,7 +15,6 @@ import contextlib
 import json
 import sys
 import warnings
-from collections import Counter
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
@@ -35,11 +34,11 @@ from ._app import (
     RECURSIVE_OPTION,
     app,
     console,
-    err_console,
     error,
     escape,
     fail,
     note,
+    progress,
     ray_option,
     stdout_to_devnull,
 )
@@ -135,7 +134,7 @@ def validate(
             note(f"{got.skipped} trace file(s) in subfolders not read; pass -r to read them")
         io_error = invalid = False
         n_valid = 0
-        with _progress(len(targets), enabled=len(targets) > 3) as advance:
+        with progress(len(targets), "validating", enabled=len(targets) > 3) as advance:
             for path, why in targets:
                 if why is not None:
                     report = ValidationReport(source=path, problems=(Problem(
@@ -201,26 +200,6 @@ def _plain_stdout(text: str) -> bool:
         return not sys.stdout.isatty() and (sys.stdout.encoding or "").lower().replace("-", "") == "utf8"
     except (AttributeError, ValueError):
         return False
-
-
-@contextlib.contextmanager
-def _progress(total: int, *, enabled: bool) -> Iterator[Any]:
-    """A transient progress bar on stderr (only on a terminal, only for many files)."""
-    if not (enabled and err_console.is_terminal):
-        yield lambda: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=err_console, transient=True) as bar:
-        task = bar.add_task("validate", total=total)
-        yield lambda: bar.advance(task)
 
 
 # ----------------------------------------------------------------------------- loading helpers
@@ -306,6 +285,8 @@ def inspect(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Summarise a trace: agents, spawn tree, events by type, time span, tokens, tool calls, rewards."""
+    from ..analysis.summary import summarize
+
     with _no_traceback():
         traces = _load_all(path, force=force, verb="inspect")
         for k, tr in enumerate(traces):
@@ -318,62 +299,22 @@ def inspect(
                 _print_summary(tr, info)
 
 
-def summarize(tr: Trace) -> dict[str, Any]:
-    """A JSON-ready summary of one trace (what ``orchestrace inspect`` shows).
-
-    >>> from orchestrace import synth
-    >>> s = summarize(synth(events=60, agents=3, seed=0))
-    >>> s["events"], s["agents"], s["stop"] is not None
-    (60, 4, True)
-    """
-    from ..vocab import EventType
-
-    ev = tr.events
-    ts = [e.t for e in ev] + [e.t_end for e in ev if e.t_end is not None]
-    per_agent: dict[str, dict[str, Any]] = {}
-    for e in ev:
-        a = per_agent.setdefault(e.agent, {"events": 0, "tokens": 0, "first_t": e.t, "last_t": e.t,
-                                           "roles": set()})
-        a["events"] += 1
-        a["tokens"] += e.tokens
-        a["first_t"] = min(a["first_t"], e.t)
-        a["last_t"] = max(a["last_t"], e.t if e.t_end is None else e.t_end)
-        if e.role:
-            a["roles"].add(e.role)
-    tools = Counter(e.tool or "?" for e in ev if e.type is EventType.TOOL_CALL)
-    tool_errors = Counter(e.tool or "?" for e in ev if e.type is EventType.TOOL_CALL and e.error)
-    spawns = [(e.agent, e.to) for e in ev if e.type is EventType.SPAWN and e.to]
-    stop = tr.stop_event
-    return {
-        "trace_id": tr.trace_id, "task_id": tr.task_id, "system": tr.system,
-        "topology": tr.topology.value if tr.topology else None, "schema_version": tr.schema_version,
-        "events": len(ev), "edges": len(tr.edges), "agents": len(tr.agents),
-        "t_start": min(ts) if ts else None, "t_end": max(ts) if ts else None,
-        "tokens_in": sum(e.tokens_in or 0 for e in ev), "tokens_out": sum(e.tokens_out or 0 for e in ev),
-        "cost": sum(e.cost or 0.0 for e in ev),
-        "events_by_type": dict(Counter(e.type.value for e in ev).most_common()),
-        "edges_by_type": dict(Counter(d.type.value for d in tr.edges).most_common()),
-        "tool_calls": dict(tools.most_common()), "tool_errors": dict(tool_errors),
-        "per_agent": {a: {**v, "roles": sorted(v["roles"])} for a, v in per_agent.items()},
-        "spawns": spawns,
-        "errors_flagged": sum(1 for e in ev if e.error),
-        "untrusted": sum(1 for e in ev if e.trusted is False),
-        "stop": stop.id if stop is not None else None,
-        "outcome": None if tr.outcome is None else {"success": tr.outcome.success, "score": tr.outcome.score},
-        "rewards": dict(tr.rewards), "costs": dict(tr.costs), "metrics": dict(tr.metrics),
-        "signals": len(tr.signals),
-    }
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.6g}" if isinstance(x, float) else escape(str(x))
 
 
 def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
+    """``inspect``'s tables: the overview, events and edges by type, then the agents and the rest."""
+    _print_overview(s)
+    _print_details(s)
+
+
+def _print_overview(s: dict[str, Any]) -> None:
     from rich.table import Table
-    from rich.tree import Tree
 
-    def fmt(x: Any) -> str:
-        if x is None:
-            return "—"
-        return f"{x:.6g}" if isinstance(x, float) else escape(str(x))
-
+    fmt = _fmt
     over = Table(title=f"trace {escape(s['trace_id'])}", show_header=False)
     span = None if s["t_start"] is None else s["t_end"] - s["t_start"]
     for k, v in [("task", s["task_id"]), ("system", s["system"]), ("topology", s["topology"]),
@@ -399,6 +340,13 @@ def _print_summary(tr: Trace, s: dict[str, Any]) -> None:
         edges.add_row(k, str(v))
     console.print(by_type, edges)
 
+
+
+def _print_details(s: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.tree import Tree
+
+    fmt = _fmt
     agents = Table(title="agents")
     for col, just in (("agent", "left"), ("roles", "left"), ("events", "right"), ("tokens", "right"),
                       ("first t", "right"), ("last t", "right")):

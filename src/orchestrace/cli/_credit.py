@@ -71,59 +71,33 @@ def _spec(spec: Path | None) -> Any:
         raise fail(str(exc), code=EXIT_USAGE) from None
 
 
-def _truth(raw: str | None) -> Any:
-    if raw is None:
-        return None
-    low = raw.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
+def baseline_option(raw: str | None) -> float | str | None:
+    """``--baseline`` read by :func:`orchestrace.credit.signals.parse_baseline` (exit 2 when it is neither)."""
+    from ..credit.signals import parse_baseline
+    from ..errors import ConfigError
+
     try:
-        return float(raw)
-    except ValueError:
-        return raw
+        return parse_baseline(raw)
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_USAGE) from None
 
 
-def parse_baseline(raw: str | None) -> float | str | None:
-    """``--baseline``: None, a finite number, or ``"group"``."""
-    if raw is None:
-        return None
-    if raw.strip().lower() == "group":
-        return "group"
-    try:
-        v = float(raw)
-    except ValueError:
-        raise fail(f"--baseline must be a number or 'group', got {raw!r}", code=EXIT_USAGE) from None
-    if v != v or v in (float("inf"), float("-inf")):
-        raise fail(f"--baseline must be finite, got {raw!r}", code=EXIT_USAGE)
-    return v
-
-
-def signals_and_baselines(traces: list[Any], spec: Any, truth: str | None, baseline: float | str | None,
-                          where: Any) -> tuple[list[Any], list[float | None]]:
-    """Per trace: the reward signals to credit and the baseline (``group``: the task's mean reward)."""
-    from ..credit import group_baselines
+def signals_of(traces: list[Any], spec: Any, truth: str | None, baseline: float | str | None,
+               path: Path) -> tuple[list[Any], list[float | None]]:
+    """:func:`orchestrace.credit.signals.signals_and_baselines`, its errors located in ``path`` (exit 2 / 1)."""
+    from ..credit.signals import signals_and_baselines
     from ..errors import ConfigError, TraceError
-    from ..rewards import signals_for
 
-    sigs: list[Any] = []
-    verdict = _truth(truth)
-    for tr in traces:
-        try:  # an imported run with no recorded outcome: the user's verdict (--truth)
-            sigs.append(signals_for(tr, spec=spec, truth=verdict))
-        except ConfigError as exc:
-            raise fail(f"{where(tr)}: {exc}", code=EXIT_USAGE) from None
-        except TraceError as exc:
-            raise fail(f"{where(tr)}: {exc}", problems=exc.problems[:20], code=EXIT_INVALID) from None
-    if baseline == "group":
-        totals = [sum(x.value for x in s) for s in sigs]
-        groups = [tr.task_id for tr in traces]
-        base = group_baselines(totals, groups).tolist()
-        alone = sum(1 for g in groups if groups.count(g) == 1)
-        if alone:
-            note(f"{alone} trace(s) are alone in their task group: their baseline is their own "
-                 f"reward (advantage 0); put several runs of one task in the file")
-        return sigs, base
-    return sigs, [baseline] * len(traces)  # type: ignore[list-item]
+    try:
+        sigs, bases, alone = signals_and_baselines(traces, spec, truth, baseline,
+                                                   lambda t: f"{path} (trace {t.trace_id!r})")
+    except ConfigError as exc:
+        raise fail(str(exc), code=EXIT_USAGE) from None
+    except TraceError as exc:
+        raise fail(str(exc), problems=exc.problems[:20], code=EXIT_INVALID) from None
+    if alone:
+        note(alone)
+    return sigs, bases
 
 
 def _json_line(obj: dict[str, Any]) -> None:
@@ -146,6 +120,7 @@ def reward(
     ray_min_work: float = RAY_MIN_WORK_OPTION,
 ) -> None:
     """Evaluate reward functions (R1–R8) on each trace: one value per unit."""
+    from ..credit.signals import parse_truth
     from ..errors import ConfigError, TraceError
     from ..rewards import RewardSpec, Term, signals_for
 
@@ -161,12 +136,12 @@ def reward(
 
         measure_partitioned("reward", [str(path)], force=force, ray=ray, ray_address=ray_address, out=parts_out,
                             partition_traces=partition_traces, min_work_s=ray_min_work, report=lambda rows: None,
-                            on_trace=show, job_options={"spec": rs, "truth": _truth(truth)})
+                            on_trace=show, job_options={"spec": rs, "truth": parse_truth(truth)})
     traces = _traces(path, force, "reward")
     multi = len(traces) > 1
     for tr in traces:
         try:
-            sigs = signals_for(tr, spec=rs, truth=_truth(truth), printing=True)
+            sigs = signals_for(tr, spec=rs, truth=parse_truth(truth), printing=True)
         except ConfigError as exc:
             raise fail(f"{path} (trace {tr.trace_id!r}): {exc}", code=EXIT_USAGE) from None
         except TraceError as exc:
@@ -235,9 +210,10 @@ def credit(
 ) -> None:
     """Assign credit for the rewards to every unit of a trace (8 units × 8 methods)."""
     from ..credit import assign
+    from ..credit.signals import parse_truth
     from ..errors import ConfigError, TraceError, ValueFunctionError
 
-    base_opt = parse_baseline(baseline)
+    base_opt = baseline_option(baseline)
     rs = _spec(spec)
     cs = rs.credit if rs is not None else None
     chosen_unit = unit or (cs.unit if cs is not None else None)
@@ -256,14 +232,14 @@ def credit(
                 _print_credit(o.trace_id, o.result, as_json=as_json, multi=True, limit=limit)
             return code or 0
 
-        options = {"spec": rs, "truth": _truth(truth), "baselines": base_opt,
+        options = {"spec": rs, "truth": parse_truth(truth), "baselines": base_opt,
                    "credit": {"unit": chosen_unit, "method": chosen, "samples": samples, "seed": seed, "params": params}}
         measure_partitioned("credit", [str(path)], force=force, ray=ray, ray_address=ray_address, out=parts_out,
                             partition_traces=partition_traces, min_work_s=ray_min_work, report=lambda rows: None,
                             on_trace=show, job_options=options)
     traces = _traces(path, force, "credit")
     multi = len(traces) > 1
-    all_sigs, bases = signals_and_baselines(traces, rs, truth, base_opt, lambda t: f"{path} (trace {t.trace_id!r})")
+    all_sigs, bases = signals_of(traces, rs, truth, base_opt, path)
     for tr, sigs, b in zip(traces, all_sigs, bases, strict=True):
         where = f"{path} (trace {tr.trace_id!r})"
         try:

@@ -6,6 +6,7 @@ Exit codes: 0 ok; 2 usage or I/O error (unknown env id or policy, bad parameters
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -15,6 +16,7 @@ from ._app import (
     console,
     err_console,
     fail,
+    note,
     ray_option,
 )
 
@@ -35,22 +37,6 @@ def env_list() -> None:
         c = config_for(env_id)
         console.print(f"{env_id}  [dim]subtasks {c.n_subtasks_min}–{c.n_subtasks_max}, ≤ {c.max_rounds} rounds, "
                       f"obs {c.obs_dim}, actions {c.n_actions}[/]")
-
-
-def _parse_params(items: list[str]) -> dict[str, float | int | str]:
-    out: dict[str, float | int | str] = {}
-    for it in items:
-        if "=" not in it:
-            raise fail(f"--param {it!r} must look like name=value (e.g. rounds=2, threshold=0.8)")
-        k, v = it.split("=", 1)
-        try:
-            out[k] = int(v)
-        except ValueError:
-            try:
-                out[k] = float(v)
-            except ValueError:
-                out[k] = v
-    return out
 
 
 @env_app.command("run")
@@ -78,10 +64,10 @@ def env_run(
                                        "break-even; 0 always uses Ray)."),
 ) -> None:
     """Run a policy for N episodes and write every episode's trace to a JSONL file."""
-    from ..errors import CheckpointError, ConfigError, MissingExtraError, OrchestraceError
+    from ..errors import ConfigError, MissingExtraError, OrchestraceError
 
     try:
-        from ..env import config_for, make_baseline
+        from ..env import config_for  # noqa: F401  (a missing extra is said first)
     except MissingExtraError as exc:
         raise fail(str(exc)) from None
     if episodes < 1:
@@ -89,69 +75,62 @@ def env_run(
     if not 0 <= seed <= 2**63 - 1 - episodes:
         raise fail(f"--seed {seed} is out of range; use an integer in [0, 2**63 - 1 - episodes]")
     try:
-        from ..learn.config import resolve_env_id
-
-        env_id = resolve_env_id(env_id)
-        cfg = config_for(env_id).with_overrides(set_)
-    except ConfigError as exc:
+        env_id, pol, name = _policy(env_id, policy, param, set_)
+    except (ConfigError, MissingExtraError) as exc:
         raise fail(str(exc)) from None
-    params = _parse_params(param)
-    if Path(policy).exists() or "/" in policy or policy.endswith(".pt"):
-        if Path(policy).exists() and not (Path(policy).is_dir() or policy.endswith(".pt")):
-            raise fail(f"--policy {policy!r} is neither a baseline name nor a run directory / .pt policy file")
-        try:
-            import importlib
-
-            learn = importlib.import_module("orchestrace.learn")
-            pol = learn.load_policy(policy)
-        except ModuleNotFoundError:
-            raise fail("loading a trained policy needs orchestrace.learn (pip install 'orchestrace[learn]')") from None
-        except (CheckpointError, MissingExtraError, OSError) as exc:
-            raise fail(f"cannot load policy {policy!r}: {exc}") from None
-        name = Path(policy).name
-        net = getattr(pol, "policy", None)
-        if net is not None and getattr(net, "layout", None) is None and net.obs_dim != cfg.obs_dim:
-            raise fail(f"policy {policy!r} was trained on observations {net.obs_dim} wide (world {pol.env_id or '?'}); "
-                       f"{env_id} gives {cfg.obs_dim}: run it on the world it was trained on")
-    else:
-        try:
-            pol = make_baseline(policy, cfg, **params)
-        except ConfigError as exc:
-            raise fail(str(exc)) from None
-        name = policy
     if workers not in ("sim", "llm"):
         raise fail(f"--workers {workers!r} must be sim or llm")
-    llm = None
-    if workers == "llm":
-        if not base_url or not model:
-            raise fail("--workers llm needs --base-url (e.g. http://127.0.0.1:8080/v1; `orchestrace serve-local` "
-                       "prints one) and --model")
-        import functools
-
-        from ._llm import make_llm_workers
-
-        llm = functools.partial(make_llm_workers, base_url, model, suite=suite, api_key_env=api_key_env,
-                                max_tokens=max_tokens)
+    if workers == "llm" and (not base_url or not model):
+        raise fail("--workers llm needs --base-url (e.g. http://127.0.0.1:8080/v1; `orchestrace serve-local` "
+                   "prints one) and --model")
+    from ..learn.play import play_to_file
     from ..scale import EpisodeJob
 
+    llm = _llm_workers(base_url or "", model or "", suite=suite, api_key_env=api_key_env, max_tokens=max_tokens) \
+        if workers == "llm" else None
     job = EpisodeJob(env_id, tuple(set_), pol, name, llm=llm)
-    use_ray = ray is not None or ray_address is not None
-    if use_ray:
-        from ..scale import check_request
-
-        try:
-            check_request(ray, ray_address)
-        except (ConfigError, MissingExtraError) as exc:
-            raise fail(str(exc)) from None
     try:
-        summary = _play(job, seed, episodes, out, label=f"{name} on {env_id}", ray=ray, ray_address=ray_address,
-                        min_work_s=ray_min_work, use_ray=use_ray)
+        if ray is not None or ray_address is not None:
+            from ..scale import check_request
+
+            check_request(ray, ray_address)
+    except (ConfigError, MissingExtraError) as exc:
+        raise fail(str(exc)) from None
+    try:
+        summary = play_to_file(job, seed, episodes, out, label=f"{name} on {env_id}", ray=ray,
+                               ray_address=ray_address, min_work_s=ray_min_work, note=note)
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     except OrchestraceError as exc:
         raise fail(str(exc)) from None
+    _print_summary(summary, episodes, out, llm=llm is not None)
+
+
+def _policy(env_id: str, policy: str, param: list[str], sets: list[str]) -> tuple[str, Any, str]:
+    """The world id, the policy and the name its traces record (:func:`orchestrace.learn.play.policy_for`)."""
+    from ..env import config_for
+    from ..learn.config import resolve_env_id
+    from ..learn.play import parse_params, policy_for
+
+    env_id = resolve_env_id(env_id)
+    cfg = config_for(env_id).with_overrides(sets)
+    params = parse_params(param)
+    pol, name = policy_for(policy, cfg, params, env_id)
+    return env_id, pol, name
+
+
+def _llm_workers(base_url: str, model: str, **kw: Any) -> Any:
+    """``--workers llm``: the backend maker each episode shard calls (a partial of ``make_llm_workers``)."""
+    import functools
+
+    from ..llm.envbackend import make_llm_workers
+
+    return functools.partial(make_llm_workers, base_url, model, **kw)
+
+
+def _print_summary(summary: Any, episodes: int, out: Path, *, llm: bool) -> None:
     n_ok, ret = sum(summary.success), sum(summary.returns)
-    if llm is not None:
+    if llm:
         failed = summary.failures
         causes = ", ".join(f"{c}×{n}" for c, n in sorted(failed.items()))
         if summary.llm_calls_all_failed:
@@ -160,58 +139,3 @@ def env_run(
         if failed:
             err_console.print("warning: LLM calls failed: " + causes, markup=False)
     console.print(f"wrote {out}: {episodes} traces; success {n_ok / episodes:.3f}, mean return {ret / episodes:.4f}")
-
-
-def _play(job, seed: int, episodes: int, out: Path, *, label: str, ray: int | None, ray_address: str | None,  # noqa: ANN001
-          min_work_s: float | None, use_ray: bool):  # noqa: ANN202
-    """Play ``episodes`` episodes into ``out`` atomically: the first one here (it also times the
-    work), the rest here or, when asked and worth it, as shards on Ray. Returns a ShardResult."""
-    import os
-    import time
-
-    from ..learn.progress import progress_bar
-    from ..scale import ShardResult, connect, ray_decision, run_item, run_shard, shards
-
-    tmp = out.with_name(f".{out.name}.orchestrace-tmp")
-    total = ShardResult(llm_calls_all_failed=True)
-
-    def add(part: ShardResult, fh) -> None:  # noqa: ANN001
-        for blob in part.blobs:
-            fh.write(blob)
-        total.blobs.append(b"")  # count only; the bytes are on disk
-        total.success.extend(part.success)
-        total.returns.extend(part.returns)
-        for k, v in part.failures.items():
-            total.failures[k] = total.failures.get(k, 0) + v
-        total.llm_calls_all_failed &= part.llm_calls_all_failed
-
-    ok = False
-    try:
-        with open(tmp, "wb") as fh, progress_bar(episodes, label, transient=True) as advance:
-            t0 = time.perf_counter()
-            add(run_shard(job, [seed]), fh)
-            advance(1)
-            rest = list(range(seed + 1, seed + episodes))
-            work = (time.perf_counter() - t0) * len(rest)
-            distribute = False
-            if use_ray and rest:
-                distribute, why = ray_decision(work, ray or 2, address_given=ray_address is not None,
-                                               min_work_s=min_work_s)
-                if not distribute:
-                    from ._app import note
-
-                    note(why)
-            if distribute:
-                with connect(ray, ray_address) as cluster:
-                    parts = [(job, [rest[i] for i in r]) for r in shards(len(rest), 4 * cluster.workers)]
-                    for part in cluster.imap(run_item, parts):
-                        add(part, fh)
-                        advance(len(part.blobs))
-            elif rest:
-                add(run_shard(job, rest, progress=lambda: advance(1)), fh)
-        os.replace(tmp, out)
-        ok = True
-    finally:
-        if not ok:
-            tmp.unlink(missing_ok=True)
-    return total

@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import errno
+import functools
 import re
 import sys
 import typing
@@ -77,15 +78,12 @@ def _supported_leaf(leaf: Any) -> bool:
     return isinstance(leaf, type) and issubclass(leaf, Enum) and all(isinstance(e.value, str) for e in leaf)
 
 
-_SPECS: dict[Callable[..., Any], tuple[list[_Param], dict[str, _Param], list[_Param]] | None] = {}
-
-
+@functools.lru_cache(maxsize=64)
 def _spec(fn: Callable[..., Any]) -> tuple[list[_Param], dict[str, _Param], list[_Param]] | None:
-    """(positional params, option name → param, all params), or None when not plain enough."""
-    if fn in _SPECS:
-        return _SPECS[fn]
-    _SPECS[fn] = got = _build_spec(fn)
-    return got
+    """(positional params, option name → param, all params), or None when not plain enough.
+
+    Cached per command function: the CLI has about 40 commands, so 64 entries hold them all."""
+    return _build_spec(fn)
 
 
 def _build_spec(fn: Callable[..., Any]) -> tuple[list[_Param], dict[str, _Param], list[_Param]] | None:
@@ -205,32 +203,37 @@ def parse(fn: Callable[..., Any], argv: Sequence[str]) -> dict[str, Any] | None:
         else:
             values[param.name] = got
         given.add(param.name)
-    # positional arguments, in order; a list argument takes all that is left
-    for param in positional:
-        if param.is_list:
-            got_list = [_convert(param, x) for x in free]
-            free = []
-            if any(x is _GIVE_UP for x in got_list) or (param.required and not got_list):
-                return None
-            values[param.name] = got_list if got_list else param.default
-            continue
-        if not free:
-            if param.required:
-                return None
-            values[param.name] = param.default
-            continue
-        got = _convert(param, free.pop(0))
-        if got is _GIVE_UP:
-            return None
-        values[param.name] = got
-    if free:
-        return None  # more arguments than the command takes
+    if not _positional(positional, free, values):
+        return None
     for param in params:
         if param.name not in values:
             if param.required:
                 return None
             values[param.name] = () if param.is_list else param.default  # typer: () for an absent list
     return values
+
+
+def _positional(positional: list[_Param], free: list[str], values: dict[str, Any]) -> bool:
+    """Fill ``values`` with the positional arguments, in order (a list argument takes all that is
+    left); False when typer must read the line (a value it converts differently, too few or too many)."""
+    for param in positional:
+        if param.is_list:
+            got_list = [_convert(param, x) for x in free]
+            free = []
+            if any(x is _GIVE_UP for x in got_list) or (param.required and not got_list):
+                return False
+            values[param.name] = got_list if got_list else param.default
+            continue
+        if not free:
+            if param.required:
+                return False
+            values[param.name] = param.default
+            continue
+        got = _convert(param, free.pop(0))
+        if got is _GIVE_UP:
+            return False
+        values[param.name] = got
+    return not free  # more arguments than the command takes: typer's message
 
 
 def run(app: typer.Typer, argv: Sequence[str]) -> int | None:

@@ -195,12 +195,11 @@ def export_cmd(
     episodes: int = typer.Option(4, "--episodes", min=1, help="--decisions: behaviour-policy episodes per task."),
 ) -> None:
     """Export traces as OTLP JSON, reference JSON, or RL training data (rLLM, verl, TRL)."""
-    from ..core.io import atomic_write, to_reference
     from ..errors import ConfigError, MissingExtraError
-    from ..exporters import export_turns, export_warnings, to_otlp, to_rllm, to_trl, to_verl
-    from ..exporters.training import write_jsonl
+    from ..exporters import export_turns, export_warnings
+    from ..exporters.files import write_export
     from ._checks import load_traces
-    from ._credit import _spec, parse_baseline, signals_and_baselines
+    from ._credit import _spec, baseline_option, signals_of
 
     if decisions is not None:
         _export_decisions(fmt, path, out, decisions, continuation, episodes)
@@ -212,8 +211,7 @@ def export_cmd(
         raise fail(f"--truth, --spec and --baseline set the rewards of training data; {fmt.value} has none "
                    f"(use rllm, verl or trl)")
     if training:
-        sigs, bases = signals_and_baselines(traces, _spec(spec), truth, parse_baseline(baseline),
-                                            lambda t: f"{path} (trace {t.trace_id!r})")
+        sigs, bases = signals_of(traces, _spec(spec), truth, baseline_option(baseline), path)
         missing = [t.trace_id for t, sg in zip(traces, sigs, strict=True) if not sg]
         if missing:
             warnings.append(f"{len(missing)} trace(s) record no outcome, rewards or signals (first {missing[0]!r}): "
@@ -226,28 +224,10 @@ def export_cmd(
             raise fail(str(exc)) from None
         warnings.extend(export_warnings(turns))
         kw = {"turns": turns}
+    if fmt is ExportFormat.reference and len(traces) != 1:
+        raise fail(f"{path} holds {len(traces)} traces; the reference format holds one (use convert per trace)")
     try:
-        if fmt is ExportFormat.otlp:
-            docs = [to_otlp(t) for t in traces]
-            doc = {"resourceSpans": [rs for d in docs for rs in d["resourceSpans"]]}
-            atomic_write(out, json.dumps(doc).encode())
-            n = sum(len(rs["scopeSpans"][0]["spans"]) for rs in doc["resourceSpans"])
-            what = "spans"
-        elif fmt is ExportFormat.reference:
-            if len(traces) != 1:
-                raise fail(f"{path} holds {len(traces)} traces; the reference format holds one (use convert per trace)")
-            atomic_write(out, json.dumps(to_reference(traces[0], warn=False)).encode())
-            n, what = len(traces[0].events), "events"
-        elif fmt is ExportFormat.verl:
-            n, what = to_verl(traces, out, **kw), "rows"
-        elif fmt is ExportFormat.rllm:
-            eps = to_rllm(traces, **kw)
-            write_jsonl(eps, out)
-            n, what = len(eps), "episodes"
-        else:
-            rows = to_trl(traces, **kw)
-            write_jsonl(rows, out)
-            n, what = len(rows), "rows"
+        n, what = write_export(fmt.value, traces, out, **kw)
     except (ConfigError, MissingExtraError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:

@@ -50,7 +50,6 @@ def blame_judge(
 ) -> None:
     """Ask an LLM which agent made the decisive error of a failed run, and at which step."""
     from ..blame.judge import JudgeConfig, transcript_of
-    from ..core.io import iter_traces
     from ..errors import LLMError, require
 
     if not local and (not base_url or not model):
@@ -58,7 +57,7 @@ def blame_judge(
     cfg = JudgeConfig(protocol=protocol, context_tokens=context_tokens, max_tokens=max_tokens,
                       chars_per_token=chars_per_token, with_ground_truth=with_ground_truth or ground_truth is not None,
                       max_calls=max_calls)
-    transcripts = [transcript_of(tr, ground_truth=ground_truth) for tr in _traces(run, iter_traces)]
+    transcripts = [transcript_of(tr, ground_truth=ground_truth) for tr in _traces(run)]
     require("httpx", extra="llm")
     import logging
 
@@ -88,12 +87,13 @@ def blame_judge(
             _print(v)
 
 
-def _traces(run: Path, iter_traces: Any) -> list[Any]:
+def _traces(run: Path) -> list[Any]:
     """The traces in ``run``; a transcript that was not imported yet gets the import command."""
+    from ..core.load import read_any
     from ..errors import TraceDecodeError
 
     try:
-        return list(iter_traces(run))
+        return read_any(run).traces
     except TraceDecodeError:
         from ..importers.detect import detect
 

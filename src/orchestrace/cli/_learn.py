@@ -64,58 +64,6 @@ def _set_option() -> Any:
                              "type- and range-checked; recorded in the results.")
 
 
-#: The files ``orchestrace train`` writes into its run directory (``--overwrite`` removes these only).
-RUN_FILES = ("checkpoint.pt", "policy.pt", "best.pt", "config.json", "metrics.jsonl", "metrics.csv")
-
-
-def _describe(out: Path) -> str:
-    """What a run directory holds, in words: ``config.json, metrics.jsonl (12 rows) and 2 other files``."""
-    names = sorted(p.name for p in out.iterdir())
-    parts = []
-    for n in names[:6]:
-        if n == "metrics.jsonl":
-            with contextlib.suppress(OSError):
-                rows = sum(1 for line in (out / n).read_text(encoding="utf-8").splitlines() if line.strip())
-                n = f"{n} ({rows} rows)"
-        parts.append(n)
-    if len(names) > 6:
-        parts.append(f"{len(names) - 6} more")
-    return ", ".join(parts)
-
-
-def check_run_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
-    """Refuse to train into a folder that is not empty unless ``--resume`` or ``--overwrite`` says what to do.
-
-    ``--resume`` needs ``config.json`` and ``checkpoint.pt``: a run stopped (Ctrl-C) before its
-    first checkpoint has neither a checkpoint to continue nor a reason to be kept, and the
-    message says so and how to start again. ``--overwrite`` removes the files a run writes
-    (:data:`RUN_FILES`) and nothing else.
-    """
-    if resume and overwrite:
-        raise fail("--resume continues the run in --out and --overwrite replaces it: pass one of them")
-    if out.exists() and not out.is_dir():
-        raise fail(f"{out} is a file; --out names the run directory")
-    held = out.is_dir() and any(out.iterdir())
-    if resume:
-        if not held or not (out / "config.json").is_file():
-            what = f"holds {_describe(out)}" if held else "is empty" if out.is_dir() else "does not exist"
-            raise fail(f"{out}: no config.json to resume from ({out} {what}); run "
-                       f"`orchestrace train --out {out}` first")
-        if not (out / "checkpoint.pt").is_file():
-            raise fail(f"{out}: nothing to resume — it holds {_describe(out)} but no checkpoint.pt: the run stopped "
-                       "before its first checkpoint (it is written every --checkpoint-every updates). Start it again "
-                       f"with the same options and --overwrite, or choose another --out")
-        return
-    if not held:
-        return
-    if not overwrite:
-        raise fail(f"{out} is not empty (it holds {_describe(out)}); pass --resume to continue the run in it, "
-                   "--overwrite to replace it, or choose another --out")
-    for name in RUN_FILES:
-        with contextlib.suppress(FileNotFoundError):
-            (out / name).unlink()
-
-
 def _train(**kw: Any) -> None:
     """Train an orchestration policy (REINFORCE, GRPO or PPO) into a run directory.
 
@@ -123,8 +71,6 @@ def _train(**kw: Any) -> None:
     only --steps (the new total) and --checkpoint-every may change; training continues
     bit-exactly from the last checkpoint.
     """
-    import json
-
     out: Path = kw.pop("out")
     from_traces: Path | None = kw.pop("from_traces")
     sets: list[str] = kw.pop("set_")
@@ -136,6 +82,8 @@ def _train(**kw: Any) -> None:
     ray_n: int | None = kw.pop("ray")
     ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
+    from ..learn.rundir import check_run_dir, run_config
+
     check_run_dir(out, resume=resume, overwrite=overwrite)
     if from_traces is not None:  # the stop learned from logged runs only (cli/_offline.py)
         from ._offline import train_from_traces
@@ -145,17 +93,8 @@ def _train(**kw: Any) -> None:
         return train_from_traces(from_traces, out, seed=int(given.get("seed", 0)), ignored=ignored, quiet=quiet)
     try:
         from ..learn import train
-        from ..learn.config import TrainConfig
 
-        if resume:
-            path = out / "config.json"
-            try:
-                saved = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise fail(f"{path}: unreadable ({exc})", code=EXIT_INVALID) from None
-            cfg = TrainConfig.from_dict({**saved, **given})
-        else:
-            cfg = TrainConfig.from_dict(given)
+        cfg = run_config(out, given, resume=resume)
         with _on_ray(ray_n, ray_address, envs=True) as envs:
             result = train(cfg, out, resume=resume, progress=not quiet, envs=envs)
     except _errors() as exc:
@@ -265,17 +204,9 @@ def eval_cmd(
             raise fail(f"--traces CORPUS evaluates on logged runs; {', '.join(given)} only apply to the simulator")
 
         return eval_traces(Path(traces), runs, out, quiet=quiet, tests=list(test or []))
-    if test:
-        raise fail("--test FRESH values rules and gates on fresh logged runs; it needs --traces CORPUS")
+    _check_sim_eval(runs, test=bool(test), seeds=seeds, episodes=episodes, validation=validation,
+                    seed_offset=seed_offset)
     n_traces = int(traces)
-    if not runs:
-        raise fail("give at least one RUN to evaluate (or --traces CORPUS to evaluate on logged runs)")
-    if seeds != "held-out":
-        raise fail(f"--seeds {seeds!r} is not supported; use --seeds held-out (and --seed-offset to shift it)")
-    if episodes < 2 or validation < 2:
-        raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
-    if seed_offset < 0:
-        raise fail(f"--seed-offset {seed_offset} must be ≥ 0")
     try:
         from ..env.config import parse_overrides
         from ..learn.demo import render_aggregate, render_suite, render_summary
@@ -319,6 +250,21 @@ def eval_cmd(
     if short != text:
         note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
              "and traced samples")
+
+
+def _check_sim_eval(runs: list[Path], *, test: bool, seeds: str, episodes: int, validation: int,
+                    seed_offset: int) -> None:
+    """The options of an evaluation in the simulator (exit 2 with the fix when one does not fit)."""
+    if test:
+        raise fail("--test FRESH values rules and gates on fresh logged runs; it needs --traces CORPUS")
+    if not runs:
+        raise fail("give at least one RUN to evaluate (or --traces CORPUS to evaluate on logged runs)")
+    if seeds != "held-out":
+        raise fail(f"--seeds {seeds!r} is not supported; use --seeds held-out (and --seed-offset to shift it)")
+    if episodes < 2 or validation < 2:
+        raise fail(f"--episodes {episodes} / --validation {validation} are too small for confidence intervals; use 2 or more")
+    if seed_offset < 0:
+        raise fail(f"--seed-offset {seed_offset} must be ≥ 0")
 
 
 def claims_only(text: str) -> str:

@@ -1,13 +1,11 @@
 """LLM commands: ``serve-local`` (SmolLM2 on llama.cpp) and ``llm run`` (real-time LLM episodes).
 
-``make_llm_workers`` builds the environment backend for ``--workers llm`` (used by
-``env run``/``train``/``eval``).
+The environment backend of ``--workers llm`` is :func:`orchestrace.llm.envbackend.make_llm_workers`.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,34 +16,6 @@ from ._app import EXIT_INVALID, EXIT_USAGE, app, console, err_console, fail
 llm_app = typer.Typer(help="Run orchestration episodes with real LLM sub-agents (OpenAI-compatible endpoint).",
                       no_args_is_help=True)
 app.add_typer(llm_app, name="llm")
-
-
-def make_llm_workers(
-    base_url: str,
-    model: str,
-    *,
-    suite: str = "arith",
-    config: Any = None,
-    api_key_env: str | None = None,
-    max_concurrency: int = 4,
-    timeout: float = 60.0,
-    max_retries: int = 3,
-    max_tokens: int | None = None,
-) -> Any:
-    """The environment backend for ``--workers llm``: :class:`~orchestrace.llm.envbackend.LLMEnvBackend`.
-
-    Attach it with ``env.unwrapped.world.backend = make_llm_workers(...)``; call
-    ``backend.workers.close()`` when done. Raises MissingExtraError without httpx and
-    ConfigError for bad values (both are OrchestraceError: print them, exit 2).
-    """
-    from ..errors import require
-    from ..llm.envbackend import LLMEnvBackend
-    from ..llm.workers import LLMWorkers
-
-    require("httpx", extra="llm")
-    workers = LLMWorkers(base_url, model, api_key_env=api_key_env, max_concurrency=max_concurrency,
-                         timeout=timeout, max_retries=max_retries, max_tokens=max_tokens)
-    return LLMEnvBackend(workers, suite, config)
 
 
 @app.command("serve-local")
@@ -93,8 +63,8 @@ def llm_run(
 ) -> None:
     """Run real-time episodes with LLM sub-agents; print success, tokens and latency per episode."""
     from ..errors import OrchestraceError
-    from ..llm.episode import PLANS, run_episode
-    from ..llm.tasks import SUITES, make_task
+    from ..llm.episode import PLANS, EpisodeTally, run_episodes
+    from ..llm.tasks import SUITES
     from ..llm.workers import LLMWorkers
 
     if plan not in PLANS:
@@ -112,39 +82,28 @@ def llm_run(
 
             srv = LocalServer().start()
             base_url, model = srv.base_url or "", srv.model
-        traces = []
-        ok = calls = failed_calls = 0
-        all_causes: Counter[str] = Counter()
+        tally = EpisodeTally()
         with LLMWorkers(base_url, model, api_key_env=api_key_env, max_tokens=max_tokens) as w:
-            for k in range(episodes):
-                task = make_task(suite, seed=seed + k, size=size)
-                r = run_episode(task, w, PLANS[plan])
-                ok += r.success
-                calls += r.calls
-                failed_calls += r.failed_calls
-                all_causes.update(r.causes)
-                traces.append(r.trace)
+            for task, r in run_episodes(suite, PLANS[plan], w, episodes=episodes, size=size, seed=seed, tally=tally):
                 causes = ", ".join(f"{c}×{n}" for c, n in sorted(r.causes.items())) or "-"
                 console.print(
                     f"{task.id}: {'OK ' if r.success else 'BAD'} answer={r.answer!s} expected={task.answer} "
                     f"status={r.status} tokens={r.tokens} wall={r.wall_clock_s:.2f}s calls={r.calls} errors={causes}",
                     markup=False, soft_wrap=True,
                 )
-                if k == 0 and r.calls and r.failed_calls >= r.calls:
-                    break  # no call of the first episode reached a model: more episodes would not either
-        console.print(f"success {ok}/{len(traces)} ({plan}, {suite})", markup=False)
+        console.print(f"success {tally.ok}/{len(tally.traces)} ({plan}, {suite})", markup=False)
         if out is not None:
-            _write(traces, out)
+            _write(tally.traces, out)
     except OrchestraceError as exc:
         raise fail(str(exc)) from None
     finally:
         if srv is not None:
             srv.stop()
-    if calls and failed_calls >= calls:  # nothing reached a model: the numbers above are not results
-        counted = ", ".join(f"{c}×{n}" for c, n in all_causes.most_common()) or "unknown causes"
-        raise fail(f"all {calls} LLM calls failed ({counted}); check --base-url {base_url} and --model {model}, "
+    if tally.nothing_reached_a_model:  # the numbers above are not results
+        counted = ", ".join(f"{c}×{n}" for c, n in tally.causes.most_common()) or "unknown causes"
+        raise fail(f"all {tally.calls} LLM calls failed ({counted}); check --base-url {base_url} and --model {model}, "
                    "and that the server is up (`orchestrace serve-local` starts a local one)", code=EXIT_USAGE)
-    if ok == 0 and episodes > 0:
+    if tally.ok == 0 and episodes > 0:
         raise typer.Exit(EXIT_INVALID)
 
 

@@ -12,8 +12,8 @@ Exit codes: 0 ok; 1 a trace was refused (invalid, cyclic, undecodable); 2 usage 
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -33,6 +33,7 @@ from ._app import (
     fail,
     keep,
     note,
+    progress,
     ray_option,
 )
 from ._checks import FORCE_HELP
@@ -61,22 +62,6 @@ def _expand(paths: list[str], recursive: bool) -> list[Path]:
     return [Path(t.path) for t in got.targets]
 
 
-def _traces_of(path: Path) -> tuple[list, str]:
-    """Traces of a file and the format they were decoded from, or of a columnar dataset folder ("dataset")."""
-    from ..core.dataset import is_dataset, read_dataset
-    from ..core.io import read_traces
-    from ..errors import MissingExtraError, require
-
-    if not is_dataset(path):
-        got = read_traces(path)
-        return got.traces, got.format
-    try:
-        require("pyarrow", extra="parquet")
-    except MissingExtraError as exc:
-        raise fail(str(exc)) from None
-    return list(read_dataset(path)), "dataset"
-
-
 def _fmt(v: float | None, *, short: bool = False) -> str:
     if v is None:
         return "[dim]?[/]" if short else "[dim]unknown[/]"
@@ -87,46 +72,6 @@ def _fmt(v: float | None, *, short: bool = False) -> str:
     if v == int(v) and abs(v) < 1e15:
         return f"{int(v)}"
     return f"{v:.3g}" if short else f"{v:.4g}"
-
-
-def _refuse(where: str, exc: Exception) -> None:
-    msg = str(exc)
-    if msg.startswith(f"{where}: "):  # the decoder already names the file
-        msg = msg[len(where) + 2:]
-    error(f"{where}: {msg}", problems=getattr(exc, "problems", []))
-
-
-def _write_back(path: Path, fmt: str, traces: list, results: list, n_decoded: int) -> None:
-    """Rewrite ``path`` in the format it was decoded from, the measures merged into each trace's ``metrics``.
-
-    Every trace the file held is written back, or nothing is: a count that does not match
-    what was decoded refuses (exit 2) rather than shorten the file.
-    """
-    import msgspec
-
-    from ..analysis.measures import reference_metrics
-    from ..core.io import atomic_write, dumps
-
-    if len(traces) != n_decoded or (fmt != "jsonl" and n_decoded != 1):
-        raise fail(f"not written: {path} holds {n_decoded} trace(s) in {fmt} format and {len(traces)} were "
-                   "measured; a rewrite would lose traces (use --json to keep the measures elsewhere)")
-    new = []
-    for tr, res in zip(traces, results, strict=True):
-        merged = dict(tr.metrics)
-        merged.update(reference_metrics(res))
-        merged.update({k: v for k, v in res.metrics.items() if v is not None})
-        dropped = sorted(k for k, v in merged.items() if not math.isfinite(v))
-        if dropped:  # a trace's metrics must be finite
-            note(f"{path}: trace {tr.trace_id!r}: not written (not finite): {', '.join(dropped)}", kind="warning")
-            merged = {k: v for k, v in merged.items() if math.isfinite(v)}
-        new.append(msgspec.structs.replace(tr, metrics=merged))
-    if fmt == "jsonl":
-        blob = b"".join(dumps(t, format="jsonl") for t in new)
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            blob = dumps(new[0], format=fmt)  # type: ignore[arg-type]
-    atomic_write(path, blob)  # keeps the file's mode
 
 
 @app.command()
@@ -148,14 +93,8 @@ def metrics(
     ray_min_work: float = RAY_MIN_WORK_OPTION,
 ) -> None:
     """Measure traces: E1–E4, critical steps, wasted work, safety flows, spawn tree, cost."""
-    import msgspec
-
-    from .._problems import force_verdict
-    from ..analysis.measures import compute, select_measures
-    from ..core._dag import Columns
-    from ..core._validate import validate
-    from ..core.dataset import is_dataset
-    from ..errors import ConfigError, TraceError
+    from ..analysis.measures import select_measures
+    from ..errors import ConfigError
 
     try:
         names = select_measures(select)
@@ -172,92 +111,74 @@ def metrics(
                             min_work_s=ray_min_work, report=lambda rows: _report(rows, names, select, as_json))
     files = _expand(paths, recursive)
     rows: list[tuple[str, object]] = []  # (label, MetricsResult)
-    refused = 0
-    io_error = False
-    encoder = msgspec.json.Encoder()
-
-    progress = None
-    if len(files) >= _PROGRESS_MIN_FILES and err_console.is_terminal:
-        from rich.progress import Progress
-        progress = Progress(console=err_console, transient=True)
-        progress.start()
-        task = progress.add_task("measuring", total=len(files))
-    try:
+    refused, io_error = 0, False
+    with progress(len(files), "measuring", enabled=len(files) >= _PROGRESS_MIN_FILES) as advance:
         for path in files:
-            traces, results, file_ok = [], [], True
-            fmt, n_decoded = "", 0
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    decoded, fmt = _traces_of(path)
-                    n_decoded = len(decoded)
-                    for tr in decoded:
-                        columns = Columns(tr)  # the graph reuses the validator's columns
-                        rep = validate(tr, columns=columns)
-                        go_on, why = force_verdict(rep, tr.trace_id, force=force, verb="measure")
-                        if not go_on:
-                            error(f"{path}: {why}", problems=rep.errors)
-                            refused += 1
-                            file_ok = False
-                            continue
-                        if why:
-                            note(f"{path}: {why}", kind="warning")
-                        try:
-                            # validated just above (with --force an invalid trace is measured as it is)
-                            res = compute(tr, names, max_flows=max_flows, validate=False,
-                                          columns=columns)
-                        except TraceError as exc:
-                            _refuse(f"{path} trace {tr.trace_id!r}", exc)
-                            refused += 1
-                            file_ok = False
-                            continue
-                        traces.append(tr)
-                        results.append(res)
-                        rows.append((str(path), res))
-                        if as_json:
-                            console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
-                                                               "assumptions": res.assumptions}).decode() + "\n")
-                except TraceError as exc:
-                    _refuse(str(path), exc)
-                    refused += 1
-                    io_error |= any(p.code.startswith("io.") for p in exc.problems)
-                    file_ok = False
-            keep(traces)  # a process that ends with os._exit does not free them (cli._app.keep)
-            for w in caught:
-                note(str(w.message), kind="warning")
-            if write and results:
-                if is_dataset(path):
-                    err_console.print(f"[yellow]not written:[/] {escape(str(path))} (a columnar dataset is not "
-                                      "rewritten in place; use --json)")
-                elif file_ok:
-                    try:
-                        _write_back(path, fmt, traces, results, n_decoded)
-                    except OSError as exc:
-                        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
-                    except TraceError as exc:
-                        raise fail(f"cannot write {path}: {exc}", problems=exc.problems) from None
-                else:
-                    err_console.print(f"[yellow]not written:[/] {escape(str(path))} (a trace in it was refused)")
-            if progress is not None:
-                progress.advance(task)
-    finally:
-        if progress is not None:
-            progress.stop()
-
+            got = _measure(path, names, force=force, max_flows=max_flows, as_json=as_json)
+            rows.extend((str(path), res) for res in got.results)
+            refused += got.refused
+            io_error |= got.io_error
+            if write and got.results:
+                _write(got)
+            advance()
     _report(rows, names, select, as_json)
     if write and rows:
         err_console.print(f"wrote measures into {len({r[0] for r in rows})} file(s)")
     raise typer.Exit(EXIT_USAGE if io_error else EXIT_INVALID if refused else EXIT_OK)
 
 
-def _report(rows: list, names: list[str], select: list[str] | None, as_json: bool) -> None:
-    import numpy as np
+def _measure(path: Path, names: list[str], *, force: bool, max_flows: int, as_json: bool) -> Any:
+    """:func:`orchestrace.analysis.batch.measure_file`, its messages printed and ``--json`` lines written."""
+    import msgspec
 
+    from ..analysis.batch import measure_file
+    from ..errors import MissingExtraError
+
+    try:
+        got = measure_file(path, names, force=force, max_flows=max_flows)
+    except MissingExtraError as exc:
+        raise fail(str(exc)) from None
+    keep(got.traces)  # a process that ends with os._exit does not free them (cli._app.keep)
+    if as_json:
+        encoder = msgspec.json.Encoder()
+        for res in got.results:
+            console.file.write(encoder.encode({"trace_id": res.trace_id, "metrics": res.metrics,
+                                               "assumptions": res.assumptions}).decode() + "\n")
+    for m in got.messages:
+        if m.kind == "error":
+            error(m.text, problems=m.problems)
+        else:
+            note(m.text, kind=m.kind)
+    return got
+
+
+def _write(got: Any) -> None:
+    """``--write``: :func:`orchestrace.analysis.batch.write_measures`, or say why a file is not rewritten."""
+    from ..analysis.batch import write_measures
+    from ..errors import ConfigError, TraceError
+
+    if got.format == "dataset":
+        err_console.print(f"[yellow]not written:[/] {escape(str(got.path))} (a columnar dataset is not "
+                          "rewritten in place; use --json)")
+    elif not got.complete:
+        err_console.print(f"[yellow]not written:[/] {escape(str(got.path))} (a trace in it was refused)")
+    else:
+        try:
+            write_measures(got, warn=lambda s: note(s, kind="warning"))
+        except ConfigError as exc:
+            raise fail(str(exc)) from None
+        except OSError as exc:
+            raise fail(f"cannot write {got.path}: {exc.strerror or exc}") from None
+        except TraceError as exc:
+            raise fail(f"cannot write {got.path}: {exc}", problems=exc.problems) from None
+
+
+def _report(rows: list, names: list[str], select: list[str] | None, as_json: bool) -> None:
     if not as_json:
         if len(rows) == 1:
             _print_one(rows[0][1], names)
         elif rows:
-            _print_many(rows, names, explicit=bool(select), np=np)
+            _print_many(rows, names, explicit=bool(select))
 
 
 def _print_one(res, names: list[str]) -> None:  # noqa: ANN001
@@ -279,8 +200,10 @@ def _print_one(res, names: list[str]) -> None:  # noqa: ANN001
                       "lists more)", soft_wrap=True, markup=False)
 
 
-def _print_many(rows: list, names: list[str], *, explicit: bool, np) -> None:  # noqa: ANN001
+def _print_many(rows: list, names: list[str], *, explicit: bool) -> None:
     from rich.table import Table
+
+    from ..analysis.batch import summary_stats
 
     cols = names if explicit else [c for c in DEFAULT_COLUMNS if c in names]
     from rich import box
@@ -303,13 +226,6 @@ def _print_many(rows: list, names: list[str], *, explicit: bool, np) -> None:  #
     summ = Table(title="summary", title_justify="left")
     for h in ("measure", "n", "unknown", "mean", "median", "p95"):
         summ.add_column(h, justify="left" if h == "measure" else "right")
-    for name in names:
-        vals = np.array([r.metrics[name] for _, r in rows if r.metrics[name] is not None], dtype=float)
-        unknown = len(rows) - vals.size
-        stats: tuple[float | None, float | None, float | None]
-        if vals.size:
-            stats = (float(vals.mean()), float(np.median(vals)), float(np.percentile(vals, 95)))
-        else:
-            stats = (None, None, None)
-        summ.add_row(name, str(vals.size), str(unknown), *(_fmt(s) for s in stats))
+    for name, n, unknown, *stats in summary_stats([r for _, r in rows], names):
+        summ.add_row(name, str(n), str(unknown), *(_fmt(s) for s in stats))
     console.print(summ)

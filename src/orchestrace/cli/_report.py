@@ -42,7 +42,7 @@ def _print_problems(where: str, problems: list) -> None:
 def _load_native(files: list[Path]) -> list:
     """Validate every file (all problems of all files are printed), then decode them."""
     from ..core._validate import validate
-    from ..core.io import iter_traces
+    from ..core.load import read_any
     from ..errors import TraceError
 
     bad = 0
@@ -58,7 +58,7 @@ def _load_native(files: list[Path]) -> list:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                traces.extend(iter_traces(f))
+                traces.extend(read_any(f).traces)
             for w in caught:
                 note(str(w.message))
         except TraceError as exc:  # pragma: no cover - validate() found nothing but decode failed

@@ -47,6 +47,7 @@ __all__ = [
     "CollectConfig",
     "CorpusWriter",
     "collect",
+    "collection_endpoint",
     "majority",
     "parse_cells",
     "task_trace",
@@ -103,7 +104,7 @@ class CollectConfig:
     cells: tuple[tuple[str, int], ...]
     n_tasks: int
     rounds: int = 4
-    width: int = 3
+    width: int = 2  # the committed corpora and `collect run --width` (docs/corpus-real.md: R × W = 4 × 2)
     temperature: float = 0.7
     max_tokens: int = 16
     seed: int = 0
@@ -343,6 +344,30 @@ def _is_json(line: bytes) -> bool:
     except ValueError:
         return False
     return True
+
+
+def collection_endpoint(base_url: str | None, model: str | None, *, threads: int = 1, concurrency: int = 4
+                        ) -> tuple[Any, str, str, dict[str, Any]]:
+    """Where a collection sends its calls: ``(server, base_url, model, server_info)``.
+
+    Without ``base_url`` a local SmolLM2 server (serve-local, xllamacpp) is started for the run —
+    ``concurrency`` slots of 1,024 tokens — and ``server_info`` records the model file and its
+    SHA-256 (stop the server when done); with one, ``server`` is None and the URL is recorded with
+    any credentials redacted. ConfigError for a URL without a model name.
+    """
+    if base_url is not None:
+        if not model:
+            raise ConfigError("--base-url needs --model (the model name the endpoint serves)")
+        from .client import redact_url
+
+        return None, base_url, model, {"kind": "external", "base_url": redact_url(base_url)}
+    from .local import LocalServer, find_smollm2_gguf
+
+    gguf = find_smollm2_gguf()
+    srv = LocalServer(threads=threads, parallel=concurrency, ctx=1024 * concurrency).start()
+    info = {"kind": "serve-local (xllamacpp)", "model_file": gguf.name, "model_sha256": file_sha256(gguf),
+            "threads": threads, "parallel": concurrency, "ctx": 1024 * concurrency}
+    return srv, srv.base_url or "", srv.model, info
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -52,7 +52,7 @@ from ..errors import ConfigError
 from .tasks import SUITES, Task, task_for_dag
 from .workers import AttemptRequest, AttemptResult, LLMWorkers
 
-__all__ = ["AttemptRecord", "LLMEnvBackend", "encode_answer"]
+__all__ = ["AttemptRecord", "LLMEnvBackend", "encode_answer", "make_llm_workers"]
 
 _COMM = ("none", "summary", "full")
 
@@ -239,3 +239,29 @@ class LLMEnvBackend:
     def reset_records(self) -> None:
         """Forget the attempt records (e.g. between episodes)."""
         self.records.clear()
+
+
+def make_llm_workers(
+    base_url: str,
+    model: str,
+    *,
+    suite: str = "arith",
+    config: Any = None,
+    api_key_env: str | None = None,
+    max_concurrency: int = 4,
+    timeout: float = 60.0,
+    max_retries: int = 3,
+    max_tokens: int | None = None,
+) -> Any:
+    """The environment backend for ``--workers llm``: :class:`~orchestrace.llm.envbackend.LLMEnvBackend`.
+
+    Attach it with ``env.unwrapped.world.backend = make_llm_workers(...)``; call
+    ``backend.workers.close()`` when done. Raises MissingExtraError without httpx and
+    ConfigError for bad values (both are OrchestraceError: print them, exit 2).
+    """
+    from ..errors import require
+
+    require("httpx", extra="llm")
+    workers = LLMWorkers(base_url, model, api_key_env=api_key_env, max_concurrency=max_concurrency,
+                         timeout=timeout, max_retries=max_retries, max_tokens=max_tokens)
+    return LLMEnvBackend(workers, suite, config)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from ..errors import ConfigError
 from .tasks import Task
 from .workers import AttemptRequest, AttemptResult, LLMWorkers
 
-__all__ = ["PLANS", "EpisodeResult", "Plan", "arun_episode", "run_episode"]
+__all__ = ["PLANS", "EpisodeResult", "EpisodeTally", "Plan", "arun_episode", "run_episode", "run_episodes"]
 
 _TOOL = "llm.chat_completions"
 _AGG = ("majority", "best_of", "first")
@@ -285,3 +285,42 @@ def run_episode(task: Task, workers: LLMWorkers, plan: Plan | None = None, *, tr
     n = len(task.subtasks) + 1
     limit = timeout if timeout is not None else workers.client.deadline * n + 10.0
     return workers.run(arun_episode(task, workers, plan, trace_id=trace_id), timeout=limit)
+
+
+@dataclass
+class EpisodeTally:
+    """What a run of episodes added up to: successes, calls, failed calls by cause, the traces."""
+
+    ok: int = 0
+    calls: int = 0
+    failed_calls: int = 0
+    causes: Counter[str] = field(default_factory=Counter)
+    traces: list[Trace] = field(default_factory=list)
+
+    def add(self, r: EpisodeResult) -> None:
+        self.ok += r.success
+        self.calls += r.calls
+        self.failed_calls += r.failed_calls
+        self.causes.update(r.causes)
+        self.traces.append(r.trace)
+
+    @property
+    def nothing_reached_a_model(self) -> bool:
+        """Every call failed: the numbers are not results (check the endpoint)."""
+        return bool(self.calls) and self.failed_calls >= self.calls
+
+
+def run_episodes(suite: str, plan: Plan, workers: LLMWorkers, *, episodes: int, size: int, seed: int,
+                 tally: EpisodeTally) -> Iterator[tuple[Task, EpisodeResult]]:
+    """Run ``episodes`` tasks of ``suite`` (seeds ``seed``, ``seed + 1`` …, ``size`` subtasks) under ``plan``,
+    adding each to ``tally`` and yielding it; stops after the first episode when none of its calls reached
+    a model (more episodes would not either)."""
+    from .tasks import make_task
+
+    for k in range(episodes):
+        task = make_task(suite, seed=seed + k, size=size)
+        r = run_episode(task, workers, plan)
+        tally.add(r)
+        yield task, r
+        if k == 0 and r.calls and r.failed_calls >= r.calls:
+            return

@@ -31,6 +31,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -271,7 +272,16 @@ def valid_subsets(st: TeamState, subs: list[tuple[int, ...]], sees: tuple[tuple[
     return out
 
 
-_BETA: dict[int, np.ndarray] = {}  # size m → the (m, m) table of beta_criterion on integer counts (a few sizes)
+@functools.lru_cache(maxsize=8)
+def _beta_table(m: int) -> np.ndarray:
+    """The (m, m) table of beta_criterion on integer counts 0..m-1 (read-only).
+
+    Cached, at most 8 tables: sizes are powers of two and counts are at most R·W ≤ 32·16,
+    so a process meets a handful (at most 8 · 512² floats = 16 MiB)."""
+    a, b = np.meshgrid(np.arange(m, dtype=np.float64), np.arange(m, dtype=np.float64), indexing="ij")
+    table = beta_criterion(a.reshape(-1), b.reshape(-1)).reshape(m, m)
+    table.flags.writeable = False
+    return table
 
 
 def _beta_lookup(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
@@ -280,10 +290,7 @@ def _beta_lookup(v1: np.ndarray, v2: np.ndarray) -> np.ndarray:
         return np.zeros(0)
     m = int(max(v1.max(), v2.max())) + 1
     m = 1 << max(m - 1, 1).bit_length()  # round up to a power of two: few tables
-    if m not in _BETA:
-        a, b = np.meshgrid(np.arange(m, dtype=np.float64), np.arange(m, dtype=np.float64), indexing="ij")
-        _BETA[m] = beta_criterion(a.reshape(-1), b.reshape(-1)).reshape(m, m)
-    return _BETA[m][v1.astype(np.int64), v2.astype(np.int64)]
+    return _beta_table(m)[v1.astype(np.int64), v2.astype(np.int64)]
 
 
 def team_features(arr: TeamArrays, st: TeamState, max_rounds: int) -> np.ndarray:

@@ -30,7 +30,7 @@ __all__ = ["EpisodeJob", "ShardResult", "run_shard", "shards"]
 class EpisodeJob:
     """What to play: a world (``env_id`` + ``--set`` overrides), a policy object, its name in the
     traces, and optionally a picklable factory ``llm(config) -> backend`` of the LLM worker
-    backend (e.g. a ``functools.partial`` of the CLI's ``make_llm_workers``), called inside
+    backend (e.g. a ``functools.partial`` of ``orchestrace.llm.envbackend.make_llm_workers``), called inside
     each worker process so that every shard has its own connections."""
 
     env_id: str

@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lora-r", type=int, default=16)
     ap.add_argument("--format-warmup", type=int, default=0, metavar="STEPS",
                     help="TRL SFT steps on uniformly random valid action words before GRPO (0 = none)")
+    ap.add_argument("--warmup-lr", type=float, default=1e-3, help="learning rate of the format warm-up (LoRA)")
     ap.add_argument("--max-completion", type=int, default=4, help="reply tokens (a team's member sets need ~8)")
     ap.add_argument("--probe-every", type=int, default=6)
     ap.add_argument("--val-tasks", type=int, default=32)
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 # TRL SFT on uniformly random valid action words: the format, no preference (format_warmup)
                 t0 = time.perf_counter()
                 start = format_warmup(runs, base, steps=a.format_warmup, seed=seed, device=a.device,
-                                      lora_r=a.lora_r, log=say)
+                                      lora_r=a.lora_r, learning_rate=a.warmup_lr, log=say)
                 fin = {}
                 for name, (d, rows) in sets.items():
                     e = greedy(start[0], start[1], d, rows)

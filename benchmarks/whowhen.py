@@ -261,7 +261,7 @@ def learned_cv(runs: list[tuple[str, dict[str, Any]]], content: str, seed: int =
         out["rule_agent"].append(float(d is not None and norm(d.agent) == ta))
         out["rule_step"].append(float(d is not None and d.step == ts))
         out["rule_step_early"].append(float(d is not None and d.step < ts))
-        out["rule_conf"].append(platt(ap.get(d.agent, 0.0), aa, ba) if d is not None else 0.0)
+        out["rule_conf"].append(ap.get(d.agent, 0.0) if d is not None else 0.0)  # as shipped: temperature only
     return out
 
 
@@ -298,7 +298,7 @@ def reliability_png(points: dict[str, tuple[list[float], list[float]]], path: Pa
 
     fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=110)
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
-    for (label, (conf, hit)), mk in zip(points.items(), "osd^", strict=False):
+    for (label, (conf, hit)), mk in zip(points.items(), "osdv^", strict=False):
         ece, rows = reliability(conf, hit, bins=5)
         xs, ys, ns = zip(*rows, strict=True)
         line = ax.plot(xs, ys, marker=mk, lw=1.2, label=f"{label} (ECE {ece:.3f}, 5 bins; n = {len(conf)})")[0]
@@ -330,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     ap.add_argument("--ablation", action="store_true", help="also run blame with each evidence kind removed")
     ap.add_argument("--no-scorer", action="store_true", help="skip the learned scorer's cross-validation (≈ 5 min)")
+    ap.add_argument("--seeds", type=int, default=3,
+                    help="fold assignments of the nested CV (text kept); the first is the headline row")
     ap.add_argument("--fit", action="store_true",
                     help="fit the shipped scorer on every dev run: src/orchestrace/data/blame_scorer.json")
     ap.add_argument("--png", type=Path, default=ROOT / "docs" / "blame_reliability.png",
@@ -390,10 +392,27 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| **learned scorer, nested CV by run** | {label} | {a[0]:.1f} [{a[1]:.1f}, {a[2]:.1f}] | "
                       f"{s[0]:.1f} [{s[1]:.1f}, {s[2]:.1f}] |")
                 if content == "keep":
-                    for key, (c_key, h_key) in {"learned: agent": ("conf_agent", "agent"),
-                                                "learned: step": ("conf_step", "step"),
-                                                "learned: agent, before Platt": ("raw_agent", "agent"),
-                                                "learned: step, before Platt": ("raw_step", "step"),
+                    miss = [e for e, h in zip(cv["step_early"], cv["step"], strict=True) if not h]
+                    rmiss = [e for e, h in zip(cv["rule_step_early"], cv["rule_step"], strict=True) if not h]
+                    table[f"{sub}/step misses before the label"] = {"learned": [sum(miss), len(miss)],
+                                                                    "rule": [sum(rmiss), len(rmiss)]}
+                    print(f"| (step misses that pick a turn before the labelled one) | | | learned {sum(miss):.0f} "
+                          f"of {len(miss)}, fixed rule {sum(rmiss):.0f} of {len(rmiss)} |")
+                if content == "keep" and args.seeds > 1:  # other fold assignments: how much the split moves it
+                    per = [(a[0], s[0])]
+                    for seed in range(1, args.seeds):
+                        cvs = learned_cv(runs, content, seed=seed)
+                        per.append((pct(cvs["agent"])[0], pct(cvs["step"])[0]))
+                    ma, ms = (sum(x[j] for x in per) / len(per) for j in (0, 1))
+                    table[f"{sub}/learned CV/{content}/seeds"] = {"per_seed": per, "mean": [ma, ms]}
+                    print(f"| learned scorer, mean over {len(per)} fold assignments (seeds 0–{len(per) - 1}) | {label} | "
+                          f"{ma:.1f} ({min(x[0] for x in per):.1f}–{max(x[0] for x in per):.1f}) | "
+                          f"{ms:.1f} ({min(x[1] for x in per):.1f}–{max(x[1] for x in per):.1f}) |")
+                if content == "keep":
+                    for key, (c_key, h_key) in {"learned: agent (temperature; shipped)": ("raw_agent", "agent"),
+                                                "learned: step (temperature; shipped)": ("raw_step", "step"),
+                                                "learned: agent, temperature + Platt": ("conf_agent", "agent"),
+                                                "learned: step, temperature + Platt": ("conf_step", "step"),
                                                 "fixed rule: agent": ("rule_conf", "rule_agent")}.items():
                         old = calib.setdefault(key, ([], []))
                         old[0].extend(cv[c_key])
@@ -449,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                                            "mean_conf": sum(conf) / len(conf), "accuracy": sum(hit) / len(hit)}
             print(f"| {key} | {e10:.3f} | {e5:.3f} | {b:.3f} | {sum(conf) / len(conf):.3f} | {sum(hit) / len(hit):.3f} "
                   f"| ECE ≤ {ECE_TARGET} |")
-        reliability_png({k: v for k, v in calib.items() if "before Platt" not in k}, args.png)
+        reliability_png(calib, args.png)
         print(f"\nreliability diagram: {args.png}")
     if args.json:
         args.json.write_text(json.dumps(table, indent=1))

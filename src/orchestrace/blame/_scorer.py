@@ -341,14 +341,16 @@ def cross_validate(runs: Sequence[Example], features: Sequence[str], *, k: int =
 
 
 def fit_families(runs: Sequence[Example], families: Sequence[str], features: Sequence[str], *,
-                 trained_on: str = "", agent_weight: float = 1.0) -> Scorer:
-    """One weight vector per family, its L2 and temperature chosen by :func:`select` on that family's runs."""
+                 trained_on: str = "", agent_weight: float = 1.0, with_platt: bool = False) -> Scorer:
+    """One weight vector per family, its L2 and temperature chosen by :func:`select` on that family's runs;
+    ``with_platt`` also keeps the Platt maps (off by default: on the Who&When development split they made the
+    cross-validated calibration worse than the temperature alone, docs/blame.md §4)."""
     w, t, lam, pm = {}, {}, {}, {}
     for fam in dict.fromkeys(families):
         rs = [r for r, f in zip(runs, families, strict=True) if f == fam]
         lam[fam], t[fam], pm[fam] = select(rs, features, k=min(5, len(rs)), agent_weight=agent_weight)
         w[fam] = _fit_w(rs, features, lam[fam], agent_weight, 300, None)
-    return Scorer(tuple(features), w, t, lam, trained_on, pm)
+    return Scorer(tuple(features), w, t, lam, trained_on, pm if with_platt else {})
 
 
 def reliability(conf: Sequence[float], hit: Sequence[float], bins: int = 10) -> tuple[float, list[tuple[float, float, int]]]:

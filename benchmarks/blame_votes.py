@@ -1,6 +1,7 @@
-"""Blame against an exact attribution: the committed vote corpus, where every member's answer is logged.
+"""Blame against an exact attribution: the committed vote and team corpora, where every member's answer is logged.
 
     python benchmarks/blame_votes.py                                   # src/orchestrace/data/corpora/smollm2-v1
+    python benchmarks/blame_votes.py --corpus src/orchestrace/data/corpora/smollm2-team-v1   # the team corpus
     python benchmarks/blame_votes.py --corpus DIR --json out.json
 
 On a vote run that failed (the graded majority after the last round is wrong), the members whose
@@ -46,20 +47,32 @@ def majority_first_tie(codes: list[int]) -> int:
     return next(c for c in valid if n[c] == top)
 
 
+def member_name(runs: Any, r: int, w: int) -> str:
+    """The trace's agent name of round ``r``'s member ``w``: ``r0w1`` (vote corpus), ``r0-hot`` (team corpus).
+
+    >>> class V: members = ()
+    >>> class T: members = ("cold", "hot")
+    >>> member_name(V, 0, 1), member_name(T, 2, 1)
+    ('r0w1', 'r2-hot')
+    """
+    members = tuple(getattr(runs, "members", None) or ())
+    return f"r{r}-{members[w]}" if members else f"r{r}w{w}"
+
+
 def exact(runs: Any, t: int) -> tuple[set[str], set[str], int]:
-    """``(culprits, pivotal, winner)`` of task ``t`` (agents named ``r{round}w{worker}`` as in the traces)."""
+    """``(culprits, pivotal, winner)`` of task ``t`` (agents named as in the traces: :func:`member_name`)."""
     _, r_n, w_n = runs.answers.shape
     flat = [(r, w, int(runs.answers[t, r, w])) for r in range(r_n) for w in range(w_n)]
     codes = [c for _, _, c in flat]
     win = majority_first_tie(codes)
     good = int(runs.correct_code[t])
-    culprits = {f"r{r}w{w}" for r, w, c in flat if c == win}
+    culprits = {member_name(runs, r, w) for r, w, c in flat if c == win}
     pivotal = set()
     for k, (r, w, c) in enumerate(flat):
         if c == win and good >= 0:
             alt = codes[:k] + [good] + codes[k + 1:]
             if majority_first_tie(alt) == good:
-                pivotal.add(f"r{r}w{w}")
+                pivotal.add(member_name(runs, r, w))
     return culprits, pivotal, win
 
 
@@ -93,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = load_logged_runs(args.corpus)
     trs = traces(args.corpus)
     t_n, r_n, w_n = runs.answers.shape
-    no_vote = {k for k in EvidenceKind if k is not EvidenceKind.WRONG_VOTE}
+    no_vote: set[EvidenceKind] = {k for k in EvidenceKind if k is not EvidenceKind.WRONG_VOTE}
     rows: dict[str, list[float]] = {k: [] for k in ("culprit", "pivotal", "before_culprit", "before_pivotal",
                                                     "random", "neg_precision", "neg_recall", "min_is_culprit")}
     mismatch = 0
@@ -116,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             rows["before_pivotal"].append(float(b.decisive is not None and b.decisive.agent in pivotal))
         rows["random"].append(len(culprits) / (r_n * w_n))
         c = assign(tr, unit="agent", method="blame").as_dict()
-        members = {a: v for a, v in c.items() if a.startswith("r") and "w" in a}
+        names = {member_name(runs, r, w) for r in range(r_n) for w in range(w_n)}
+        members = {a: v for a, v in c.items() if a in names}
         neg = {a for a, v in members.items() if v < -1e-12}
         rows["neg_precision"].append(len(neg & culprits) / len(neg) if neg else 0.0)
         rows["neg_recall"].append(len(neg & culprits) / len(culprits))
@@ -124,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from whowhen import pct
 
-    print(f"\n## Vote corpus {args.corpus.name}: {t_n} runs, {failed} failed ({r_n} rounds x {w_n} attempts)\n")
+    kind = "Team" if tuple(getattr(runs, "members", None) or ()) else "Vote"
+    print(f"\n## {kind} corpus {args.corpus.name}: {t_n} runs, {failed} failed ({r_n} rounds x {w_n} members)\n")
     if mismatch:
         print(f"{mismatch} failed runs whose recomputed majority is the right answer (grade disagrees): not scored\n")
     print("| measure | runs | % [95 % CI] |")

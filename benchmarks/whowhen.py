@@ -197,8 +197,9 @@ def leave_one_out(hits: list[list[tuple[float, float]]]) -> tuple[list[float], l
 
 # ----------------------------------------------------------------------------- the learned scorer
 #: Published anchors (agent %, step %) quoted in issue 34; None: not reported.
-PUBLISHED = {"Algorithm-Generated": {"A2P (LLM, training-free)": (None, 47.5), "RAFFLES (LLM)": (None, 50.0)},
-             "Hand-Crafted": {"A2P (LLM, training-free)": (None, 29.3), "AgenTracer-8B (trained)": (69.1, None)}}
+PUBLISHED: dict[str, dict[str, tuple[float | None, float | None]]] = {
+    "Algorithm-Generated": {"A2P (LLM, training-free)": (None, 47.5), "RAFFLES (LLM)": (None, 50.0)},
+    "Hand-Crafted": {"A2P (LLM, training-free)": (None, 29.3), "AgenTracer-8B (trained)": (69.1, None)}}
 #: Targets of issue 34 (held out, measured independently): agent %, step %; and the ECE bound.
 TARGETS34 = {"Algorithm-Generated": (65.0, 47.0), "Hand-Crafted": (69.0, 30.0)}
 ECE_TARGET = 0.10
@@ -229,31 +230,38 @@ def learned_cv(runs: list[tuple[str, dict[str, Any]]], content: str, seed: int =
     training runs): per run the learned pick's hits and confidences, and the rule's hits with the
     out-of-fold probability of its agent as its confidence."""
     from orchestrace.blame._features import FEATURES
-    from orchestrace.blame._scorer import agent_probs, cross_validate
+    from orchestrace.blame._scorer import agent_probs, cross_validate, platt
 
     exs, cands, rules = examples(runs, content)
     fams = [c.family for c in cands]
     probs: list[Any] = [None] * len(exs)
+    maps: list[Any] = [None] * len(exs)
     for fam in dict.fromkeys(fams):
         idx = [i for i, f in enumerate(fams) if f == fam]
-        p, _ = cross_validate([exs[i] for i in idx], FEATURES, k=10, seed=seed)
-        for i, q in zip(idx, p, strict=True):
+        p, _, m = cross_validate([exs[i] for i in idx], FEATURES, k=10, seed=seed)
+        for i, q, mi in zip(idx, p, m, strict=True):
             probs[i] = cands[i].mask(q)  # as blame does: no speaker outside a declared team
-    out: dict[str, list[float]] = {k: [] for k in ("agent", "step", "conf_agent", "conf_step", "rule_agent",
-                                                   "rule_step", "rule_conf")}
-    for (_, doc), ex, c, p, r in zip(runs, exs, cands, probs, rules, strict=True):
+            maps[i] = mi  # the Platt maps fitted inside this run's outer fold
+    out: dict[str, list[float]] = {k: [] for k in ("agent", "step", "conf_agent", "conf_step", "raw_agent",
+                                                   "raw_step", "rule_agent", "rule_step", "rule_conf",
+                                                   "step_early", "rule_step_early")}
+    for (_, doc), ex, c, p, r, (aa, ba, as_, bs) in zip(runs, exs, cands, probs, rules, maps, strict=True):
         ta, ts = norm(doc["mistake_agent"]), int(doc["mistake_step"])
         ap = agent_probs(p, ex.agents)
         a = max(ap, key=ap.__getitem__)
         row = max((k for k, t in enumerate(c.turns) if t.agent == a), key=lambda k: p[k])
         out["agent"].append(float(norm(a) == ta))
         out["step"].append(float(c.turns[row].step == ts))
-        out["conf_agent"].append(ap[a])
-        out["conf_step"].append(float(p[row]))
+        out["step_early"].append(float(c.turns[row].step < ts))
+        out["raw_agent"].append(ap[a])
+        out["raw_step"].append(float(p[row]))
+        out["conf_agent"].append(platt(ap[a], aa, ba))
+        out["conf_step"].append(platt(float(p[row]), as_, bs))
         d = r.decisive
         out["rule_agent"].append(float(d is not None and norm(d.agent) == ta))
         out["rule_step"].append(float(d is not None and d.step == ts))
-        out["rule_conf"].append(ap.get(d.agent, 0.0) if d is not None else 0.0)
+        out["rule_step_early"].append(float(d is not None and d.step < ts))
+        out["rule_conf"].append(ap.get(d.agent, 0.0) if d is not None else 0.0)  # as shipped: temperature only
     return out
 
 
@@ -290,7 +298,7 @@ def reliability_png(points: dict[str, tuple[list[float], list[float]]], path: Pa
 
     fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=110)
     ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
-    for (label, (conf, hit)), mk in zip(points.items(), "osd^", strict=False):
+    for (label, (conf, hit)), mk in zip(points.items(), "osdv^", strict=False):
         ece, rows = reliability(conf, hit, bins=5)
         xs, ys, ns = zip(*rows, strict=True)
         line = ax.plot(xs, ys, marker=mk, lw=1.2, label=f"{label} (ECE {ece:.3f}, 5 bins; n = {len(conf)})")[0]
@@ -322,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write the numbers here")
     ap.add_argument("--ablation", action="store_true", help="also run blame with each evidence kind removed")
     ap.add_argument("--no-scorer", action="store_true", help="skip the learned scorer's cross-validation (≈ 5 min)")
+    ap.add_argument("--seeds", type=int, default=3,
+                    help="fold assignments of the nested CV (text kept); the first is the headline row")
     ap.add_argument("--fit", action="store_true",
                     help="fit the shipped scorer on every dev run: src/orchestrace/data/blame_scorer.json")
     ap.add_argument("--png", type=Path, default=ROOT / "docs" / "blame_reliability.png",
@@ -382,14 +392,39 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| **learned scorer, nested CV by run** | {label} | {a[0]:.1f} [{a[1]:.1f}, {a[2]:.1f}] | "
                       f"{s[0]:.1f} [{s[1]:.1f}, {s[2]:.1f}] |")
                 if content == "keep":
-                    for key, (c_key, h_key) in {"learned: agent": ("conf_agent", "agent"),
-                                                "learned: step": ("conf_step", "step"),
+                    miss = [e for e, h in zip(cv["step_early"], cv["step"], strict=True) if not h]
+                    rmiss = [e for e, h in zip(cv["rule_step_early"], cv["rule_step"], strict=True) if not h]
+                    table[f"{sub}/step misses before the label"] = {"learned": [sum(miss), len(miss)],
+                                                                    "rule": [sum(rmiss), len(rmiss)]}
+                    print(f"| (step misses that pick a turn before the labelled one) | | | learned {sum(miss):.0f} "
+                          f"of {len(miss)}, fixed rule {sum(rmiss):.0f} of {len(rmiss)} |")
+                if content == "keep" and args.seeds > 1:  # other fold assignments: how much the split moves it
+                    per = [(a[0], s[0])]
+                    for seed in range(1, args.seeds):
+                        cvs = learned_cv(runs, content, seed=seed)
+                        per.append((pct(cvs["agent"])[0], pct(cvs["step"])[0]))
+                    ma, ms = (sum(x[j] for x in per) / len(per) for j in (0, 1))
+                    table[f"{sub}/learned CV/{content}/seeds"] = {"per_seed": per, "mean": [ma, ms]}
+                    print(f"| learned scorer, mean over {len(per)} fold assignments (seeds 0–{len(per) - 1}) | {label} | "
+                          f"{ma:.1f} ({min(x[0] for x in per):.1f}–{max(x[0] for x in per):.1f}) | "
+                          f"{ms:.1f} ({min(x[1] for x in per):.1f}–{max(x[1] for x in per):.1f}) |")
+                if content == "keep":
+                    for key, (c_key, h_key) in {"learned: agent (temperature; shipped)": ("raw_agent", "agent"),
+                                                "learned: step (temperature; shipped)": ("raw_step", "step"),
+                                                "learned: agent, temperature + Platt": ("conf_agent", "agent"),
+                                                "learned: step, temperature + Platt": ("conf_step", "step"),
                                                 "fixed rule: agent": ("rule_conf", "rule_agent")}.items():
                         old = calib.setdefault(key, ([], []))
                         old[0].extend(cv[c_key])
                         old[1].extend(cv[h_key])
-        for m, (a, s) in PAPER[sub].items():
-            print(f"| {m} | with GT (paper, all runs) | {a:.1f} | {s:.1f} |")
+        best: dict[str, str] = {}
+        for k in ("agent", "step"):  # the best trivial rule on each figure (ties: the first listed)
+            best[k] = max(RULES, key=lambda m: float(table[f"{sub}/without GT/{m}"][k][0]))  # noqa: B023
+        table[f"{sub}/best trivial"] = {k: [best[k], table[f"{sub}/without GT/{best[k]}"][k][0]] for k in best}
+        ba, bs = table[f"{sub}/best trivial"]["agent"], table[f"{sub}/best trivial"]["step"]
+        print(f"| best trivial rule (same runs; nothing fitted) | any | {ba[0]} {ba[1]:.1f} | {bs[0]} {bs[1]:.1f} |")
+        for m, (pa_, ps_) in PAPER[sub].items():
+            print(f"| {m} | with GT (paper, all runs) | {pa_:.1f} | {ps_:.1f} |")
         for m, (pa, ps) in PUBLISHED[sub].items():
             print(f"| {m} | published | {'—' if pa is None else f'{pa:.1f}'} | "
                   f"{'—' if ps is None else (f'> {ps:.0f}' if m.startswith('RAFFLES') else f'{ps:.1f}')} |")
@@ -421,16 +456,18 @@ def main(argv: list[str] | None = None) -> int:
                 cells += [f"{pct(h[:n])[0]:.1f}", f"{pct(h[n:])[0]:.1f}"]
             print("| none (the fallback alone) | " + " | ".join(cells) + " |")
     if calib:
-        from orchestrace.blame._scorer import reliability
+        from orchestrace.blame._scorer import brier, reliability
 
         print("\n## Calibration (cross-validated, both subsets, text kept)\n")
-        print("| confidence of | ECE (10 bins) | ECE (5 bins) | mean confidence | accuracy | target |")
-        print("|---|---|---|---|---|---|")
+        print("| confidence of | ECE (10 bins) | ECE (5 bins) | Brier | mean confidence | accuracy | target |")
+        print("|---|---|---|---|---|---|---|")
         for key, (conf, hit) in calib.items():
             e10, e5 = reliability(conf, hit)[0], reliability(conf, hit, bins=5)[0]
-            table[f"calibration/{key}"] = {"ece10": e10, "ece5": e5, "n": len(conf)}
-            print(f"| {key} | {e10:.3f} | {e5:.3f} | {sum(conf) / len(conf):.3f} | {sum(hit) / len(hit):.3f} | "
-                  f"≤ {ECE_TARGET} |")
+            b = brier(conf, hit)
+            table[f"calibration/{key}"] = {"ece10": e10, "ece5": e5, "brier": b, "n": len(conf),
+                                           "mean_conf": sum(conf) / len(conf), "accuracy": sum(hit) / len(hit)}
+            print(f"| {key} | {e10:.3f} | {e5:.3f} | {b:.3f} | {sum(conf) / len(conf):.3f} | {sum(hit) / len(hit):.3f} "
+                  f"| ECE ≤ {ECE_TARGET} |")
         reliability_png(calib, args.png)
         print(f"\nreliability diagram: {args.png}")
     if args.json:

@@ -136,11 +136,12 @@ def test_a_failed_vote_blames_exactly_the_members_whose_answer_it_adopted() -> N
 def test_cross_validation_never_sees_the_run_it_predicts() -> None:
     rng = np.random.default_rng(3)
     runs = [Example(rng.normal(size=(5, 3)), int(rng.integers(5)), ["a", "b", "a", "c", "b"]) for _ in range(12)]
-    p1, _ = cross_validate(runs, ("f0", "f1", "f2"), k=4, seed=0)
+    p1, _, m1 = cross_validate(runs, ("f0", "f1", "f2"), k=4, seed=0)
     flipped = list(runs)
     flipped[0] = Example(runs[0].x, (runs[0].y + 1) % 5, runs[0].agents)  # change only run 0's label
-    p2, _ = cross_validate(flipped, ("f0", "f1", "f2"), k=4, seed=0)
+    p2, _, m2 = cross_validate(flipped, ("f0", "f1", "f2"), k=4, seed=0)
     assert np.allclose(p1[0], p2[0])  # run 0's prediction does not depend on its own label
+    assert np.allclose(m1[0], m2[0])  # nor does the Platt map that calibrates its confidence
     assert not all(np.allclose(a, b) for a, b in zip(p1[1:], p2[1:], strict=True))  # the others' may
     assert all(abs(float(p.sum()) - 1) < 1e-9 for p in p1)
 

@@ -249,8 +249,8 @@ def _scored(trace: Trace, g: TraceGraph, res: BlameResult, method: str, scorer: 
         if c is None:
             return None
         row = sc.row_of(g.index[c.event])
-        return replace(c, confidence=round(sc.agents.get(c.agent, 0.0), 3),
-                       step_confidence=None if row is None else round(float(sc.p[row]), 3))
+        return replace(c, confidence=round(sc.calibrated(sc.agents.get(c.agent, 0.0)), 3),
+                       step_confidence=None if row is None else round(sc.calibrated(float(sc.p[row]), "step"), 3))
 
     if method == "rule":
         return replace(res, decisive=conf(res.decisive), runner_up=conf(res.runner_up))
@@ -267,8 +267,8 @@ def _scored(trace: Trace, g: TraceGraph, res: BlameResult, method: str, scorer: 
         lines = (*(res.decisive.evidence if same and res.decisive is not None else ()),
                  f"learned @ {e.id} ({e.source or e.agent}): {sc.why(row)}")
         kinds = (*(res.decisive.kinds if same and res.decisive is not None else ()), "learned")
-        return Culprit(agent, e.id, step, what, round(sc.agents[agent], 3), kinds, lines, e.source,
-                       round(float(sc.p[row]), 3))
+        return Culprit(agent, e.id, step, what, round(sc.calibrated(sc.agents[agent]), 3), kinds, lines, e.source,
+                       round(sc.calibrated(float(sc.p[row]), "step"), 3))
 
     dec = culprit(*top)
     second = pick(sc, exclude=top[0])

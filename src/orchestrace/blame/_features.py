@@ -9,7 +9,10 @@ or, for traces that were not imported from a transcript, one working event.
 
 Features (:data:`FEATURES`, all in [0, 1] or small logs) come from the trace alone: evidence
 and its provenance (through :func:`~._core.origins_of`), position, role, dependency paths to
-the output, and cheap text cues. No label, no LLM.
+the output, position relative to the failed executions (1, 2, 3+ turns after the last one, before
+the first), the ledger's verdict on a worker's turn (the next progress ledger flags a stall, or
+not), and cheap text cues (fabrication words, giving up on a tool: "manually", "instead"; claims
+of done work: "I have verified", "here are the results"). No label, no LLM.
 
 >>> from orchestrace.importers.chat import from_doc
 >>> hist = [{"name": "user", "content": "Sum 2 and 2."},
@@ -49,6 +52,9 @@ _BASE = (
     "ev_first_origin", "ev_agent_blamed", "ev_carries", "ev_count", "rule_pick", "orch_before_failure",
     "last_before_stall", "introduces_final", "states_final", "claim_unbacked", "after_output",
     "after_failed_output", "fabrication_cue", "verify_cue", "reaches_output", "desc_share",
+    # position relative to the failures; cues of giving up on a tool and of claiming unseen results; the ledger
+    "since_fail_1", "since_fail_2", "since_fail_3", "before_first_fail", "giving_up_cue", "done_claim_cue",
+    "ledger_stall_next", "ledger_ok_next",
 )
 #: Feature names (the columns of :attr:`Candidates.x`).
 FEATURES: tuple[str, ...] = _BASE
@@ -64,6 +70,12 @@ _FAB = re.compile(r"(?i)\b(?:hypothetical\w*|assum\w*|placeholder|for (?:example
 _VERIFY = re.compile(r"(?i)\b(?:verif\w*|confirm\w*|double[- ]check\w*|cross[- ]check\w*)\b")
 _CLAIM = re.compile(r"(?i)(?:\b(?:the answer is|result(?:s)? (?:is|are|show)|found that|final answer|is located|"
                     r"according to)\b|\d)")
+_GIVE_UP = re.compile(r"(?i)\b(?:manual(?:ly)?|instead|unable to|(?:cannot|can't|could not|couldn't) (?:access|run|"
+                      r"execute|retrieve|find|view|open)|without (?:access|running|executing)|alternative\w*|"
+                      r"let'?s proceed|proceed (?:by|with))\b")
+_DONE = re.compile(r"(?i)\b(?:I have (?:now )?(?:verified|checked|found|confirmed|identified|reviewed|located)|"
+                   r"here (?:is|are) the (?:full|complete|details|results|findings)|findings|after (?:manually )?"
+                   r"(?:searching|checking|reviewing|analy[sz]ing)|based on (?:my|the) (?:search|review|analysis))\b")
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\"[^\"\n]{2,40}\"|'[^'\n]{2,40}'")
 
 
@@ -213,6 +225,16 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     failed_out = [is_out[r] and any(isinstance(x, dict) and x.get("kind") in ("exec_failed", "traceback")
                                     for x in (ev[turns[r][1]].attrs or {}).get("evidence", []) or [])
                   for r in range(n)]
+    since = [0] * n  # non-output turns since the last failed output (0: none before)
+    last_fail = None
+    for r in range(n):
+        if failed_out[r]:
+            last_fail, since[r] = r, 0
+        elif not is_out[r] and last_fail is not None:
+            since[r] = sum(1 for q in range(last_fail + 1, r + 1) if not is_out[q])
+    first_fail = next((r for r in range(n) if failed_out[r]), None)
+    ledger_rows = [r for r in range(n) if is_orch[r] and '"is_progress_being_made"' in texts[r]]
+    next_ledger = [next((q for q in ledger_rows if q > r), None) for r in range(n)]
     seen_agent: dict[str, int] = {}
     x = np.zeros((n, len(_BASE)))
     for r, (_, i) in enumerate(turns):
@@ -245,6 +267,15 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
             "after_failed_output": float(r > 0 and failed_out[r - 1] and not is_out[r]),
             "fabrication_cue": float(bool(_FAB.search(t))), "verify_cue": float(bool(_VERIFY.search(t))),
             "reaches_output": float(reach[i]), "desc_share": desc[r],
+            "since_fail_1": float(since[r] == 1), "since_fail_2": float(since[r] == 2),
+            "since_fail_3": float(since[r] >= 3), "before_first_fail": float(first_fail is not None and r < first_fail
+                                                                              and not is_out[r]),
+            "giving_up_cue": float(not is_out[r] and bool(_GIVE_UP.search(t))),
+            "done_claim_cue": float(not is_out[r] and bool(_DONE.search(t))),
+            "ledger_stall_next": float(not is_orch[r] and next_ledger[r] is not None
+                                       and next_ledger[r] in flagged_rows),
+            "ledger_ok_next": float(not is_orch[r] and next_ledger[r] is not None
+                                    and next_ledger[r] not in flagged_rows),
         }
         x[r] = [f[k] for k in _BASE]
     team, _ = _team(trace)

@@ -52,6 +52,10 @@ class Scored:
         """The candidate row of a turn's main event index, if it is a candidate."""
         return next((r for r, t in enumerate(self.cands.turns) if t.index == event_index), None)
 
+    def calibrated(self, p: float, what: str = "agent") -> float:
+        """A raw agent (or, ``what="step"``, turn) probability through the scorer's Platt map for this run's family."""
+        return self.scorer.calibrated(p, self.cands.family, what)
+
     def best_row(self, agent: str) -> int:
         """``agent``'s most probable turn."""
         rows = [r for r, t in enumerate(self.cands.turns) if t.agent == agent]

@@ -6,9 +6,12 @@ probability summed over its turns. Fitting (:func:`fit`) maximises the log-likel
 labelled turn plus that of the labelled agent, with an L2 penalty, by gradient descent with
 momentum; :func:`cross_validate` gives every run a prediction from a model fitted on the other
 folds only (folds by run); each fold chooses its L2 strength and the temperature ``T`` by an
-inner cross-validation on its own training runs (nested), so the reported accuracy and the
-calibration of the confidence are out of sample. Each run family (a transcript with a progress
-ledger, Magentic-One style, or not) has its own weights.
+inner cross-validation on its own training runs (nested), and fits on the same inner out-of-fold
+predictions the **Platt maps** that turn the top agent's and the top turn's probability into a
+calibrated confidence (:func:`fit_platt`, held near the identity by a penalty), so the reported
+accuracy and the calibration of the confidence are out of sample. Each run family (a transcript
+with a progress ledger, Magentic-One style, or not) has its own weights. The loss is evaluated
+on all runs at once (padded arrays, :class:`_Batch`).
 
 The shipped weights (``orchestrace/data/blame_scorer.json``) were fitted on the Who&When
 development split (``python benchmarks/whowhen.py --fit``); :func:`load_scorer` reads them.
@@ -28,13 +31,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Example", "Scorer", "agent_probs", "cross_validate", "fit", "fit_families", "load_scorer", "reliability",
-           "select"]
+__all__ = ["Example", "Scorer", "agent_probs", "brier", "cross_validate", "fit", "fit_families", "fit_platt",
+           "load_scorer", "platt", "reliability", "select"]
 
 #: Where the shipped weights live.
 WEIGHTS = Path(__file__).resolve().parents[1] / "data" / "blame_scorer.json"
@@ -65,6 +68,17 @@ class Scorer:
     temperature: dict[str, float]
     l2: dict[str, float]
     trained_on: str = ""
+    #: Platt maps ``(a, b)`` per family for the agent and the step confidence: ``sigmoid(a·logit(p) + b)``,
+    #: fitted on out-of-fold predictions (identity when absent).
+    platt: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+
+    def calibrated(self, p: float, family: str = "chat", what: str = "agent") -> float:
+        """The calibrated probability of a raw agent (``what="agent"``) or turn (``"step"``) probability."""
+        ab = self.platt.get(family if family in self.platt else next(iter(self.platt), ""), None)
+        if ab is None:
+            return p
+        a, b = ab[:2] if what == "agent" else ab[2:]
+        return platt(p, a, b)
 
     def probs(self, x: np.ndarray, family: str = "chat") -> np.ndarray:
         """``P(turn)`` over the rows of ``x`` (n, F) → (n,)."""
@@ -78,7 +92,9 @@ class Scorer:
     def to_json(self) -> dict[str, object]:
         return {"features": list(self.features), "trained_on": self.trained_on,
                 "families": {f: {"weights": [round(float(v), 6) for v in w], "temperature": self.temperature[f],
-                                 "l2": self.l2[f]} for f, w in self.weights.items()}}
+                                 "l2": self.l2[f], **({"platt": [round(float(v), 6) for v in self.platt[f]]}
+                                                      if f in self.platt else {})}
+                             for f, w in self.weights.items()}}
 
 
 def agent_probs(p: np.ndarray, agents: Sequence[str]) -> dict[str, float]:
@@ -89,27 +105,59 @@ def agent_probs(p: np.ndarray, agents: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _loss_grad(w: np.ndarray, runs: Sequence[Example], l2: float, agent_weight: float,
+@dataclass(frozen=True)
+class _Batch:
+    """Runs padded to one array: features ``x`` (R, N, F), candidate mask ``m`` (R, N), labelled row ``y``
+    (R,; -1 none) and the labelled agent's rows ``a`` (R, N)."""
+
+    x: np.ndarray  # (R, N, F)
+    m: np.ndarray  # (R, N) bool
+    y: np.ndarray  # (R,) int
+    a: np.ndarray  # (R, N) bool
+
+    @classmethod
+    def of(cls, runs: Sequence[Example], n_features: int) -> _Batch:
+        r_n, n_max = len(runs), max([r.x.shape[0] for r in runs] + [1])
+        x = np.zeros((r_n, n_max, n_features))
+        m = np.zeros((r_n, n_max), dtype=bool)
+        a = np.zeros((r_n, n_max), dtype=bool)
+        for k, r in enumerate(runs):
+            n = r.x.shape[0]
+            x[k, :n], m[k, :n] = r.x, True
+            who = r.agent()
+            a[k, :n] = [g == who for g in r.agents]
+        return cls(x, m, np.array([r.y for r in runs], dtype=int), a)
+
+    def take(self, idx: Sequence[int]) -> _Batch:
+        i = np.asarray(idx, dtype=int)
+        return _Batch(self.x[i], self.m[i], self.y[i], self.a[i])
+
+
+def _loss_grad(w: np.ndarray, b: _Batch, l2: float, agent_weight: float,
                prior: np.ndarray) -> tuple[float, np.ndarray]:
-    loss = 0.5 * l2 * float((w - prior) @ (w - prior))
-    grad = l2 * (w - prior)
-    for r in runs:
-        z = r.x @ w
-        z = z - z.max()
-        p = np.exp(z)
-        p /= p.sum()
-        if r.y >= 0:
-            loss -= float(np.log(p[r.y] + 1e-300))
-            g = p.copy()
-            g[r.y] -= 1.0
-            grad = grad + r.x.T @ g
-        a = r.agent()
-        mask = np.array([x == a for x in r.agents], dtype=bool)
-        if agent_weight and mask.any():
-            pa = float(p[mask].sum())
-            q = np.where(mask, p, 0.0) / max(pa, 1e-300)
-            loss -= agent_weight * float(np.log(pa + 1e-300))
-            grad = grad + agent_weight * (r.x.T @ (p - q))
+    """Penalised negative log-likelihood of the labelled turns and agents, and its gradient (vectorised)."""
+    d = w - prior
+    loss = 0.5 * l2 * float(d @ d)
+    grad = l2 * d
+    z = np.where(b.m, b.x @ w, -np.inf)  # (R, N)
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    has = b.y >= 0
+    if has.any():
+        rows = np.flatnonzero(has)
+        loss -= float(np.log(p[rows, b.y[rows]] + 1e-300).sum())
+        g = p[rows].copy()
+        g[np.arange(rows.size), b.y[rows]] -= 1.0
+        grad = grad + np.einsum("rn,rnf->f", g, b.x[rows])
+    if agent_weight:
+        ok = b.a.any(axis=1)
+        if ok.any():
+            pa = np.where(b.a[ok], p[ok], 0.0)
+            s = pa.sum(axis=1, keepdims=True)
+            loss -= agent_weight * float(np.log(s + 1e-300).sum())
+            q = pa / np.maximum(s, 1e-300)
+            grad = grad + agent_weight * np.einsum("rn,rnf->f", p[ok] - q, b.x[ok])
     return loss, grad
 
 
@@ -119,15 +167,16 @@ PRIOR = {"rule_pick": 2.0}
 L2_GRID = (1.0, 3.0, 10.0)
 
 
-def _fit_w(runs: Sequence[Example], features: Sequence[str], l2: float, agent_weight: float, steps: int,
+def _fit_w(runs: Sequence[Example] | _Batch, features: Sequence[str], l2: float, agent_weight: float, steps: int,
            prior: dict[str, float] | None) -> np.ndarray:
     f = len(features)
+    b = runs if isinstance(runs, _Batch) else _Batch.of(runs, f)
     w0 = np.array([(PRIOR if prior is None else prior).get(n, 0.0) for n in features])
     w = w0.copy()
     v = np.zeros(f)
-    lr = 0.5 / max(1, len(runs))
+    lr = 0.5 / max(1, b.y.size)
     for _ in range(steps):
-        _, g = _loss_grad(w + 0.9 * v, runs, l2, agent_weight, w0)
+        _, g = _loss_grad(w + 0.9 * v, b, l2, agent_weight, w0)
         v = 0.9 * v - lr * g
         w = w + v
     return w
@@ -156,6 +205,69 @@ def fit_temperature(logits: Sequence[np.ndarray], ys: Sequence[int]) -> float:
     """The temperature that minimises the held-out negative log-likelihood (a grid search)."""
     grid = np.exp(np.linspace(np.log(0.25), np.log(8.0), 41))
     return float(min(grid, key=lambda t: _nll_at(float(t), logits, ys)))
+
+
+def _logit(p: np.ndarray | float) -> np.ndarray:
+    q = np.clip(np.asarray(p, dtype=float), 1e-4, 1 - 1e-4)
+    return np.log(q / (1 - q))
+
+
+def platt(p: float, a: float, b: float) -> float:
+    """``sigmoid(a·logit(p) + b)``: a probability through a Platt map (``a=1, b=0`` is the identity).
+
+    >>> round(platt(0.8, 1.0, 0.0), 6), round(platt(0.8, 0.5, 0.0), 3)
+    (0.8, 0.667)
+    """
+    return float(1 / (1 + np.exp(-(a * float(_logit(p)) + b))))
+
+
+def fit_platt(conf: Sequence[float], hit: Sequence[float], l2: float = 2.0) -> tuple[float, float]:
+    """Platt scaling ``(a, b)``: logistic regression of ``hit`` on ``logit(conf)`` by Newton's method, with an L2
+    penalty ``l2`` pulling towards the identity map (``a=1, b=0``), so a handful of runs cannot bend it far.
+
+    >>> rng = np.random.default_rng(0)
+    >>> c = rng.uniform(0.05, 0.95, 4000)
+    >>> a, b = fit_platt(c, (rng.uniform(size=4000) < c).astype(float))  # already calibrated: ≈ identity
+    >>> abs(a - 1) < 0.15 and abs(b) < 0.15
+    True
+    >>> a, b = fit_platt(c, (rng.uniform(size=4000) < c / 2).astype(float))  # over-confident: pulled down
+    >>> platt(0.8, a, b) < 0.6
+    True
+    """
+    x = _logit(np.asarray(conf, dtype=float))
+    y = np.asarray(hit, dtype=float)
+    if x.size == 0:
+        return 1.0, 0.0
+    th = np.array([1.0, 0.0])
+    prior = th.copy()
+    xs = np.stack([x, np.ones_like(x)], axis=1)  # (n, 2)
+    for _ in range(50):
+        q = 1 / (1 + np.exp(-(xs @ th)))
+        g = xs.T @ (q - y) + l2 * (th - prior)
+        h = xs.T @ (xs * (q * (1 - q))[:, None]) + l2 * np.eye(2)
+        step = np.linalg.solve(h, g)
+        th = th - step
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    return float(th[0]), float(th[1])
+
+
+def _tops(logits: Sequence[np.ndarray], runs: Sequence[Example], t: float) -> tuple[list[float], ...]:
+    """Per run with candidates, at temperature ``t``: the top agent's probability and hit, the top turn's and hit."""
+    ca, ha, cs, hs = [], [], [], []
+    for z, r in zip(logits, runs, strict=True):
+        if z.size == 0:
+            continue
+        p = np.exp((z - z.max()) / t)
+        p /= p.sum()
+        ap = agent_probs(p, r.agents)
+        a = max(ap, key=ap.__getitem__)
+        row = max((k for k, g in enumerate(r.agents) if g == a), key=lambda k: p[k])
+        ca.append(ap[a])
+        ha.append(float(a == r.agent()))
+        cs.append(float(p[row]))
+        hs.append(float(row == r.y))
+    return ca, ha, cs, hs
 
 
 def _folds(n: int, k: int, seed: int) -> list[np.ndarray]:
@@ -188,9 +300,10 @@ def _score(logits: Sequence[np.ndarray], runs: Sequence[Example]) -> float:
 
 
 def select(runs: Sequence[Example], features: Sequence[str], *, k: int = 5, seed: int = 1,
-           agent_weight: float = 1.0) -> tuple[float, float]:
-    """``(l2, temperature)`` for ``runs``: the L2 of :data:`L2_GRID` with the most out-of-fold hits, and the
-    temperature that minimises those predictions' negative log-likelihood."""
+           agent_weight: float = 1.0) -> tuple[float, float, tuple[float, float, float, float]]:
+    """``(l2, temperature, platt)`` for ``runs``: the L2 of :data:`L2_GRID` with the most out-of-fold hits, the
+    temperature that minimises those predictions' negative log-likelihood, and the Platt maps of the agent
+    and the step confidence fitted on the same out-of-fold predictions (:func:`fit_platt`)."""
     best: tuple[float, float, list[np.ndarray]] | None = None
     for l2 in L2_GRID:
         z = _oof(runs, features, k, seed, l2, agent_weight)
@@ -198,38 +311,46 @@ def select(runs: Sequence[Example], features: Sequence[str], *, k: int = 5, seed
         if best is None or sc > best[1]:
             best = (l2, sc, z)
     assert best is not None
-    return best[0], fit_temperature(best[2], [r.y for r in runs])
+    t = fit_temperature(best[2], [r.y for r in runs])
+    ca, ha, cs, hs = _tops(best[2], runs, t)
+    return best[0], t, (*fit_platt(ca, ha), *fit_platt(cs, hs))
 
 
 def cross_validate(runs: Sequence[Example], features: Sequence[str], *, k: int = 10, seed: int = 0,
-                   agent_weight: float = 1.0) -> tuple[list[np.ndarray], list[float]]:
-    """Out-of-fold turn probabilities per run (folds by run) and the L2 chosen per run's fold. Each outer
-    fold chooses its L2 and temperature by an inner cross-validation on its own training runs only
-    (:func:`select`), so nothing about a run is used to predict it."""
+                   agent_weight: float = 1.0) -> tuple[list[np.ndarray], list[float],
+                                                       list[tuple[float, float, float, float]]]:
+    """Out-of-fold turn probabilities per run (folds by run), the L2 chosen per run's fold and that fold's
+    Platt maps (agent a, b, step a, b). Each outer fold chooses its L2, temperature and Platt maps by an
+    inner cross-validation on its own training runs only (:func:`select`), so nothing about a run is used
+    to predict it or to calibrate its confidence."""
     out: list[np.ndarray] = [np.zeros(0)] * len(runs)
     chosen = [0.0] * len(runs)
+    maps: list[tuple[float, float, float, float]] = [(1.0, 0.0, 1.0, 0.0)] * len(runs)
     for test in _folds(len(runs), min(k, len(runs)), seed):
         held = set(test.tolist())
         train = [runs[i] for i in range(len(runs)) if i not in held]
-        l2, t = select(train, features, k=min(5, len(train)), agent_weight=agent_weight)
+        l2, t, pm = select(train, features, k=min(5, len(train)), agent_weight=agent_weight)
         w = _fit_w(train, features, l2, agent_weight, 300, None)
         for i in held:
             z = runs[i].x @ w / t
             p = np.exp(z - z.max()) if z.size else z
             out[i] = p / p.sum() if z.size else p
             chosen[i] = l2
-    return out, chosen
+            maps[i] = pm
+    return out, chosen, maps
 
 
 def fit_families(runs: Sequence[Example], families: Sequence[str], features: Sequence[str], *,
-                 trained_on: str = "", agent_weight: float = 1.0) -> Scorer:
-    """One weight vector per family, its L2 and temperature chosen by :func:`select` on that family's runs."""
-    w, t, lam = {}, {}, {}
+                 trained_on: str = "", agent_weight: float = 1.0, with_platt: bool = False) -> Scorer:
+    """One weight vector per family, its L2 and temperature chosen by :func:`select` on that family's runs;
+    ``with_platt`` also keeps the Platt maps (off by default: on the Who&When development split they made the
+    cross-validated calibration worse than the temperature alone, docs/blame.md §4)."""
+    w, t, lam, pm = {}, {}, {}, {}
     for fam in dict.fromkeys(families):
         rs = [r for r, f in zip(runs, families, strict=True) if f == fam]
-        lam[fam], t[fam] = select(rs, features, k=min(5, len(rs)), agent_weight=agent_weight)
+        lam[fam], t[fam], pm[fam] = select(rs, features, k=min(5, len(rs)), agent_weight=agent_weight)
         w[fam] = _fit_w(rs, features, lam[fam], agent_weight, 300, None)
-    return Scorer(tuple(features), w, t, lam, trained_on)
+    return Scorer(tuple(features), w, t, lam, trained_on, pm if with_platt else {})
 
 
 def reliability(conf: Sequence[float], hit: Sequence[float], bins: int = 10) -> tuple[float, list[tuple[float, float, int]]]:
@@ -252,6 +373,16 @@ def reliability(conf: Sequence[float], hit: Sequence[float], bins: int = 10) -> 
     return float(ece), rows
 
 
+def brier(conf: Sequence[float], hit: Sequence[float]) -> float:
+    """Brier score: the mean squared difference between confidence and outcome (0 best; 0.25 = always 0.5).
+
+    >>> brier([0.9, 0.2], [1, 0])
+    0.025
+    """
+    c = np.asarray(conf, dtype=float)
+    return round(float(((c - np.asarray(hit, dtype=float)) ** 2).mean()), 12) if c.size else float("nan")
+
+
 def load_scorer(path: str | Path | None = None) -> Scorer:
     """The shipped scorer (or one written by ``benchmarks/whowhen.py --fit``); a located error when unreadable.
 
@@ -264,14 +395,17 @@ def load_scorer(path: str | Path | None = None) -> Scorer:
     try:
         d = json.loads(p.read_text(encoding="utf-8"))
         feats = tuple(str(x) for x in d["features"])
-        w, t, lam = {}, {}, {}
+        w, t, lam, pm = {}, {}, {}, {}
         for fam, v in d["families"].items():
             w[fam] = np.asarray(v["weights"], dtype=float)
             if w[fam].shape != (len(feats),):
                 raise ValueError(f"family {fam!r}: {len(feats)} features but {w[fam].shape} weights")
             t[fam], lam[fam] = float(v.get("temperature", 1.0)), float(v.get("l2", 1.0))
+            if "platt" in v:
+                a1, b1, a2, b2 = (float(x) for x in v["platt"])
+                pm[fam] = (a1, b1, a2, b2)
         if not w:
             raise ValueError("no family")
-        return Scorer(feats, w, t, lam, str(d.get("trained_on", "")))
+        return Scorer(feats, w, t, lam, str(d.get("trained_on", "")), pm)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"{p}: not a blame scorer file ({exc}); refit with python benchmarks/whowhen.py --fit") from None

@@ -96,6 +96,11 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(orchestrace.offline, "demo_section", demo_section)
 
+    def team_demo_section(out_dir):  # the team corpus's section (the real one is tests/offline/test_demo_section.py's)
+        return "**A real team, orchestrated from its logs** (x)\n\n## A real team\n\nthe policy vs the per-family rule: tie\n"
+
+    monkeypatch.setattr(orchestrace.offline, "team_demo_section", team_demo_section)
+
     def tiny_demo(out, **kw):
         kw.update(env="small-v1", episodes=16, validation=8, fit_episodes=24, sample_traces=2,
                   overrides={"episodes_per_step": 16, "group_size": 4, "warm_start_episodes": 32, "warm_start_steps": 10,
@@ -111,7 +116,9 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     assert "summary" in r.output and ("picture" in r.output)
     assert "the same recipe: orchestrace train" in r.output and "--stop-update fitted" in r.output
     assert "real traces: ## Learned from real LLM traces" in r.output and (tmp_path / "d" / "offline.txt").exists()
-    assert "+0.1 [0.0, 0.2]" in (tmp_path / "d" / "summary.md").read_text()
+    summary = (tmp_path / "d" / "summary.md").read_text()
+    assert "+0.1 [0.0, 0.2]" in summary and "the policy vs the per-family rule: tie" in summary
+    assert summary.index("## A real team") < summary.index("## Real vote loops") < summary.index("## Simulator")
 
 
 def test_demo_says_when_the_real_trace_result_is_not_available(tmp_path: Path, monkeypatch) -> None:

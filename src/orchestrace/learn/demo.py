@@ -90,29 +90,41 @@ def unique_claims(claims: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def headline(report: dict[str, Any], real: dict[str, Any] | None, *, seed: int, seconds: float) -> list[str]:
-    """Three lines a researcher can quote: the real-corpus result, the simulator result, the scope."""
+def headline(report: dict[str, Any], real: dict[str, Any] | None, *, seed: int, seconds: float,
+             team: dict[str, Any] | None = None) -> list[str]:
+    """Three lines a researcher can quote: the real team, the real vote loops, the simulator (with the scope).
+
+    Each comes from its own results (``team``: the team section's, ``real``: the vote section's,
+    ``report``: the simulator's); fresh tasks where the corpus has a fresh set. A verdict is the
+    paired 95 % interval's: beats (above 0), ties (contains 0), trails (below 0).
+    """
+    from ..offline._demo import _ci, _verdict, team_claims
+
     lines: list[str] = []
-    if real is not None:
-        g = real["gates"]["learned"]
-        d = g["claims"]["beats_best_rule"]["return_diff"]
-        sv = g["claims"]["fewer_calls_at_equal_accuracy"]
-        verdict = "beats" if d["lo"] > 0 else ("ties" if d["hi"] >= 0 else "trails")
-        model = real["corpus"]["meta"].get("model", "the logged model")
-        lines.append(f"Real runs ({model}, {real['corpus']['tasks']['test']} held-out tasks): the stop learned from the "
-                     f"logs {verdict} the best validation-tuned rule ({real['best_rule']}), return {d['mean']:+.4f} "
-                     f"[{d['lo']:+.4f}, {d['hi']:+.4f}], with {sv['call_saving']['mean']:.0%} fewer LLM calls than "
-                     f"{sv['baseline']}.")
+    if team is not None:
+        lines.append(f"Real team {team_claims(team)}")
     else:
-        lines.append("Real runs: not evaluated in this build (no learned-from-traces section).")
+        lines.append("Real team: not evaluated in this build (no team section).")
+    if real is not None:
+        g, n_tasks, where = real["gates"]["learned"], real["corpus"]["tasks"]["test"], "held-out test"
+        for f in real.get("fresh", {}).values():
+            g, n_tasks, where = {**f["gates"]["learned"], "model_class": g.get("model_class")}, f["tasks"], "fresh"
+        d = g["claims"]["beats_best_rule"]["return_diff"]
+        fc = g["claims"]["fewer_calls_at_equal_accuracy"]
+        calls = (f", with {fc['call_saving']['mean']:.0%} fewer LLM calls than {fc['baseline']} at equal accuracy"
+                 if fc["met"] else "")
+        model = real["corpus"]["meta"].get("model", "the logged model")
+        lines.append(f"Real vote loops ({model}, {n_tasks} {where} tasks): the stop learned from the logs "
+                     f"({g.get('model_class')}) {_verdict(d)} the best validation-tuned rule "
+                     f"({real['best_rule']}), return {_ci(d)}{calls}.")
+    else:
+        lines.append("Real vote loops: not evaluated in this build (no learned-from-traces section).")
     c = report["claims"]["beats_best_rule_same_heads"]
     d = c["return_diff"]
-    verdict = "beats" if d["lo"] > 0 else ("ties" if d["hi"] >= 0 else "trails")
-    lines.append(f"Simulator ({report['env']}, {report['episodes']:,} test seeds): the learned stop {verdict} the best "
-                 f"validation-tuned rule on the same policy ({c['baseline'].removeprefix('learned+')}), return "
-                 f"{d['mean']:+.4f} [{d['lo']:+.4f}, {d['hi']:+.4f}].")
-    lines.append(f"Scope: one training seed ({seed}), {seconds:.0f} s on this machine; 95 % paired intervals; every "
-                 "claim and its rule below; across seeds and shifted worlds: benchmarks/evidence.py.")
+    lines.append(f"Simulator ({report['env']}, {report['episodes']:,} test seeds): the learned stop {_verdict(d)} the "
+                 f"best validation-tuned rule on the same policy ({c['baseline'].removeprefix('learned+')}), return "
+                 f"{_ci(d)}. Scope: one fitting / training seed ({seed}), 95 % paired intervals, {seconds:.0f} s "
+                 "here; every claim and its rule below; across seeds: README and benchmarks/.")
     return lines
 
 
@@ -347,37 +359,45 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _offline_section(out: Path, log: Callable[[str], None]) -> str:
-    """The learned-from-traces result on the committed real corpus, from ``orchestrace.offline.demo_section``
+def _offline_section(out: Path, log: Callable[[str], None], hook_name: str = "demo_section",
+                     title: str = "Learned from real LLM traces") -> str:
+    """A learned-from-traces result on a committed real corpus, from ``orchestrace.offline.<hook_name>``
     (Markdown; the package writes its own files under ``out``), or a "not available" line."""
-    hook: Callable[[Path], object] | None
-    try:
-        from ..offline import demo_section as hook  # a plain import: the module sys.modules holds
-    except ImportError:  # a build without the offline package's hook
-        hook = None
-    if hook is None:
-        line = "not available: this build has no `orchestrace.offline.demo_section` (the learned-from-traces result)"
+    import importlib
+
+    hook: Callable[[Path], object] | None = getattr(importlib.import_module("orchestrace.offline"), hook_name, None)
+    if hook is None:  # a build without the offline package's hook
+        line = f"not available: this build has no `orchestrace.offline.{hook_name}`"
         log(f"      real traces: {line}")
-        return f"## Learned from real LLM traces\n\n{line}.\n"
+        return f"## {title}\n\n{line}.\n"
     from ..errors import OrchestraceError
 
     try:
         text = str(hook(out))
     except OrchestraceError as exc:
         log(f"      real traces: failed: {exc}")
-        return f"## Learned from real LLM traces\n\nfailed: {exc}\n"
+        return f"## {title}\n\nfailed: {exc}\n"
     log(f"      real traces: {text.strip().splitlines()[0] if text.strip() else '(empty section)'}")
     return text
 
 
 def _real_body(md: str) -> str:
-    r"""The real-corpus section without its own headline sentence (the demo's headline says it once).
+    r"""A real-corpus section without its own headline sentence (the demo's headline says it once).
 
     >>> _real_body("**Learned from real traces** …\n\n## Learned from real LLM traces (exact offline evaluation)\nx")
-    '## Real runs: the stop learned from logged LLM runs (exact offline evaluation)\nx'
+    '## Real vote loops: the stop learned from logged LLM runs (exact offline evaluation)\nx'
+    >>> _real_body("**A real team, orchestrated from its logs** (…)\n\n## A real team …\ny")
+    '## A real team …\ny'
     """
-    body = md.split("\n\n", 1)[1] if md.startswith("**Learned from real traces**") else md
-    return body.replace("## Learned from real LLM traces", "## Real runs: the stop learned from logged LLM runs", 1)
+    body = md.split("\n\n", 1)[1] if md.startswith("**") and "\n\n" in md else md
+    return body.replace("## Learned from real LLM traces", "## Real vote loops: the stop learned from logged LLM runs", 1)
+
+
+def _timed(fn: Callable[[], str]) -> tuple[str, float, float]:
+    """``fn()`` with its wall and CPU seconds."""
+    t, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - t, time.process_time() - c
 
 
 def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", env_set: tuple[str, ...] = (),
@@ -398,8 +418,15 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     t0, c0 = time.perf_counter(), time.process_time()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    log("[1/4] real runs first: the stop learned from the committed corpus of SmolLM2 vote loops")
-    offline_md = _offline_section(out, log)
+    log("[1/4] real runs first: the joint policy learned from the committed SmolLM2 team corpus, then the stop "
+        "learned from the committed vote loops (each valued on its fresh set)")
+    for stale in (out / "real" / "results.json", out / "real-team" / "results.json"):  # a previous run's
+        stale.unlink(missing_ok=True)
+    team_md, t_team, c_team = _timed(lambda: _offline_section(out, log, "team_demo_section",
+                                                              "A real team, orchestrated from its logs"))
+    offline_md, t_vote, c_vote = _timed(lambda: _offline_section(out, log))
+    log(f"      real runs in {t_team + t_vote:.0f} s ({c_team:.0f} + {c_vote:.0f} CPU-s: team, vote loops)")
+    t_sim0, c_sim0 = time.perf_counter(), time.process_time()
     run_dir = out / "run"
     if (run_dir / "config.json").exists():  # the demo's own previous run: start afresh
         shutil.rmtree(run_dir)
@@ -418,7 +445,7 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
             f"{cfg.episodes_per_step} episodes, warm start {cfg.warm_start}) → {run_dir}")
     log(f"      the same recipe: {train_command(cfg)}")
     res = train(cfg, run_dir, progress=progress)
-    t_train, c_train, m_train = time.perf_counter() - t0, time.process_time() - c0, _peak_rss_mb()
+    t_train, c_train, m_train = time.perf_counter() - t_sim0, time.process_time() - c_sim0, _peak_rss_mb()
     log(f"      trained in {t_train:.0f} s ({c_train:.0f} CPU-s, peak {m_train:,.0f} MB); last update: return "
         f"{res.last_row.get('charts/episodic_return', float('nan')):.3f}, success {res.last_row.get('charts/success', float('nan')):.3f}")
     log(f"[3/4] simulator: evaluating with the fair protocol: every stop rule on the same heads, valued exactly on "
@@ -431,19 +458,21 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     report.pop("_raw", None)
     info = {"algo": cfg.algo, "steps": cfg.steps, "episodes_per_step": cfg.episodes_per_step, "seconds": t_train,
             "warm_start": cfg.warm_start, "stop_credit": cfg.stop_credit, "stop_update": cfg.stop_update}
-    report["timing"] = {"train_s": t_train, "eval_s": t_eval, "total_s": time.perf_counter() - t0,
-                        "train_cpu_s": c_train, "eval_cpu_s": c_eval, "total_cpu_s": time.process_time() - c0,
+    report["timing"] = {"real_team_s": t_team, "real_vote_s": t_vote, "real_team_cpu_s": c_team,
+                        "real_vote_cpu_s": c_vote, "train_s": t_train, "eval_s": t_eval,
+                        "total_s": time.perf_counter() - t0, "train_cpu_s": c_train, "eval_cpu_s": c_eval,
+                        "total_cpu_s": time.process_time() - c0,
                         "train_peak_rss_mb": m_train, "peak_rss_mb": _peak_rss_mb(), **report.get("timing", {})}
     report["train_config"] = cfg.to_dict()
     report["train_command"] = train_command(cfg)
-    real_path = out / "real" / "results.json"
-    real = json.loads(real_path.read_text(encoding="utf-8")) if real_path.is_file() else None
-    head = headline(report, real, seed=seed, seconds=time.perf_counter() - t0)
+    real, team = (json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+                  for p in (out / "real" / "results.json", out / "real-team" / "results.json"))
+    head = headline(report, real, seed=seed, seconds=time.perf_counter() - t0, team=team)
     report["headline"] = head
     (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
     sim_md = render_summary(report, train_info=info).replace("# orchestrace evaluation", "## Simulator:", 1)
-    (out / "summary.md").write_text("# orchestrace demo: a learned stop, on real runs first\n\n" + "  \n".join(head)
-                                    + "\n\n" + _real_body(offline_md)
+    (out / "summary.md").write_text("# orchestrace demo: learned orchestration, on real runs first\n\n" + "  \n".join(head)
+                                    + "\n\n" + _real_body(team_md) + "\n" + _real_body(offline_md)
                                     + "\n" + sim_md + "\n", encoding="utf-8")
     log("[4/4] writing the results folder")
     plotted = _plot(report, out / "pareto.png")

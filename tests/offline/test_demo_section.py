@@ -17,7 +17,7 @@ def test_demo_section_fits_and_evaluates_the_committed_corpus(tmp_path: Path) ->
     g = res["gates"]["learned"]
     d = g["claims"]["beats_best_rule"]["return_diff"]
     head = text.splitlines()[0]
-    assert head.startswith("**Learned from real traces**") and "test split" in head and "fresh" not in head
+    assert head.startswith("**Learned from real traces**") and "test-split tasks" in head and "fresh" not in head
     assert f"{d['mean']:+.4f}" in head and res["best_rule"] in head  # the headline is the result's own numbers
     assert (tmp_path / "real" / "run" / "gate.json").exists() and (tmp_path / "real" / "summary.md").exists()
     assert sum(res["corpus"]["tasks"].values()) >= 1000  # the corpus the README speaks of
@@ -53,4 +53,4 @@ def test_the_vote_section_leads_with_the_fresh_set(tmp_path: Path) -> None:
     [(name, f)] = res["fresh"].items()
     d = f["gates"]["learned"]["claims"]["beats_best_rule"]["return_diff"]
     head = text.splitlines()[0]
-    assert f"{f['tasks']} tasks of {name}, fresh" in head and f"{d['mean']:+.4f} [{d['lo']:+.4f}, {d['hi']:+.4f}]" in head
+    assert f"{name}: {f['tasks']} fresh tasks" in head and f"{d['mean']:+.4f} [{d['lo']:+.4f}, {d['hi']:+.4f}]" in head

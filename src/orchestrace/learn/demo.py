@@ -4,6 +4,10 @@ The claims are the fair evaluation protocol's (:mod:`orchestrace.learn.evaluate`
 
 ``orchestrace demo [--out DIR] [--set FIELD=VALUE …]`` (or :func:`run_demo`):
 
+0. leads with real runs (no model needed): the joint team policy learned from the committed
+   ``smollm2-team-v1`` corpus and the stop learned from the ``smollm2-v1`` vote loops, each
+   valued on its separately collected fresh set (:mod:`orchestrace.offline._demo`, under
+   ``DIR/real-team/`` and ``DIR/real/``); the headline's first two lines;
 1. trains :data:`DEMO_CONFIG` on ``Orchestrate-v1``: O1–O4 behaviour-cloned from the
    environment's *base* heuristic (which carries no stop rule) and then fixed; the stop gate
    learned by regression-based optimal stopping on replayed paths of training tasks
@@ -362,12 +366,17 @@ def _peak_rss_mb() -> float:
 def _offline_section(out: Path, log: Callable[[str], None], hook_name: str = "demo_section",
                      title: str = "Learned from real LLM traces") -> str:
     """A learned-from-traces result on a committed real corpus, from ``orchestrace.offline.<hook_name>``
-    (Markdown; the package writes its own files under ``out``), or a "not available" line."""
+    (or ``module:function``; Markdown; the hook writes its own files under ``out``), or a "not available" line."""
     import importlib
 
-    hook: Callable[[Path], object] | None = getattr(importlib.import_module("orchestrace.offline"), hook_name, None)
+    mod, _, name = hook_name.rpartition(":")
+    try:
+        hook: Callable[[Path], object] | None = getattr(importlib.import_module(mod or "orchestrace.offline"), name,
+                                                        None)
+    except ImportError:
+        hook = None
     if hook is None:  # a build without the offline package's hook
-        line = f"not available: this build has no `orchestrace.offline.{hook_name}`"
+        line = f"not available: this build has no `{mod or 'orchestrace.offline'}.{name}`"
         log(f"      real traces: {line}")
         return f"## {title}\n\n{line}.\n"
     from ..errors import OrchestraceError
@@ -400,32 +409,157 @@ def _timed(fn: Callable[[], str]) -> tuple[str, float, float]:
     return out, time.perf_counter() - t, time.process_time() - c
 
 
+#: The real-run sections, in the order the summary shows them: (timing key, hook, section title).
+REAL_SECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("real_team", "team_demo_section", "A real team, orchestrated from its logs"),
+    ("real_vote", "demo_section", "Learned from real LLM traces"),
+)
+
+
+def _real_sections(out: str, sections: tuple[tuple[str, str, str], ...]) -> tuple[list[str], list[str], dict[str, float]]:
+    """Every real-run section in order: their Markdown, their log lines, and each one's wall and CPU seconds."""
+    lines: list[str] = []
+    mds: list[str] = []
+    timing: dict[str, float] = {}
+    for key, hook, title in sections:
+        md, t, c = _timed(lambda h=hook, ti=title: _offline_section(Path(out), lines.append, h, ti))  # type: ignore[misc]
+        mds.append(md)
+        timing[f"{key}_s"], timing[f"{key}_cpu_s"] = t, c
+    return mds, lines, timing
+
+
+class _RealRuns:
+    """The real-run sections, computed in a second process while the simulator trains (its training uses
+    one core: ``num_threads=1``) when ``parallel``, else at once. :meth:`result` waits for them and
+    prints their lines; the numbers do not depend on which (the sections share nothing with the simulator).
+
+    >>> r = _RealRuns(".", print, parallel=False, sections=(("x", "no_such_hook", "Nothing"),))
+          real traces: not available: this build has no `orchestrace.offline.no_such_hook`
+    >>> r.result()[0]
+    ['## Nothing\\n\\nnot available: this build has no `orchestrace.offline.no_such_hook`.\\n']
+    """
+
+    def __init__(self, out: str | Path, log: Callable[[str], None], *, parallel: bool,
+                 sections: tuple[tuple[str, str, str], ...] = REAL_SECTIONS) -> None:
+        self.log, self.sections, self.t0 = log, sections, time.perf_counter()
+        self.pool: Any = None
+        self.done: tuple[list[str], list[str], dict[str, float]] | None = None
+        if parallel:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+            self.future = self.pool.submit(_real_sections, str(out), sections)
+        else:
+            self.done = _real_sections(str(out), sections)
+            for line in self.done[1]:
+                log(line)
+
+    def result(self) -> tuple[list[str], dict[str, float]]:
+        """The sections' Markdown and timing (``wait_s``: how long the caller waited for them)."""
+        t = time.perf_counter()
+        if self.done is None:
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                self.done = self.future.result()
+            except BrokenProcessPool as exc:  # the child died (out of memory, killed): say so, keep the simulator's
+                why = f"failed: the process computing it ended abnormally ({exc})"
+                self.done = ([f"## {title}\n\n{why}.\n" for _, _, title in self.sections],
+                             [f"      real traces: {why}"], {})
+            finally:
+                self.pool.shutdown()
+            for line in self.done[1]:
+                self.log(line)
+        return self.done[0], {**self.done[2], "real_wait_s": time.perf_counter() - t}
+
+    def cancel(self) -> None:
+        """Stop waiting (the caller failed): the second process finishes its section and exits."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
 def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", env_set: tuple[str, ...] = (),
              algo: str = "grpo", steps: int | None = None, episodes: int | None = None,
              validation: int | None = None, fit_episodes: int | None = None, seed: int = 0,
              sample_traces: int = 20, progress: bool = True, overrides: dict[str, Any] | None = None,
-             full: bool = False, log: Callable[[str], None] = print) -> dict[str, Any]:
+             full: bool = False, parallel: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train on ``env`` (default ``Orchestrate-v1``), evaluate with the fair protocol (every stop rule
     valued exactly on ``episodes`` test seeds), report the learned-from-traces result when
     :mod:`orchestrace.offline` offers it, write the results folder; returns the report.
     ``overrides`` changes other :class:`~orchestrace.learn.TrainConfig` fields. ``full``: the full
     recipe (:data:`DEMO_CONFIG`, :data:`FULL_EVAL`) instead of the quicker default
-    (:data:`QUICK_CONFIG`, :data:`QUICK_EVAL`); explicit ``episodes`` etc. win over either."""
-    from . import train
-    from .config import TrainConfig
-    from .evaluate import evaluate
-
+    (:data:`QUICK_CONFIG`, :data:`QUICK_EVAL`); explicit ``episodes`` etc. win over either. ``parallel``:
+    compute the real-run sections in a second process while the simulator trains on one core (the
+    same numbers; ``False`` computes them first, in this process)."""
     t0, c0 = time.perf_counter(), time.process_time()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     log("[1/4] real runs first: the joint policy learned from the committed SmolLM2 team corpus, then the stop "
-        "learned from the committed vote loops (each valued on its fresh set)")
+        "learned from the committed vote loops (each valued on its fresh set)"
+        + (" — computed in a second process while the simulator trains; shown when done" if parallel else ""))
     for stale in (out / "real" / "results.json", out / "real-team" / "results.json"):  # a previous run's
         stale.unlink(missing_ok=True)
-    team_md, t_team, c_team = _timed(lambda: _offline_section(out, log, "team_demo_section",
-                                                              "A real team, orchestrated from its logs"))
-    offline_md, t_vote, c_vote = _timed(lambda: _offline_section(out, log))
-    log(f"      real runs in {t_team + t_vote:.0f} s ({c_team:.0f} + {c_vote:.0f} CPU-s: team, vote loops)")
+    real_runs = _RealRuns(out, log, parallel=parallel)
+    try:
+        report, cfg, run_dir, info, sim_t = _simulator(out, env, env_set, algo, steps, episodes, validation,
+                                                       fit_episodes, seed, sample_traces, progress, overrides, full,
+                                                       log)
+    except BaseException:
+        real_runs.cancel()
+        raise
+    if parallel:
+        log("[1/4] real runs (computed alongside the simulator):")
+    (team_md, offline_md), real_t = real_runs.result()
+    c_real = sum(v for k, v in real_t.items() if k.endswith("_cpu_s"))
+    cpu = " + ".join(f"{v:.0f}" for k, v in real_t.items() if k.endswith("_cpu_s"))
+    waited = f"; the simulator waited {real_t['real_wait_s']:.0f} s for them" if parallel else ""
+    log(f"      real runs: {cpu} CPU-s (team, vote loops){waited}")
+    report["timing"] = {**real_t, **sim_t, "total_s": time.perf_counter() - t0,
+                        "total_cpu_s": time.process_time() - c0 + (c_real if parallel else 0.0),
+                        "parallel": parallel, "peak_rss_mb": _peak_rss_mb(), **report.get("timing", {})}
+    report["train_config"] = cfg.to_dict()
+    report["train_command"] = train_command(cfg)
+    real, team = (json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+                  for p in (out / "real" / "results.json", out / "real-team" / "results.json"))
+    head = headline(report, real, seed=seed, seconds=time.perf_counter() - t0, team=team)
+    report["headline"] = head
+    (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
+    sim_md = render_summary(report, train_info=info).replace("# orchestrace evaluation", "## Simulator:", 1)
+    (out / "summary.md").write_text("# orchestrace demo: learned orchestration, on real runs first\n\n" + "  \n".join(head)
+                                    + "\n\n" + _real_body(team_md) + "\n" + _real_body(offline_md)
+                                    + "\n" + sim_md + "\n", encoding="utf-8")
+    log("[4/4] writing the results folder")
+    plotted = _plot(report, out / "pareto.png")
+    log(f"      summary   {out / 'summary.md'}")
+    log(f"      results   {out / 'results.json'} (+ per-episode arrays in {out / 'episodes.npz'})")
+    log(f"      traces    {out / 'traces'}/*.jsonl")
+    log(f"      run       {run_dir} (checkpoint.pt, policy.pt, best.pt, metrics.jsonl/csv)")
+    log(f"      picture   {out / 'pareto.png'}" if plotted else
+        "      picture   skipped: matplotlib is not installed (pip install 'orchestrace[plot]')")
+    log("      simulator claims (each comparison once; rules in summary.md):")
+    for key, c in unique_claims(report["claims"]).items():
+        num = c.get("return_diff")
+        extra = f" ({num['mean']:+.4f} [{num['lo']:+.4f}, {num['hi']:+.4f}] vs {c['baseline']})" if num else ""
+        log(f"      {_verdict(c['met']):4s}  {key}{extra}")
+    tm = report["timing"]
+    log(f"done in {tm['total_s']:.0f} s ({tm['total_cpu_s']:.0f} CPU-s; peak memory {tm['peak_rss_mb']:,.0f} MB). "
+        "Headline:")
+    for line in head:
+        log(f"  {line}")
+    return report
+
+
+def _simulator(out: Path, env: str, env_set: tuple[str, ...], algo: str, steps: int | None, episodes: int | None,
+               validation: int | None, fit_episodes: int | None, seed: int, sample_traces: int, progress: bool,
+               overrides: dict[str, Any] | None, full: bool, log: Callable[[str], None]
+               ) -> tuple[dict[str, Any], Any, Path, dict[str, Any], dict[str, float]]:
+    """Train and evaluate on the simulator (steps 2 and 3 of the demo); the report, the config, the run folder,
+    the training summary and the timing."""
+    from . import train
+    from .config import TrainConfig
+    from .evaluate import evaluate
+
     t_sim0, c_sim0 = time.perf_counter(), time.process_time()
     run_dir = out / "run"
     if (run_dir / "config.json").exists():  # the demo's own previous run: start afresh
@@ -458,38 +592,5 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     report.pop("_raw", None)
     info = {"algo": cfg.algo, "steps": cfg.steps, "episodes_per_step": cfg.episodes_per_step, "seconds": t_train,
             "warm_start": cfg.warm_start, "stop_credit": cfg.stop_credit, "stop_update": cfg.stop_update}
-    report["timing"] = {"real_team_s": t_team, "real_vote_s": t_vote, "real_team_cpu_s": c_team,
-                        "real_vote_cpu_s": c_vote, "train_s": t_train, "eval_s": t_eval,
-                        "total_s": time.perf_counter() - t0, "train_cpu_s": c_train, "eval_cpu_s": c_eval,
-                        "total_cpu_s": time.process_time() - c0,
-                        "train_peak_rss_mb": m_train, "peak_rss_mb": _peak_rss_mb(), **report.get("timing", {})}
-    report["train_config"] = cfg.to_dict()
-    report["train_command"] = train_command(cfg)
-    real, team = (json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
-                  for p in (out / "real" / "results.json", out / "real-team" / "results.json"))
-    head = headline(report, real, seed=seed, seconds=time.perf_counter() - t0, team=team)
-    report["headline"] = head
-    (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-    sim_md = render_summary(report, train_info=info).replace("# orchestrace evaluation", "## Simulator:", 1)
-    (out / "summary.md").write_text("# orchestrace demo: learned orchestration, on real runs first\n\n" + "  \n".join(head)
-                                    + "\n\n" + _real_body(team_md) + "\n" + _real_body(offline_md)
-                                    + "\n" + sim_md + "\n", encoding="utf-8")
-    log("[4/4] writing the results folder")
-    plotted = _plot(report, out / "pareto.png")
-    log(f"      summary   {out / 'summary.md'}")
-    log(f"      results   {out / 'results.json'} (+ per-episode arrays in {out / 'episodes.npz'})")
-    log(f"      traces    {out / 'traces'}/*.jsonl")
-    log(f"      run       {run_dir} (checkpoint.pt, policy.pt, best.pt, metrics.jsonl/csv)")
-    log(f"      picture   {out / 'pareto.png'}" if plotted else
-        "      picture   skipped: matplotlib is not installed (pip install 'orchestrace[plot]')")
-    log("      simulator claims (each comparison once; rules in summary.md):")
-    for key, c in unique_claims(report["claims"]).items():
-        num = c.get("return_diff")
-        extra = f" ({num['mean']:+.4f} [{num['lo']:+.4f}, {num['hi']:+.4f}] vs {c['baseline']})" if num else ""
-        log(f"      {_verdict(c['met']):4s}  {key}{extra}")
-    tm = report["timing"]
-    log(f"done in {tm['total_s']:.0f} s ({tm['total_cpu_s']:.0f} CPU-s; peak memory {tm['peak_rss_mb']:,.0f} MB). "
-        "Headline:")
-    for line in head:
-        log(f"  {line}")
-    return report
+    return report, cfg, run_dir, info, {"train_s": t_train, "eval_s": t_eval, "train_cpu_s": c_train,
+                                        "eval_cpu_s": c_eval, "train_peak_rss_mb": m_train}

@@ -94,15 +94,15 @@ def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh:
     (real / "summary.md").write_text(text, encoding="utf-8")
     write_pareto(res, real / "pareto.png")
     g = res["gates"]["learned"]
-    where, n_tasks = f"{corpus.name} test split", res["corpus"]["tasks"]["test"]
+    where = f"{corpus.name}: {res['corpus']['tasks']['test']} test-split tasks"
     for fname, f in res.get("fresh", {}).items():  # the fresh set, when there is one, is the headline
-        g, where, n_tasks = {**f["gates"]["learned"], "model_class": g["model_class"]}, f"{fname}, fresh", f["tasks"]
+        g, where = {**f["gates"]["learned"], "model_class": g["model_class"]}, f"{fname}: {f['tasks']} fresh tasks"
     d = g["claims"]["beats_best_rule"]["return_diff"]
     fc = g["claims"]["fewer_calls_at_equal_accuracy"]
     calls = (f"{fc['call_saving']['mean']:.0%} fewer LLM calls than {fc['baseline']} at equal accuracy"
              if fc["met"] else f"{fc['call_saving']['mean']:.0%} fewer LLM calls than {fc['baseline']}, but not "
              "at equal accuracy")
-    head = (f"**Learned from real traces** ({n_tasks} tasks of {where}; SmolLM2-135M): the gate fitted from the "
+    head = (f"**Learned from real traces** ({where}; SmolLM2-135M): the gate fitted from the "
             f"logs alone ({g['model_class']}) {_verdict(d)} the best validation-tuned rule of the whole family "
             f"({res['best_rule']}), return {_ci(d)}; {calls}.")
     body = text.replace("# Stop rules on logged runs (exact offline evaluation)",

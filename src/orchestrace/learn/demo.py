@@ -399,7 +399,18 @@ def _real_body(md: str) -> str:
     '## A real team …\ny'
     """
     body = md.split("\n\n", 1)[1] if md.startswith("**") and "\n\n" in md else md
-    return body.replace("## Learned from real LLM traces", "## Real vote loops: the stop learned from logged LLM runs", 1)
+    return _nest(body.replace("## Learned from real LLM traces", "## Real vote loops: the stop learned from logged LLM "
+                              "runs", 1))
+
+
+def _nest(md: str) -> str:
+    """A section's own ``##`` subheadings one level down (``###``), under its first heading.
+
+    >>> _nest("## A\\ntext\\n## B\\n### C")
+    '## A\\ntext\\n### B\\n#### C'
+    """
+    head, sep, rest = md.partition("\n")
+    return head + sep + "\n".join("#" + ln if ln.startswith("##") else ln for ln in rest.split("\n"))
 
 
 def _timed(fn: Callable[[], str]) -> tuple[str, float, float]:
@@ -525,7 +536,7 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     head = headline(report, real, seed=seed, seconds=time.perf_counter() - t0, team=team)
     report["headline"] = head
     (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-    sim_md = render_summary(report, train_info=info).replace("# orchestrace evaluation", "## Simulator:", 1)
+    sim_md = _nest(render_summary(report, train_info=info).replace("# orchestrace evaluation — ", "## Simulator: ", 1))
     (out / "summary.md").write_text("# orchestrace demo: learned orchestration, on real runs first\n\n" + "  \n".join(head)
                                     + "\n\n" + _real_body(team_md) + "\n" + _real_body(offline_md)
                                     + "\n" + sim_md + "\n", encoding="utf-8")

@@ -99,8 +99,8 @@ def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh:
         g, where = {**f["gates"]["learned"], "model_class": g["model_class"]}, f"{fname}: {f['tasks']} fresh tasks"
     d = g["claims"]["beats_best_rule"]["return_diff"]
     fc = g["claims"]["fewer_calls_at_equal_accuracy"]
-    calls = (f"{fc['call_saving']['mean']:.0%} fewer LLM calls than {fc['baseline']} at equal accuracy"
-             if fc["met"] else f"{fc['call_saving']['mean']:.0%} fewer LLM calls than {fc['baseline']}, but not "
+    calls = (f"{100 * fc['call_saving']['mean']:.0f} % fewer LLM calls than {fc['baseline']} at equal accuracy"
+             if fc["met"] else f"{100 * fc['call_saving']['mean']:.0f} % fewer LLM calls than {fc['baseline']}, but not "
              "at equal accuracy")
     head = (f"**Learned from real traces** ({where}; SmolLM2-135M): the gate fitted from the "
             f"logs alone ({g['model_class']}) {_verdict(d)} the best validation-tuned rule of the whole family "
@@ -156,7 +156,7 @@ def team_claims(res: dict[str, Any]) -> str:
     name, s = list(res["sets"].items())[-1]
     c = s["policies"]["learned"]["claims"]
     best, cell, fc = c["beats_best_rule"], c["beats_best_rule_per_cell"], c["fewer_calls_at_equal_accuracy"]
-    calls = (f" with {fc['call_saving']['mean']:.0%} fewer LLM calls than {fc['baseline']} at equal accuracy"
+    calls = (f" with {100 * fc['call_saving']['mean']:.0f} % fewer LLM calls than {fc['baseline']} at equal accuracy"
              if fc["met"] else "")
     members = ", ".join(res["corpus"]["members"])
     return (f"({res.get('model', 'the logged model')}; members {members}; {s['tasks']} "

@@ -128,7 +128,8 @@ def test_the_real_sections_run_in_a_second_process_and_come_back_in_order(tmp_pa
     (tmp_path / "demo_hooks_x.py").write_text(
         "import os\nfrom pathlib import Path\n"
         "def team(out):\n    (Path(out) / 'team.txt').write_text(str(os.getpid()))\n    return '**T** head\\n\\n## T body'\n"
-        "def vote(out):\n    return '## V body'\n")
+        "def vote(out):\n    return '## V body'\n"
+        "def bug(out):\n    raise ValueError('a bug')\n")
     monkeypatch.syspath_prepend(str(tmp_path))  # a spawned process gets the parent's sys.path
     lines: list[str] = []
     runs = _RealRuns(tmp_path, lines.append, parallel=True,
@@ -138,6 +139,9 @@ def test_the_real_sections_run_in_a_second_process_and_come_back_in_order(tmp_pa
     assert int((tmp_path / "team.txt").read_text()) != os.getpid()  # computed in another process
     assert lines == ["      real traces: **T** head", "      real traces: ## V body"]
     assert {"real_team_s", "real_team_cpu_s", "real_vote_s", "real_vote_cpu_s", "real_wait_s"} <= set(timing)
+    lines.clear()  # a section that fails in the second process is reported, not raised: the simulator's work stays
+    mds, _ = _RealRuns(tmp_path, lines.append, parallel=True, sections=(("real_team", "demo_hooks_x:bug", "T"),)).result()
+    assert mds == ["## T\n\nfailed: ValueError: a bug.\n"] and lines == ["      real traces: failed: ValueError: a bug"]
 
 
 def test_demo_says_when_the_real_trace_result_is_not_available(tmp_path: Path, monkeypatch) -> None:

@@ -454,7 +454,7 @@ class _RealRuns:
 
     def __init__(self, out: str | Path, log: Callable[[str], None], *, parallel: bool,
                  sections: tuple[tuple[str, str, str], ...] = REAL_SECTIONS) -> None:
-        self.log, self.sections, self.t0 = log, sections, time.perf_counter()
+        self.log, self.sections = log, sections
         self.pool: Any = None
         self.done: tuple[list[str], list[str], dict[str, float]] | None = None
         if parallel:
@@ -476,8 +476,9 @@ class _RealRuns:
 
             try:
                 self.done = self.future.result()
-            except BrokenProcessPool as exc:  # the child died (out of memory, killed): say so, keep the simulator's
-                why = f"failed: the process computing it ended abnormally ({exc})"
+            except Exception as exc:  # noqa: BLE001 (the child died or failed: say so, keep the simulator's result)
+                why = (f"failed: the process computing it ended abnormally ({exc})" if isinstance(exc, BrokenProcessPool)
+                       else f"failed: {type(exc).__name__}: {exc}")
                 self.done = ([f"## {title}\n\n{why}.\n" for _, _, title in self.sections],
                              [f"      real traces: {why}"], {})
             finally:

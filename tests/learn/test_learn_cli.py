@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -96,8 +97,13 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(orchestrace.offline, "demo_section", demo_section)
 
+    def team_demo_section(out_dir):  # the team corpus's section (the real one is tests/offline/test_demo_section.py's)
+        return "**A real team, orchestrated from its logs** (x)\n\n## A real team\n\nthe policy vs the per-family rule: tie\n"
+
+    monkeypatch.setattr(orchestrace.offline, "team_demo_section", team_demo_section)
+
     def tiny_demo(out, **kw):
-        kw.update(env="small-v1", episodes=16, validation=8, fit_episodes=24, sample_traces=2,
+        kw.update(parallel=False, env="small-v1", episodes=16, validation=8, fit_episodes=24, sample_traces=2,
                   overrides={"episodes_per_step": 16, "group_size": 4, "warm_start_episodes": 32, "warm_start_steps": 10,
                              "hidden": 16})
         return real(out, **kw)
@@ -111,7 +117,31 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     assert "summary" in r.output and ("picture" in r.output)
     assert "the same recipe: orchestrace train" in r.output and "--stop-update fitted" in r.output
     assert "real traces: ## Learned from real LLM traces" in r.output and (tmp_path / "d" / "offline.txt").exists()
-    assert "+0.1 [0.0, 0.2]" in (tmp_path / "d" / "summary.md").read_text()
+    summary = (tmp_path / "d" / "summary.md").read_text()
+    assert "+0.1 [0.0, 0.2]" in summary and "the policy vs the per-family rule: tie" in summary
+    assert summary.index("## A real team") < summary.index("## Real vote loops") < summary.index("## Simulator")
+
+
+def test_the_real_sections_run_in_a_second_process_and_come_back_in_order(tmp_path: Path, monkeypatch) -> None:
+    from orchestrace.learn.demo import _RealRuns
+
+    (tmp_path / "demo_hooks_x.py").write_text(
+        "import os\nfrom pathlib import Path\n"
+        "def team(out):\n    (Path(out) / 'team.txt').write_text(str(os.getpid()))\n    return '**T** head\\n\\n## T body'\n"
+        "def vote(out):\n    return '## V body'\n"
+        "def bug(out):\n    raise ValueError('a bug')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # a spawned process gets the parent's sys.path
+    lines: list[str] = []
+    runs = _RealRuns(tmp_path, lines.append, parallel=True,
+                     sections=(("real_team", "demo_hooks_x:team", "T"), ("real_vote", "demo_hooks_x:vote", "V")))
+    (team_md, vote_md), timing = runs.result()
+    assert (team_md, vote_md) == ("**T** head\n\n## T body", "## V body")
+    assert int((tmp_path / "team.txt").read_text()) != os.getpid()  # computed in another process
+    assert lines == ["      real traces: **T** head", "      real traces: ## V body"]
+    assert {"real_team_s", "real_team_cpu_s", "real_vote_s", "real_vote_cpu_s", "real_wait_s"} <= set(timing)
+    lines.clear()  # a section that fails in the second process is reported, not raised: the simulator's work stays
+    mds, _ = _RealRuns(tmp_path, lines.append, parallel=True, sections=(("real_team", "demo_hooks_x:bug", "T"),)).result()
+    assert mds == ["## T\n\nfailed: ValueError: a bug.\n"] and lines == ["      real traces: failed: ValueError: a bug"]
 
 
 def test_demo_says_when_the_real_trace_result_is_not_available(tmp_path: Path, monkeypatch) -> None:

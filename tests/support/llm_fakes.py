@@ -3,6 +3,7 @@
 Actions per request: ``ok``, ``429``, ``500``, ``401`` (echoes the Authorization header back,
 like some hosted APIs do), ``malformed``, ``empty``, ``drop`` (close the connection without
 answering), ``hang`` (never answer). Every request, its headers and its action are recorded.
+``text`` is the reply of an ``ok`` request, or a function of the request body that gives it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def free_port() -> int:
 class FaultyServer:
     """A scripted chat-completions endpoint. ``script(i)`` gives the action for request ``i``."""
 
-    def __init__(self, script: Callable[[int], str], *, text: str = "The answer is 42.") -> None:
+    def __init__(self, script: Callable[[int], str], *, text: str | Callable[[dict], str] = "The answer is 42.") -> None:
         self.script = script
         self.text = text
         self.requests: list[dict] = []
@@ -96,7 +97,7 @@ class FaultyServer:
             return "401 Unauthorized", json.dumps({"error": {"message": f"Incorrect API key provided: {auth}"}}).encode(), ""
         if action == "malformed":
             return "200 OK", b'{"choices": [{"message": {"content": "4', ""
-        text = "" if action == "empty" else self.text
+        text = "" if action == "empty" else self.text(req) if callable(self.text) else self.text
         body = {
             "id": "x", "object": "chat.completion", "model": req.get("model", "fake"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],

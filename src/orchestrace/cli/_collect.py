@@ -46,18 +46,10 @@ def collect_run(
     no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Do not ask for token log-probs."),
 ) -> None:
     """Run an always-continue self-consistency vote on verifiable tasks; log every round as traces."""
-    from ..llm.collect import CollectConfig, parse_cells
+    from ..llm.collect import CollectConfig
 
     def make() -> object:
-        if task_file is not None:
-            from ..llm.taskfile import load_task_file
-
-            ctx = context_limit if base_url is not None else 1024  # serve-local: 1024 tokens per slot
-            n_file = len(load_task_file(task_file, max_prompt_tokens=None if ctx is None else ctx - max_tokens))
-            return CollectConfig(cells=(), n_tasks=n_file if tasks is None else tasks, rounds=rounds, width=width,
-                                 temperature=temperature, max_tokens=max_tokens, seed=seed,
-                                 logprobs=not no_logprobs, task_file=str(task_file.resolve()), context_limit=ctx)
-        return CollectConfig(cells=parse_cells(suites), n_tasks=1000 if tasks is None else tasks, rounds=rounds,
+        return CollectConfig(**_task_source(suites, tasks, task_file, context_limit, base_url), rounds=rounds,
                              width=width, temperature=temperature, max_tokens=max_tokens, seed=seed,
                              logprobs=not no_logprobs)
 
@@ -73,7 +65,14 @@ def collect_team(
     team: str = typer.Option("cold:0.2,hot:0.7,calc:0.2:calc,reviser:0.2:reviser", "--team",
                              help="Members NAME:TEMPERATURE[:STYLE]; STYLE answer (default), calc (a tool "
                                   "member) or reviser (shown the others' answers)."),
-    tasks: int = typer.Option(1000, "--tasks", "-n", help="Number of tasks."),
+    tasks: int = typer.Option(None, "--tasks", "-n", help="Number of tasks (default 1000, or all of --task-file); "
+                              "with --resume a larger number grows the corpus."),
+    task_file: Path = typer.Option(None, "--task-file", help="Your own tasks: the task file of `collect run "
+                                   "--task-file` (JSONL of id, prompt or messages, answer, grader); see "
+                                   "docs/your-runs.md. Replaces --suites."),
+    context_limit: int = typer.Option(None, "--context-limit", help="With --base-url: the endpoint's context "
+                                      "(tokens); task-file prompts that would not fit beside the calc or reviser "
+                                      "member's additions and the reply are refused up front."),
     rounds: int = typer.Option(3, "--rounds", "-R", help="Rounds per task (always all of them, every member)."),
     max_tokens: int = typer.Option(16, "--max-tokens", help="Tokens per reply."),
     top_logprobs: int = typer.Option(5, "--top-logprobs", help="Top-k token log-probs to log (DeepConf; 0 = none)."),
@@ -85,15 +84,32 @@ def collect_team(
     threads: int = typer.Option(1, "--threads", help="Local server compute threads."),
 ) -> None:
     """Run a heterogeneous team on verifiable tasks, every member every round; log it as traces."""
-    from ..llm.collect import parse_cells
     from ..llm.team import TeamConfig, parse_team
 
     def make() -> object:
-        return TeamConfig(cells=parse_cells(suites), n_tasks=tasks, rounds=rounds, members=parse_team(team),
-                          max_tokens=max_tokens, top_logprobs=top_logprobs, seed=seed)
+        members = parse_team(team)  # a bad --team is reported before the task file is read
+        return TeamConfig(**_task_source(suites, tasks, task_file, context_limit, base_url), rounds=rounds,
+                          members=members, max_tokens=max_tokens, top_logprobs=top_logprobs, seed=seed)
 
     _run_collection(make, out, resume=resume, base_url=base_url, model=model, concurrency=concurrency,
                     threads=threads)
+
+
+def _task_source(suites: str, tasks: int | None, task_file: Path | None, context_limit: int | None,
+                 base_url: str | None) -> dict[str, Any]:
+    """The task fields of a collection config: the built-in ``--suites`` cells (1000 tasks by default), or
+    ``--task-file`` (all of its tasks by default, ``n_tasks=0``), checked against the context limit
+    (serve-local: 1024 tokens per slot; an external endpoint: ``--context-limit`` if given)."""
+    from ..errors import ConfigError
+    from ..llm.collect import parse_cells
+
+    if tasks is not None and tasks < 1:
+        raise ConfigError(f"--tasks must be >= 1, got {tasks}")
+    if task_file is None:
+        return {"cells": parse_cells(suites), "n_tasks": 1000 if tasks is None else tasks}
+    ctx = context_limit if base_url is not None else 1024
+    return {"cells": (), "n_tasks": 0 if tasks is None else tasks, "task_file": str(task_file.resolve()),
+            "context_limit": ctx}
 
 
 def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base_url: str | None,

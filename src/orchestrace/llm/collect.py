@@ -98,7 +98,9 @@ class CollectConfig:
 
     ``rounds`` (R) × ``width`` (W) attempts per task, each at ``temperature`` with at most
     ``max_tokens`` tokens (``stop`` sequences end a reply early). ``attempt_seed`` gives
-    every attempt of the corpus a distinct sampling seed.
+    every attempt of the corpus a distinct sampling seed. With a ``task_file`` the tasks are
+    its first ``n_tasks`` (``0``: all of them) and ``cells`` is empty; ``context_limit`` refuses
+    a prompt that would not fit with :meth:`prompt_margin` tokens beside it.
     """
 
     cells: tuple[tuple[str, int], ...]
@@ -118,6 +120,8 @@ class CollectConfig:
     def __post_init__(self) -> None:
         if self.task_file:
             n = len(self.file_tasks())
+            if self.n_tasks == 0:  # every task of the file
+                object.__setattr__(self, "n_tasks", n)
             if self.n_tasks > n:
                 raise ConfigError(f"--tasks {self.n_tasks}: the task file {self.task_file} holds only {n} task(s)")
         elif not self.cells:
@@ -139,8 +143,12 @@ class CollectConfig:
             return []
         from .taskfile import load_task_file
 
-        limit = None if self.context_limit is None else self.context_limit - self.max_tokens
+        limit = None if self.context_limit is None else self.context_limit - self.prompt_margin()
         return load_task_file(self.task_file, max_prompt_tokens=limit)
+
+    def prompt_margin(self) -> int:
+        """Tokens of the context a task's own prompt may not use: the reply's (``max_tokens``)."""
+        return self.max_tokens
 
     def tasks(self) -> list[Any]:
         """The task list, in collection order (a task file's first ``n_tasks`` tasks, in file order)."""

@@ -134,6 +134,21 @@ class TeamConfig(CollectConfig):
         if not 0 <= self.top_logprobs <= 20:
             raise ConfigError(f"top_logprobs must be in [0, 20], got {self.top_logprobs}")
 
+    def prompt_margin(self) -> int:
+        """Tokens beside a task's own prompt: the reply's, plus the calc member's instruction or, larger,
+        what a reviser is shown (every distinct answer of the other members over all rounds).
+
+        >>> TeamConfig(cells=(("add", 1),), n_tasks=1, rounds=3, max_tokens=16).prompt_margin()
+        216
+        """
+        extra = 0
+        if any(m.style == "calc" for m in self.members):
+            extra = len(_CALC_ASK) // 3 + 4
+        n_plain = sum(m.style != "reviser" for m in self.members)
+        if n_plain < len(self.members):  # a reviser: its instruction and up to rounds × n_plain distinct answers
+            extra = max(extra, len(_REVISE_ASK) // 3 + 4 + self.rounds * n_plain * (self.max_tokens + 4))
+        return self.max_tokens + extra
+
     def sees(self) -> list[list[int]]:
         """Per member column, the columns whose answers it is shown (a reviser: every non-reviser)."""
         plain = [i for i, m in enumerate(self.members) if m.style != "reviser"]
@@ -141,7 +156,7 @@ class TeamConfig(CollectConfig):
 
     async def run_task(self, client: Any, index: int, task: Any, errors: list[str] | None = None) -> Any:
         """One task through every member for every round (see :func:`run_team_task`)."""
-        return await run_team_task(client, self, index, task)
+        return await run_team_task(client, self, index, task, errors)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for the manifest)."""
@@ -189,6 +204,10 @@ def calc_eval(expr: str) -> int | None:
         return None
 
 
+_CALC_ASK = "Do not answer it yourself. Write only the arithmetic expression a calculator should evaluate."
+_REVISE_ASK = "Check them and reply with the correct answer only."
+
+
 def _calc_prompt(task: Task) -> list[dict[str, str]]:
     """The whole-task prompt plus the calculator instruction (a shared prefix keeps the server's prompt cache warm).
 
@@ -196,8 +215,7 @@ def _calc_prompt(task: Task) -> list[dict[str, str]]:
     task no calculator can answer (a lookup) it spends tokens and answers nothing useful.
     """
     msgs = task.whole_prompt()
-    ask = "Do not answer it yourself. Write only the arithmetic expression a calculator should evaluate."
-    msgs[-1] = {"role": "user", "content": f"{msgs[-1]['content']}\n\n{ask}"}
+    msgs[-1] = {"role": "user", "content": f"{msgs[-1]['content']}\n\n{_CALC_ASK}"}
     return msgs
 
 
@@ -216,8 +234,7 @@ def _reviser_prompt(task: Task, seen: Sequence[str | None]) -> list[dict[str, st
             counts[a] = counts.get(a, 0) + 1
     shown = ", ".join(f"{a} ({n}x)" for a, n in sorted(counts.items(), key=lambda kv: -kv[1])) or "none yet"
     msgs = task.whole_prompt()
-    msgs[-1] = {"role": "user", "content": f"{msgs[-1]['content']}\n\nYour team answered: {shown}. "
-                "Check them and reply with the correct answer only."}
+    msgs[-1] = {"role": "user", "content": f"{msgs[-1]['content']}\n\nYour team answered: {shown}. {_REVISE_ASK}"}
     return msgs
 
 
@@ -237,8 +254,25 @@ def deepconf_confidence(top: Sequence[Sequence[float]], window: int = 4) -> floa
     return round(min(sum(tok[i:i + w]) / w for i in range(len(tok) - w + 1)), 4)
 
 
-async def run_team_task(client: Any, cfg: TeamConfig, index: int, task: Task) -> Any:
-    """Run one task through every member for every round; returns its native trace."""
+def _graded(task: Any, text: str, where: str, errors: list[str] | None) -> tuple[str | None, str | None]:
+    """A reply's canonical answer and grader error: a task-file task's own grader (its errors counted in
+    ``errors``, never raised), else the built-in task's parser."""
+    if not hasattr(task, "grade"):
+        return task.parse(None, text), None
+    answer, _, err = task.grade(text)
+    if err and errors is not None:
+        errors.append(f"{task.id} {where}: {err}")
+    return answer, err
+
+
+async def run_team_task(client: Any, cfg: TeamConfig, index: int, task: Task,
+                        errors: list[str] | None = None) -> Any:
+    """Run one task through every member for every round; returns its native trace.
+
+    A task-file task (:mod:`orchestrace.llm.taskfile`) is graded by its own grader; the calculator's
+    value is graded as if the member had replied with it. A grader that raises or times out makes
+    that reply unanswered; the error goes to ``errors`` and into the return event (``grade_error``).
+    """
     rows: list[list[Attempt]] = []
     extras: list[list[dict[str, Any]]] = []
     plain_answers: list[str | None] = []
@@ -259,18 +293,22 @@ async def run_team_task(client: Any, cfg: TeamConfig, index: int, task: Task) ->
                 messages = task.whole_prompt()
             res = await client.chat(messages, max_tokens=cfg.max_tokens, temperature=m.temperature, seed=seed,
                                     logprobs=cfg.logprobs, stop=list(cfg.stop) or None, extra=extra_req)
+            err = None
             if m.style == "calc":
                 answer, tool = _calc_answer(task, res.text)
                 info.update(tool)
+                if answer is not None and hasattr(task, "grade"):
+                    answer, err = _graded(task, answer, f"round {r} member {m.name} (calculator)", errors)
             else:
-                answer = task.parse(None, res.text)
+                answer, err = _graded(task, res.text, f"round {r} member {m.name}", errors)
             if m.style != "reviser" and sees:
                 plain_answers.append(answer)
             info["confidence"] = deepconf_confidence(res.top_logprobs)
             info["token_logprobs"] = [round(x, 4) for x in res.token_logprobs]
             row.append(Attempt(text=res.text, answer=answer, prompt_tokens=res.prompt_tokens,
                                completion_tokens=res.completion_tokens, logprob_mean=res.mean_logprob,
-                               finish_reason=res.finish_reason, seed=seed, t_start=res.t_start, t_end=res.t_end))
+                               finish_reason=res.finish_reason, seed=seed, t_start=res.t_start, t_end=res.t_end,
+                               error=err))
             ext.append(info)
         rows.append(row)
         extras.append(ext)
@@ -319,7 +357,8 @@ def team_trace(task: Task, attempts: Sequence[Sequence[Attempt]], extras: Sequen
                 agent, t=a.t_start - t0, t_end=a.t_end - t0, after=s, content=a.text,
                 tokens_in=a.prompt_tokens, tokens_out=a.completion_tokens,
                 attrs={"round": r, "worker": w, "answer": a.answer, "correct": a.answer == task.answer,
-                       "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed, **info},
+                       "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed,
+                       **({"grade_error": a.error} if a.error else {}), **info},
             ))
             seen.append(a.answer)
         agg = majority(seen)

@@ -30,7 +30,7 @@ CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --tra
 True
 """
 
-from ._demo import demo_section
+from ._demo import demo_section, team_demo_section
 from ._eval import evaluate_traces, fresh_mismatch
 from ._family import (
     FAMILIES,
@@ -115,6 +115,7 @@ __all__ = [
     "fit_price_logistic",
     "fresh_mismatch",
     "fit_team_policy",
+    "team_demo_section",
     "load_logged_runs",
     "logged_from_codes",
     "make_synthetic_logged",

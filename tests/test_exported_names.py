@@ -78,7 +78,7 @@ EXPORTED: dict[str, set[str]] = {
         "evaluate_traces", "family_candidates", "first_stop", "fit_gate", "fit_price_logistic",
         "fit_team_policy", "fresh_mismatch", "load_logged_runs", "logged_from_codes",
         "make_synthetic_logged", "make_synthetic_team", "read_corpus", "read_manifest",
-        "render_summary", "render_team", "rollout", "save_runs", "split_of", "task_prices", "team_demo_section", "valuation",
+        "render_summary", "render_team", "rollout", "save_runs", "split_of", "task_prices", "team_demo_section", "team_claims", "demo_ci_text", "demo_verdict", "valuation",
         "value_candidates", "write_pareto"
     },
     "report": {

@@ -86,7 +86,7 @@ def _defaults(command: object) -> dict[str, object]:
 
 @pytest.mark.parametrize("command, config, rename", [
     ("collect_run", "CollectConfig", {"tasks": None, "task_file": None}),  # None ≡ "" (no file)
-    ("collect_team", "TeamConfig", {"tasks": "n_tasks"}),
+    ("collect_team", "TeamConfig", {"tasks": None, "task_file": None}),  # -n: 1000 or all of the file
 ])
 def test_collect_options_default_to_the_config(command: str, config: str, rename: dict[str, str | None]) -> None:
     from orchestrace.cli import _collect

@@ -30,7 +30,7 @@ CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --tra
 True
 """
 
-from ._demo import demo_section, team_demo_section
+from ._demo import ci_text as demo_ci_text, demo_section, team_claims, team_demo_section, verdict as demo_verdict
 from ._eval import evaluate_traces, fresh_mismatch
 from ._family import (
     FAMILIES,
@@ -116,6 +116,9 @@ __all__ = [
     "fresh_mismatch",
     "fit_team_policy",
     "team_demo_section",
+    "team_claims",
+    "demo_ci_text",
+    "demo_verdict",
     "load_logged_runs",
     "logged_from_codes",
     "make_synthetic_logged",

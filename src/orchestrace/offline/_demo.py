@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_CORPUS", "DEFAULT_FRESH", "TEAM_CORPUS", "TEAM_FRESH", "demo_section", "team_demo_section"]
+__all__ = ["DEFAULT_CORPUS", "DEFAULT_FRESH", "TEAM_CORPUS", "TEAM_FRESH", "ci_text", "demo_section", "team_claims",
+           "team_demo_section", "verdict"]
 
 _CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 #: The committed corpus of real runs (package data) and its fresh set (collected separately).
@@ -29,16 +30,16 @@ TEAM_CORPUS = _CORPORA / "smollm2-team-v1"
 TEAM_FRESH = _CORPORA / "smollm2-team-fresh-v1"
 
 
-def _verdict(d: dict[str, float]) -> str:
+def verdict(d: dict[str, float]) -> str:
     """``beats`` / ``ties`` / ``trails``: where a paired 95 % interval of a return difference lies.
 
-    >>> _verdict({"lo": 0.01, "hi": 0.2}), _verdict({"lo": -0.01, "hi": 0.2}), _verdict({"lo": -0.2, "hi": -0.01})
+    >>> verdict({"lo": 0.01, "hi": 0.2}), verdict({"lo": -0.01, "hi": 0.2}), verdict({"lo": -0.2, "hi": -0.01})
     ('beats', 'ties', 'trails')
     """
     return "beats" if d["lo"] > 0 else ("ties" if d["hi"] >= 0 else "trails")
 
 
-def _ci(d: dict[str, float], digits: int = 4) -> str:
+def ci_text(d: dict[str, float], digits: int = 4) -> str:
     return f"{d['mean']:+.{digits}f} [{d['lo']:+.{digits}f}, {d['hi']:+.{digits}f}]"
 
 
@@ -103,8 +104,8 @@ def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh:
              if fc["met"] else f"{100 * fc['call_saving']['mean']:.0f} % fewer LLM calls than {fc['baseline']}, but not "
              "at equal accuracy")
     head = (f"**Learned from real traces** ({where}; SmolLM2-135M): the gate fitted from the "
-            f"logs alone ({g['model_class']}) {_verdict(d)} the best validation-tuned rule of the whole family "
-            f"({res['best_rule']}), return {_ci(d)}; {calls}.")
+            f"logs alone ({g['model_class']}) {verdict(d)} the best validation-tuned rule of the whole family "
+            f"({res['best_rule']}), return {ci_text(d)}; {calls}.")
     body = text.replace("# Stop rules on logged runs (exact offline evaluation)",
                         "## Learned from real LLM traces (exact offline evaluation)", 1)
     return head + "\n\n" + body + "\n\nFiles: `real/` (results.json, summary.md, pareto.png, run/gate.json).\n"
@@ -161,6 +162,6 @@ def team_claims(res: dict[str, Any]) -> str:
     members = ", ".join(res["corpus"]["members"])
     return (f"({res.get('model', 'the logged model')}; members {members}; {s['tasks']} "
             f"{'fresh ' if name != 'test' else ''}tasks): the joint policy learned from the logs "
-            f"{_verdict(best['return_diff'])} the best (rule × fixed team), `{best['baseline']}`, return "
-            f"{_ci(best['return_diff'], 3)}{calls}; it {_verdict(cell['return_diff'])} the rule chosen per task "
-            f"family on validation, return {_ci(cell['return_diff'], 3)}.")
+            f"{verdict(best['return_diff'])} the best (rule × fixed team), `{best['baseline']}`, return "
+            f"{ci_text(best['return_diff'], 3)}{calls}; it {verdict(cell['return_diff'])} the rule chosen per task "
+            f"family on validation, return {ci_text(cell['return_diff'], 3)}.")

@@ -104,7 +104,9 @@ def headline(report: dict[str, Any], real: dict[str, Any] | None, *, seed: int, 
     ``report``: the simulator's); fresh tasks where the corpus has a fresh set. A verdict is the
     paired 95 % interval's: beats (above 0), ties (contains 0), trails (below 0).
     """
-    from ..offline import demo_ci_text as _ci, demo_verdict as _verdict, team_claims
+    from ..offline import demo_ci_text as _ci
+    from ..offline import demo_verdict as _verdict
+    from ..offline import team_claims
 
     lines: list[str] = []
     if team is not None:

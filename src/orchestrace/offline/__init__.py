@@ -30,7 +30,9 @@ CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --tra
 True
 """
 
-from ._demo import ci_text as demo_ci_text, demo_section, team_claims, team_demo_section, verdict as demo_verdict
+from ._demo import ci_text as demo_ci_text
+from ._demo import demo_section, team_claims, team_demo_section
+from ._demo import verdict as demo_verdict
 from ._eval import evaluate_traces, fresh_mismatch
 from ._family import (
     FAMILIES,

@@ -61,6 +61,13 @@ def _fresh(fresh: str | Path | None) -> list[tuple[str, Any]]:
     return [(Path(fresh).name, runs)]
 
 
+def _save_fit(run: Path, policy: Any, fit: dict[str, Any], *, notes: Any, seed: int, corpus: Path) -> None:
+    """The fitted policy (``policy.save``) and its ``fit.json`` (the fit report, exclusions, seed, corpus)."""
+    policy.save(run)
+    (run / "fit.json").write_text(json.dumps({**fit, "exclusions": notes, "seed": seed, "corpus": str(corpus)},
+                                             indent=1, default=float), encoding="utf-8")
+
+
 def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh: str | Path | None = DEFAULT_FRESH,
                  seed: int = 0, log: Callable[[str], None] = lambda s: None) -> str:
     """Fit and evaluate the stop on the real corpus (and its fresh set); write ``OUT/real/``; return Markdown.
@@ -85,10 +92,7 @@ def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh:
     runs, notes = check_runs(read_corpus(corpus), where=str(corpus))
     gate, fit = fit_gate(runs, seed=seed, log=log)
     real = Path(out) / "real"
-    gate.save(real / "run")
-    (real / "run" / "fit.json").write_text(json.dumps({**fit, "exclusions": notes, "seed": seed,
-                                                       "corpus": str(corpus)}, indent=1, default=float),
-                                           encoding="utf-8")
+    _save_fit(real / "run", gate, fit, notes=notes, seed=seed, corpus=corpus)
     res = evaluate_traces(runs, [gate], names=["learned"], log=log, tests=_fresh(fresh))
     text = render(res)
     (real / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
@@ -136,10 +140,7 @@ def team_demo_section(out: str | Path, *, corpus: str | Path = TEAM_CORPUS, fres
     runs, notes = check_team_runs(read_corpus(corpus), where=str(corpus))
     pol, fit = fit_team_policy(runs, seed=seed, log=log)
     real = Path(out) / "real-team"
-    pol.save(real / "run")
-    (real / "run" / "fit.json").write_text(json.dumps({**fit, "exclusions": notes, "seed": seed,
-                                                       "corpus": str(corpus)}, indent=1, default=float),
-                                           encoding="utf-8")
+    _save_fit(real / "run", pol, fit, notes=notes, seed=seed, corpus=corpus)
     res = evaluate_team(runs, [pol], names=["learned"], tests=_fresh(fresh), log=log)
     res["model"] = str(runs.meta.get("model") or "the logged model")
     text = render_team(res)

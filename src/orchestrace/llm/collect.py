@@ -59,6 +59,14 @@ MANIFEST_FILE = "manifest.json"
 FORMAT = "orchestrace-vote-corpus-v1"
 
 
+def attempt_attrs(a: Any, r: int, w: int, answer: Any) -> dict[str, Any]:
+    """The attributes every logged attempt's return carries (vote and team collectors): round, column,
+    parsed answer, whether it is right, mean log-prob, finish reason, seed, and a grader's error."""
+    return {"round": r, "worker": w, "answer": a.answer, "correct": a.answer == answer,
+            "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed,
+            **({"grade_error": a.error} if a.error else {})}
+
+
 def parse_cells(text: str) -> tuple[tuple[str, int], ...]:
     """``"add:1,mentor:2"`` → ``(("add", 1), ("mentor", 2))``; suites of VOTE_SUITES or SUITES.
 
@@ -248,9 +256,7 @@ def task_trace(task: Any, attempts: Sequence[Sequence[Attempt]], *, meta: dict[s
             returns.append(b.return_(
                 agent, t=a.t_start - t0, t_end=a.t_end - t0, after=s, content=a.text,
                 tokens_in=a.prompt_tokens, tokens_out=a.completion_tokens,
-                attrs={"round": r, "worker": w, "answer": a.answer, "correct": a.answer == task.answer,
-                       "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed,
-                       **({"grade_error": a.error} if a.error else {}),
+                attrs={**attempt_attrs(a, r, w, task.answer),
                        **({"confidence": a.confidence} if a.confidence is not None else {})},
             ))
             seen.append(a.answer)

@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
-from .collect import Attempt, CollectConfig, majority
+from .collect import Attempt, CollectConfig, attempt_attrs, majority
 from .tasks import VOTE_SUITES, Task
 
 __all__ = ["DEFAULT_TEAM", "TEAM_FORMAT", "Member", "TeamConfig", "calc_eval", "deepconf_confidence", "team_trace"]
@@ -356,9 +356,7 @@ def team_trace(task: Task, attempts: Sequence[Sequence[Attempt]], extras: Sequen
             returns.append(b.return_(
                 agent, t=a.t_start - t0, t_end=a.t_end - t0, after=s, content=a.text,
                 tokens_in=a.prompt_tokens, tokens_out=a.completion_tokens,
-                attrs={"round": r, "worker": w, "answer": a.answer, "correct": a.answer == task.answer,
-                       "logprob_mean": a.logprob_mean, "finish_reason": a.finish_reason, "seed": a.seed,
-                       **({"grade_error": a.error} if a.error else {}), **info},
+                attrs={**attempt_attrs(a, r, w, task.answer), **info},
             ))
             seen.append(a.answer)
         agg = majority(seen)

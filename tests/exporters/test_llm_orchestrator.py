@@ -145,6 +145,16 @@ def test_format_warmup_runs_trl_sft_and_leaves_the_base_untouched(tiny_model) ->
     assert moved and not any("lora" in k for k in warm.state_dict())
 
 
+def test_format_warmup_rejects_bad_budgets() -> None:
+    from orchestrace.llm.llm_grpo import format_warmup
+    from orchestrace.offline import load_logged_runs
+
+    runs = load_logged_runs(TINY)
+    for kw in ({"steps": 0}, {"steps": -1}, {"batch": 0}, {"learning_rate": 0.0}):
+        with pytest.raises(ConfigError, match="format warm-up"):
+            format_warmup(runs, (None, None, {}), **kw)
+
+
 # ----------------------------------------------------------------------------- export, read back
 @needs("datasets")
 def test_export_trl_decisions_read_back_by_datasets(tmp_path) -> None:

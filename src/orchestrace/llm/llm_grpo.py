@@ -194,6 +194,9 @@ def format_warmup(runs: Any, base: tuple[Any, Any, dict[str, Any]], *, steps: in
     ``format_warmup``). A small model that never answers with a bare action word (SmolLM2-135M on a
     team's ten-word action list: 0 of 32 greedy replies parse) gives GRPO nothing to compare without it.
     """
+    if not (isinstance(steps, int) and steps >= 1 and isinstance(batch, int) and batch >= 1 and learning_rate > 0):
+        raise ConfigError(f"format warm-up: steps {steps!r} and batch {batch!r} must be integers ≥ 1 and the "
+                          f"learning rate {learning_rate!r} > 0 (e.g. --format-warmup 10)")
     require("torch", extra="trainers")
     datasets = require("datasets", extra="trainers")
     trl = require("trl", extra="trainers")

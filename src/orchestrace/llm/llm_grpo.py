@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, require
-from .llm_policy import DEFAULT_ACTION, parse_action, prompt_text
+from .llm_policy import DEFAULT_ACTION, own_forward, parse_action, prompt_text
 
 __all__ = ["RUN_FORMAT", "LLMGRPOConfig", "decision_reward", "decision_rows", "format_warmup",
            "train_llm_orchestrator"]
@@ -135,7 +135,8 @@ def _content(c: Any) -> str:
 
 
 def decision_reward(dec: Any, credit: str, continuation: Any, *, penalty: float = 1.0, seed: int = 0,
-                    log: list[dict[str, float]] | None = None) -> Callable[..., list[float]]:
+                    log: list[dict[str, float]] | None = None,
+                    samples: list[dict[str, Any]] | None = None) -> Callable[..., list[float]]:
     """A TRL reward function (``reward_funcs=[…]``) scoring each reply at its state (module docstring, step 3).
 
     TRL passes the dataset's ``task``, ``calls`` and ``prefix`` columns. ``log`` (if given) gets one
@@ -156,11 +157,12 @@ def decision_reward(dec: Any, credit: str, continuation: Any, *, penalty: float 
 
     def orchestrace_decision_credit(prompts: Sequence[Any], completions: Sequence[Any], task: Sequence[int],
                                     calls: Sequence[str], prefix: Sequence[float], **_: Any) -> list[float]:
-        out, qs, bad = [], [], 0
+        out, qs, bad, texts = [], [], 0, []
         for c, t, cl, pre in zip(completions, task, calls, prefix, strict=True):
             s = _state(dec, t, cl)
             valid = dec.valid(s)
             text = _content(c)
+            texts.append(text)
             a = parse_action(text, dec.actions, valid)
             fmt = 0.0
             if a is None:
@@ -178,6 +180,9 @@ def decision_reward(dec: Any, credit: str, continuation: Any, *, penalty: float 
         if log is not None:
             log.append({"q_stop_next": float(np.mean(qs)), "unparsed": bad / max(len(out), 1),
                         "reward": float(np.mean(out))})
+        if samples is not None:
+            samples.append({"replies": texts, "rewards": list(out), "task": [int(t) for t in task],
+                            "calls": list(calls), "prompts": [_content(p) for p in prompts]})
         return out
 
     return orchestrace_decision_credit
@@ -239,6 +244,7 @@ def format_warmup(runs: Any, base: tuple[Any, Any, dict[str, Any]], *, steps: in
         model = trainer.model
         if peft_cfg is not None:
             model = model.merge_and_unload()
+    own_forward(model)  # TRL's per-object forward wrapper would outlive a deep copy (see own_forward)
     model.eval()
     return model, tok, {**ident, "format_warmup": {"steps": steps, "batch": batch, "seed": seed}}
 
@@ -305,7 +311,9 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     if base is not None:
         import copy
 
-        lm = copy.deepcopy(lm)
+        # the base may carry a trainer's per-object forward (format_warmup's SFT): strip it before and after
+        # the copy, or the copy would generate with the base's frozen weights (own_forward)
+        lm = own_forward(copy.deepcopy(own_forward(lm)))
         prepare_tokenizer(lm, tok)
     doc = {"format": RUN_FORMAT, "model": ident["model"], "corpus": corpus_fingerprint(runs), "credit": cfg.credit,
            "continuation": cfg.continuation if cfg.credit == "exact" else None, "lora_r": cfg.lora_r,
@@ -328,7 +336,9 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     rows = decision_rows(dec, train_rows, cfg.states, cfg.seed)
     ds = datasets.Dataset.from_list(rows)
     curve: list[dict[str, float]] = []
-    reward = decision_reward(dec, cfg.credit, cont, penalty=cfg.penalty, seed=cfg.seed + 1, log=curve)
+    samples: list[dict[str, Any]] = []
+    reward = decision_reward(dec, cfg.credit, cont, penalty=cfg.penalty, seed=cfg.seed + 1, log=curve,
+                             samples=samples)
     args = trl.GRPOConfig(
         output_dir=str(out), max_steps=cfg.updates, per_device_train_batch_size=cfg.prompts_per_update * cfg.generations,
         num_generations=cfg.generations, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
@@ -371,5 +381,5 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
                   if toks else float("nan"), "peak_rss_gib": peak}
     if torch.cuda.is_available() and cfg.device.startswith("cuda"):
         throughput["peak_cuda_gib"] = torch.cuda.max_memory_allocated() / 2**30
-    return {"model": trainer.model, "tokenizer": tok, "decisions": dec, "curve": curve, "probes": probes,
-            "throughput": throughput, "identity": ident, "run": doc}
+    return {"model": own_forward(trainer.model), "tokenizer": tok, "decisions": dec, "curve": curve,
+            "samples": samples, "probes": probes, "throughput": throughput, "identity": ident, "run": doc}

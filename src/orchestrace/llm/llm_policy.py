@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import ConfigError, require
 
 __all__ = ["DEFAULT_ACTION", "SYSTEM_PROMPT", "LLMPolicy", "chat_prompt", "evaluate_llm", "load_causal_lm",
-           "parse_action", "prepare_tokenizer", "prompt_text"]
+           "own_forward", "parse_action", "prepare_tokenizer", "prompt_text", "reply_logprobs"]
 
 #: The system message of every prompt (short: it is paid on every decision).
 SYSTEM_PROMPT = "You decide the next step of a voting team. Reply with one action word."
@@ -150,6 +150,57 @@ def prepare_tokenizer(lm: Any, tok: Any) -> None:
     lm.generation_config.eos_token_id = tok.eos_token_id
     lm.generation_config.pad_token_id = tok.pad_token_id
     lm.config.pad_token_id = tok.pad_token_id
+
+
+def own_forward(model: Any) -> Any:
+    """Remove every *per-object* ``forward`` from ``model`` and its sub-modules, so that calling the model
+    (``model(...)``, ``generate``) runs its own weights again; returns ``model``.
+
+    TRL's trainers (``SFTTrainer``, ``GRPOTrainer``: ``add_fused_lm_head``) replace ``model.forward`` on the
+    object with a wrapper that keeps the object's original bound forward. ``copy.deepcopy`` copies the
+    wrapper but not what it closes over: the copy's calls — generation included — then run the
+    *original* object's weights, and training the copy changes nothing that generates. Call this on any
+    model a TRL trainer has touched before copying, sampling from or returning it (the trainers here do).
+
+    >>> import types
+    >>> class M:
+    ...     def forward(self): return "own"
+    ...     def modules(self): return [self]
+    >>> m = M(); m.forward = types.MethodType(lambda self: "patched", m)
+    >>> own_forward(m).forward()
+    'own'
+    """
+    mods = model.modules() if hasattr(model, "modules") else [model]
+    for mod in mods:
+        if "forward" in vars(mod):
+            del vars(mod)["forward"]
+    return model
+
+
+def reply_logprobs(model: Any, tokenizer: Any, prompts: Sequence[str], replies: Sequence[str]) -> np.ndarray:
+    """Log-probability of each reply (its tokens, then eos) after its prompt, read **through
+    ``generate``**: the reply is forced token by token (``prefix_allowed_tokens_fn``) and scored from the
+    raw logits ``generate`` returns — the path sampling and evaluation take, not the training loss's.
+    """
+    torch = require("torch", extra="trainers")
+    device = next(model.parameters()).device
+    out = []
+    for prompt, reply in zip(prompts, replies, strict=True):
+        enc = tokenizer([prompt], return_tensors="pt", add_special_tokens=False).to(device)
+        target = tokenizer(reply, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        n0 = enc["input_ids"].shape[1]
+
+        def allowed(_batch: int, ids: Any, n0: int = n0, target: list[int] = target) -> list[int]:
+            k = ids.shape[-1] - n0
+            return [target[min(k, len(target) - 1)]]
+
+        with torch.no_grad():
+            gen = model.generate(**enc, max_new_tokens=len(target), do_sample=False, prefix_allowed_tokens_fn=allowed,
+                                 output_logits=True, return_dict_in_generate=True,
+                                 pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+        lp = sum(float(torch.log_softmax(step[0].float(), -1)[t]) for step, t in zip(gen.logits, target, strict=False))
+        out.append(lp)
+    return np.asarray(out)
 
 
 class LLMPolicy:

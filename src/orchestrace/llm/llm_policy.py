@@ -111,8 +111,12 @@ def load_causal_lm(model: str | os.PathLike[str] | None = None, *, device: str =
         if path.suffix != ".gguf":
             raise ConfigError(f"--model {path}: a file must be a .gguf model; for a transformers model give its "
                               "folder (config.json, weights)")
-        require("gguf", extra="trainers")
-        folder, kw = path.parent, {"gguf_file": path.name}
+        cache = dequantized_folder(path)
+        if (cache / "config.json").is_file():
+            folder = cache  # dequantised before: a plain transformers folder (trainable by every version)
+        else:
+            require("gguf", extra="trainers")
+            folder, kw = path.parent, {"gguf_file": path.name}
     else:
         folder = path
         if not (path / "config.json").is_file():
@@ -132,11 +136,52 @@ def load_causal_lm(model: str | os.PathLike[str] | None = None, *, device: str =
         raise ConfigError(f"--model {path}: transformers cannot read it ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:300] if str(exc) else ''}); give a transformers causal-LM "
                           "folder or a .gguf file it supports") from None
+    if kw:  # read from the GGUF: keep the dequantised float copy as a folder (see dequantized_folder)
+        _save_folder(lm, tok, dequantized_folder(path))
     prepare_tokenizer(lm, tok)
     lm.to(device)
     ident = {"model": str(path.resolve()), "bytes": path.stat().st_size if path.is_file() else
              sum(p.stat().st_size for p in path.iterdir() if p.is_file())}
     return lm, tok, ident
+
+
+def dequantized_folder(gguf: Path) -> Path:
+    """Where :func:`load_causal_lm` keeps the dequantised float32 copy of a GGUF model as a transformers
+    folder (``save_pretrained``): ``$ORCHESTRACE_CACHE`` (default ``~/.cache/orchestrace``) /
+    ``models/<name>-<fingerprint>``, the fingerprint over the file's size and first and last MiB.
+
+    Transformers dequantises a GGUF on every load (~30 s for SmolLM2-135M) and recent versions refuse
+    to *train* a model loaded from one; the folder is loaded, trained and copied to a GPU machine like
+    any other model.
+    """
+    import hashlib
+
+    h = hashlib.sha256(str(gguf.stat().st_size).encode())
+    with open(gguf, "rb") as f:
+        h.update(f.read(1 << 20))
+        f.seek(max(gguf.stat().st_size - (1 << 20), 0))
+        h.update(f.read(1 << 20))
+    root = Path(os.environ.get("ORCHESTRACE_CACHE") or Path.home() / ".cache" / "orchestrace")
+    return root / "models" / f"{gguf.stem}-{h.hexdigest()[:16]}"
+
+
+def _save_folder(lm: Any, tok: Any, folder: Path) -> None:
+    """``save_pretrained`` model and tokenizer into ``folder`` atomically (a temporary sibling, renamed);
+    a cache that cannot be written is skipped — the model in memory is already loaded."""
+    import shutil
+    import tempfile
+
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+        try:
+            lm.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            os.replace(tmp, folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        pass
 
 
 def prepare_tokenizer(lm: Any, tok: Any) -> None:

@@ -1,0 +1,163 @@
+"""Credit schemes side by side on a stopping problem with known true advantages (issue 40 item 3).
+
+    python benchmarks/credit_schemes.py [--quick] [--out benchmarks/credit_schemes_results.json]
+                                        [--picture docs/credit-schemes.png]
+
+The problem is :class:`orchestrace.credit.stopping_problem.StoppingProblem` (defaults: 8 answers,
+cost 0.01 per extra answer, hidden worker accuracy 0.55 / 0.65 / 0.8): the policy decides when
+to stop, so episode lengths depend on it (O5), and ``A(s, a)`` is exact.
+
+1. **Bias.** For two fixed policies (uniform; "shaped": continue while the vote is close,
+   ``θ_s = 1.5 − d``), each seed runs ``--tasks`` GRPO groups (8 episodes of one task) and
+   compares the Monte Carlo mean advantage per ``(s, a)`` with ``A(s, a)``
+   (:func:`~orchestrace.credit.stopping_problem.estimator_bias`): raw mean abs error, relative
+   bias of the state-centred mean after the best positive scale, sign agreement, correlation;
+   mean and 95 % t-interval over seeds. Scale ``none`` (mean baselines) is the main table;
+   ``std`` (GRPO's division by the group std) is reported beside it.
+2. **Learning speed.** A tabular policy from θ = 0, the same updates for every scheme
+   (8 tasks × 8 episodes per update, lr 10, scale none), every seed; ``J`` exact after each
+   update. Target: exact credit reaches the best other scheme's final return (mean ``J`` of its
+   last 10 % of updates) in ≤ ½ of the updates.
+
+Writes a JSON of every number and a picture (matplotlib, imported only here). Machine load is
+recorded before and after (``/proc/loadavg``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from orchestrace._stats import t_interval
+from orchestrace.credit.schemes import CreditScheme
+from orchestrace.credit.stopping_problem import StoppingProblem, estimator_bias, train_tabular
+
+SCHEMES = tuple(s.value for s in CreditScheme)
+METRICS = ("mae", "rel_bias", "sign", "corr")
+
+
+def loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def bias_study(problem: StoppingProblem, seeds: int, tasks: int) -> dict:
+    policies = {"uniform": np.zeros(len(problem.states)),
+                "shaped": np.array([1.5 - d for _, d in problem.states], float)}
+    out: dict = {}
+    for name, theta in policies.items():
+        out[name] = {"J": problem.true_values(theta)[3]}
+        for scale in ("none", "std"):
+            per_seed = [estimator_bias(problem, theta, SCHEMES, tasks=tasks, seed=s, scale=scale)
+                        for s in range(seeds)]
+            table = {}
+            for j, sch in enumerate(SCHEMES):
+                rows = [r[j] for r in per_seed]
+                table[sch] = {m: {"seeds": [getattr(r, m) for r in rows], **t_interval([getattr(r, m) for r in rows])}
+                              for m in METRICS}
+                table[sch]["cells"] = [r.cells for r in rows]
+            out[name][scale] = table
+    return out
+
+
+def learning_study(problem: StoppingProblem, seeds: int, updates: int) -> dict:
+    curves = {sch: [train_tabular(problem, sch, updates=updates, seed=s).tolist() for s in range(seeds)]
+              for sch in SCHEMES}
+    tail = max(updates // 10, 1)
+    final = {sch: [float(np.mean(c[-tail:])) for c in cs] for sch, cs in curves.items()}
+    per_seed = []
+    for s in range(seeds):
+        others = {sch: final[sch][s] for sch in SCHEMES if sch != "exact"}
+        best = max(others, key=others.get)
+        target = others[best]
+        curve = np.asarray(curves["exact"][s])
+        hit = np.flatnonzero(curve >= target)
+        reach = int(hit[0]) if hit.size else None
+        per_seed.append({"seed": s, "best_other": best, "target": target, "exact_updates_to_target": reach,
+                         "ratio": None if reach is None else reach / updates,
+                         "met": reach is not None and reach <= updates / 2})
+    return {"curves": curves, "final": {k: {"seeds": v, **t_interval(v)} for k, v in final.items()},
+            "per_seed": per_seed, "target_met_every_seed": all(p["met"] for p in per_seed)}
+
+
+def picture(res: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 4.2))
+    x = np.arange(len(SCHEMES))
+    for k, (pol, off) in enumerate((("uniform", -0.18), ("shaped", 0.18))):
+        t = res["bias"][pol]["none"]
+        m = [t[s]["rel_bias"]["mean"] for s in SCHEMES]
+        err = [[t[s]["rel_bias"]["mean"] - t[s]["rel_bias"]["lo"] for s in SCHEMES],
+               [t[s]["rel_bias"]["hi"] - t[s]["rel_bias"]["mean"] for s in SCHEMES]]
+        a0.bar(x + off, m, 0.36, yerr=err, capsize=3, label=f"policy: {pol}", color=("C0", "C1")[k])
+    a0.set_xticks(x, SCHEMES)
+    a0.set_ylabel("relative bias vs true A(s,a)  (0 = unbiased)")
+    a0.set_title("bias of the per-decision advantage (95% CI over seeds)")
+    a0.legend()
+    for k, sch in enumerate(SCHEMES):
+        cs = np.asarray(res["learning"]["curves"][sch])
+        for c in cs:
+            a1.plot(c, color=f"C{k}", alpha=0.25, lw=0.7)
+        a1.plot(cs.mean(0), color=f"C{k}", lw=2, label=sch)
+    a1.axhline(res["problem"]["J_optimal"], color="k", ls="--", lw=1, label="optimal J*")
+    a1.set_xlabel("update (8 tasks x 8 episodes)")
+    a1.set_ylabel("expected return J (exact)")
+    a1.set_title("tabular policy gradient, same updates per scheme")
+    a1.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="few seeds and tasks (a smoke run)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("credit_schemes_results.json"))
+    ap.add_argument("--picture", type=Path, default=Path(__file__).parents[1] / "docs" / "credit-schemes.png")
+    args = ap.parse_args()
+    seeds, tasks, updates = (3, 5_000, 60) if args.quick else (5, 100_000, 400)
+    problem = StoppingProblem()
+    res: dict = {"load_before": loadavg(), "cpus": os.cpu_count(),
+                 "config": {"seeds": seeds, "tasks_per_seed": tasks, "group": 8, "updates": updates,
+                            "tasks_per_update": 8, "lr": 10.0, "scale_learning": "none"},
+                 "problem": {"horizon": problem.horizon, "cost": problem.cost,
+                             "accuracies": list(problem.accuracies), "states": len(problem.states),
+                             "J_optimal": problem.optimal_return(),
+                             "J_always_stop": problem.true_values(np.full(len(problem.states), -50.0))[3]}}
+    t0 = time.perf_counter()
+    res["bias"] = bias_study(problem, seeds, tasks)
+    res["bias_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res["learning"] = learning_study(problem, seeds, updates)
+    res["learning_seconds"] = time.perf_counter() - t0
+    res["load_after"] = loadavg()
+    args.out.write_text(json.dumps(res, indent=1) + "\n")
+    picture(res, args.picture)
+    for pol in ("uniform", "shaped"):
+        for scale in ("none", "std"):
+            print(f"bias, policy {pol}, scale {scale}:")
+            for sch in SCHEMES:
+                t = res["bias"][pol][scale][sch]
+                print(f"  {sch:>9}  " + "  ".join(f"{m} {t[m]['mean']:.3f} [{t[m]['lo']:.3f}, {t[m]['hi']:.3f}]"
+                                                   for m in METRICS))
+    print("learning: final J per seed")
+    for sch in SCHEMES:
+        print(f"  {sch:>9}  " + " ".join(f"{v:.4f}" for v in res["learning"]["final"][sch]["seeds"]))
+    for p in res["learning"]["per_seed"]:
+        print(f"  seed {p['seed']}: target {p['target']:.4f} ({p['best_other']}); exact reaches it at update "
+              f"{p['exact_updates_to_target']} of {updates} -> met {p['met']}")
+    print(f"J* {res['problem']['J_optimal']:.4f}; load before {res['load_before']}; after {res['load_after']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -213,8 +213,8 @@ def estimator_bias(problem: StoppingProblem, theta: np.ndarray, schemes: tuple[s
         raise ConfigError(f"tasks {tasks} and group {group}: each must be ≥ 1")
     theta = np.asarray(theta, float)
     S = len(problem.states)
-    if theta.shape != (S,):
-        raise ConfigError(f"theta has shape {theta.shape}; the problem has {S} states")
+    if theta.shape != (S,) or not np.isfinite(theta).all():
+        raise ConfigError(f"theta has shape {theta.shape}; the problem has {S} states (finite logits)")
     rng = np.random.default_rng(seed)
     sums = np.zeros((len(sch), S * 2))
     cnt = np.zeros(S * 2)
@@ -250,7 +250,7 @@ def train_tabular(problem: StoppingProblem, scheme: str, *, updates: int = 300, 
     True
     """
     sch = parse_scheme(scheme)
-    if updates < 1 or tasks < 1 or group < 1 or not lr > 0:
+    if updates < 1 or tasks < 1 or group < 1 or not (np.isfinite(lr) and lr > 0):
         raise ConfigError("updates, tasks and group must be ≥ 1 and lr > 0")
     S = len(problem.states)
     theta = np.full(S, float(init))

@@ -130,10 +130,13 @@ def picture(res: dict, path: Path) -> None:
     conv = res["convergence"]
     for k, sch in enumerate(SCHEMES):
         m = np.array([c["mean"] for c in conv[sch]])
-        a2.errorbar(conv["tasks"], m, yerr=[m - [c["lo"] for c in conv[sch]], [c["hi"] for c in conv[sch]] - m],
+        lo = np.maximum([c["lo"] for c in conv[sch]], m / 3)  # a log axis: clip an interval reaching 0
+        a2.errorbar(conv["tasks"], m, yerr=[m - lo, [c["hi"] for c in conv[sch]] - m],
                     marker="o", color=f"C{k}", label=sch, capsize=3)
     a2.set_xscale("log")
     a2.set_yscale("log")
+    a2.set_xticks(conv["tasks"], [f"{n // 1000}k" for n in conv["tasks"]])
+    a2.minorticks_off()
     a2.set_xlabel("GRPO groups (8 episodes of one task), uniform policy")
     a2.set_ylabel("relative bias (log)")
     a2.set_title("noise shrinks with samples, bias stays")
@@ -157,7 +160,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="few seeds and tasks (a smoke run)")
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("credit_schemes_results.json"))
     ap.add_argument("--picture", type=Path, default=Path(__file__).parents[1] / "docs" / "credit-schemes.png")
+    ap.add_argument("--picture-only", action="store_true", help="redraw the picture from --out, run nothing")
     args = ap.parse_args()
+    if args.picture_only:
+        picture(json.loads(args.out.read_text()), args.picture)
+        return
     seeds, tasks, updates = (3, 5_000, 60) if args.quick else (5, 100_000, 400)
     problem = StoppingProblem()
     res: dict = {"load_before": loadavg(), "cpus": os.cpu_count(),

@@ -183,3 +183,19 @@ def test_exact_credit_learns_and_per_turn_credit_collapses_to_always_stop() -> N
     J_turn = train_tabular(p, "per-turn", updates=120, seed=0)
     assert J_exact[-20:].mean() > start + 0.03
     assert abs(J_turn[-20:].mean() - always_stop) < 0.002 < start - always_stop
+
+
+def test_exact_credit_is_unbiased_exactly_over_all_logs() -> None:
+    """No sampling: the visit-weighted mean of the per-task exact advantage at each (s, a) is A(s, a)."""
+    p = StoppingProblem(horizon=7)
+    theta = np.random.default_rng(3).normal(size=len(p.states))
+    A, _, _, _ = p.true_values(theta)
+    X, P = p.all_logs()
+    dec, Qx, _ = p.task_values(theta, X)
+    pc = 1 / (1 + np.exp(-theta[dec]))
+    reach = np.concatenate([np.ones((len(X), 1)), np.cumprod(pc, axis=1)[:, :-1]], axis=1)
+    Vx = pc * Qx[..., 1] + (1 - pc) * Qx[..., 0]
+    for s in range(len(p.states)):
+        w = P[:, None] * reach * (dec == s)
+        for a in (0, 1):
+            assert (w * (Qx[..., a] - Vx)).sum() / w.sum() == pytest.approx(A[s, a], abs=1e-12)

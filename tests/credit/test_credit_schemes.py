@@ -199,3 +199,22 @@ def test_exact_credit_is_unbiased_exactly_over_all_logs() -> None:
         w = P[:, None] * reach * (dec == s)
         for a in (0, 1):
             assert (w * (Qx[..., a] - Vx)).sum() / w.sum() == pytest.approx(A[s, a], abs=1e-12)
+
+
+def test_reply_advantages_group_by_prompt_and_take_the_first_decision() -> None:
+    from orchestrace.credit.schemes import reply_advantages
+
+    rng = np.random.default_rng(9)
+    eps = [DecisionEpisode(tuple(rng.normal(size=int(rng.integers(1, 4))).tolist()), start=float(rng.normal()))
+           for _ in range(12)]
+    keys = [i % 3 for i in range(12)]
+    for s in CreditScheme:
+        if s is CreditScheme.EXACT:
+            continue
+        got = reply_advantages(eps, keys, s)
+        for k in range(3):
+            rows = [i for i in range(12) if keys[i] == k]
+            want = [a[0] for a in scheme_advantages([eps[i] for i in rows], s, scale="none")]
+            np.testing.assert_allclose(got[rows], want)
+    with pytest.raises(ConfigError, match="groups has 2 entries"):
+        reply_advantages(eps, [0, 1], "broadcast")

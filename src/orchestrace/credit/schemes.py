@@ -52,7 +52,7 @@ from ..errors import ConfigError, did_you_mean
 from ..vocab import _StrEnum
 
 __all__ = ["SCALES", "CreditScheme", "DecisionEpisode", "group_advantages", "parse_scheme",
-           "scheme_advantages"]
+           "reply_advantages", "scheme_advantages"]
 
 #: How advantages are scaled: ``std`` (GRPO: divide by the group std + ε) or ``none`` (mean baseline only).
 SCALES = ("std", "none")
@@ -218,3 +218,33 @@ def scheme_advantages(episodes: Sequence[DecisionEpisode], scheme: CreditScheme 
     start = np.array([[e.start for e in episodes]], dtype=float)
     a = group_advantages(sch, r, lengths, agents=ag, q=q, v=v, start=start, scale=scale, eps=eps)
     return [a[0, i, : len(e.rewards)].copy() for i, e in enumerate(episodes)]
+
+
+def reply_advantages(episodes: Sequence[DecisionEpisode], groups: Sequence[object], scheme: CreditScheme | str, *,
+                     scale: str = "none", eps: float = 1e-6) -> np.ndarray:
+    """The advantage of each episode's *first* decision, the episodes grouped by ``groups`` ``(n,)``.
+
+    For a trainer whose batch is one sampled reply per row (TRL's GRPO): row ``i``'s reply is
+    decision 0 of ``episodes[i]`` (its reward, then the rewards of the continuation that followed
+    it; ``start`` = reward before it), and rows with the same group key (the prompt: the state)
+    form one group. Returns ``(n,)``, to be used as each row's reward.
+
+    >>> eps = [DecisionEpisode((0.0, 1.0)), DecisionEpisode((0.0, 0.0)), DecisionEpisode((0.5,)),
+    ...        DecisionEpisode((1.0,))]
+    >>> reply_advantages(eps, ["s", "s", "s", "t"], "per-turn").round(3).tolist()
+    [0.333, -0.667, 0.333, 0.0]
+    """
+    sch = parse_scheme(scheme)
+    keys = list(groups)
+    if len(keys) != len(episodes):
+        raise ConfigError(f"groups has {len(keys)} entries but there are {len(episodes)} episodes")
+    if any(not e.rewards for e in episodes):
+        raise ConfigError("every episode needs at least its first decision's reward")
+    members: dict[object, list[int]] = {}
+    for i, k in enumerate(keys):
+        members.setdefault(k, []).append(i)
+    out = np.zeros(len(keys))
+    for rows in members.values():
+        adv = scheme_advantages([episodes[i] for i in rows], sch, scale=scale, eps=eps)
+        out[rows] = [a[0] for a in adv]
+    return out

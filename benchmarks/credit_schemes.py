@@ -101,7 +101,10 @@ def learning_study(problem: StoppingProblem, seeds: int, updates: int, lr: float
                          "exact_updates_to_target": reach if improved else None,
                          "ratio": None if reach is None or not improved else reach / updates,
                          "met": (reach is not None and reach <= updates / 2) if improved else None})
-    return {"lr": lr, "scale": scale, "curves": curves,
+    every = 5  # the JSON keeps every 5th update of each curve (the numbers above use all of them)
+    kept = list(range(0, updates + 1, every)) + ([updates] if updates % every else [])
+    return {"lr": lr, "scale": scale, "curve_updates": kept,
+            "curves": {k: [[round(c[u], 5) for u in kept] for c in cs] for k, cs in curves.items()},
             "final": {k: {"seeds": v, **t_interval(v)} for k, v in final.items()},
             "per_seed": per_seed, "target_met_every_seed": all(p["met"] is True for p in per_seed)}
 
@@ -143,9 +146,10 @@ def picture(res: dict, path: Path) -> None:
     a2.legend(fontsize=8)
     for k, sch in enumerate(SCHEMES):
         cs = np.asarray(res["learning"][MAIN]["curves"][sch])
+        u = res["learning"][MAIN]["curve_updates"]
         for c in cs:
-            a1.plot(c, color=f"C{k}", alpha=0.25, lw=0.7)
-        a1.plot(cs.mean(0), color=f"C{k}", lw=2, label=sch)
+            a1.plot(u, c, color=f"C{k}", alpha=0.25, lw=0.7)
+        a1.plot(u, cs.mean(0), color=f"C{k}", lw=2, label=sch)
     a1.axhline(res["problem"]["J_optimal"], color="k", ls="--", lw=1, label="optimal J*")
     a1.set_xlabel("update (8 tasks x 8 episodes)")
     a1.set_ylabel("expected return J (exact)")

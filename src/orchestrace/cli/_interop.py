@@ -159,6 +159,12 @@ def _export_decisions(fmt: ExportFormat, path: Path, out: Path, credit: str, con
 
     if fmt not in (ExportFormat.trl, ExportFormat.verl):
         raise fail(f"--decisions exports training rows for trl or verl, not {fmt.value}")
+    from ..credit.schemes import parse_scheme
+
+    try:
+        credit = parse_scheme(credit).value
+    except ConfigError as exc:
+        raise fail(f"--decisions: {exc}") from None
     try:
         runs = read_corpus(path)
         turns = decision_turns(runs, credit=credit, continuation=continuation, episodes=episodes)
@@ -190,7 +196,7 @@ def export_cmd(
     spec: Path = typer.Option(None, "--spec", help="TOML reward spec whose rewards are credited to the turns (default: the trace's own, else its outcome)."),
     baseline: str = typer.Option(None, "--baseline", help="Per-turn rewards relative to a baseline: a number, or 'group' (the mean reward of the file's runs of the same task); a failed run then gets negative rewards on its causes."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    decisions: str = typer.Option(None, "--decisions", metavar="exact|broadcast", help="PATH is an always-continue corpus (collect run): export its orchestration decisions (behaviour-policy episodes of the train split) with per-decision credit — exact: Q(state, action) from the log, advantage vs the mean over valid actions; broadcast: the episode's return (trl, verl)."),
+    decisions: str = typer.Option(None, "--decisions", metavar="exact|broadcast|per-turn|per-agent", help="PATH is an always-continue corpus (collect run): export its orchestration decisions (behaviour-policy episodes of the train split) with per-decision credit — exact: Q(state, action) from the log, advantage vs the mean over valid actions; broadcast: the episode's return; per-turn: per-turn rewards normalised at each turn index (MT-GRPO), summed to go; per-agent: the return normalised per agent (Dr. MAS) (trl, verl; docs/credit-schemes.md)."),
     continuation: str = typer.Option("gate", "--continuation", help="--decisions exact: the continuation policy of Q — gate (the stop gate fitted on the train split) or stop-next."),
     episodes: int = typer.Option(4, "--episodes", min=1, help="--decisions: behaviour-policy episodes per task."),
 ) -> None:

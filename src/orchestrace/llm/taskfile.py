@@ -46,7 +46,6 @@ raises, hangs past its timeout, or does not grade its own reference answer corre
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -58,9 +57,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .._limits import printable, scrub
 from .._problems import Problem
 from ..errors import ConfigError
 from ..vocab import Severity
+from ._sandbox import GraderFailed, check_grader, run_grader
 from .tasks import parse_choice
 
 __all__ = ["GRADERS", "FileTask", "Graded", "Grader", "TaskFileError", "extract_answer", "load_task_file",
@@ -172,7 +173,11 @@ class Grader:
             return Graded(reference if ok else c, ok, None)
         got = extract_answer(text)
         if self.kind == "regex":
-            if re.search(self.pattern, text):
+            try:  # in the grader's process: a pattern that backtracks for ever is killed at the deadline
+                hit = run_grader(None, text, pattern=self.pattern, timeout_s=self.timeout_s)
+            except GraderFailed as exc:
+                return Graded(None, False, f"grader regex {printable(self.pattern[:80])!r} {exc}")
+            if hit:
                 return Graded(reference, True, None)
             return Graded(None if got is None else _wrong(got, reference), False, None)
         if got is None:
@@ -181,12 +186,18 @@ class Grader:
         return Graded(reference if ok else got, ok, None)
 
     def _grade_callable(self, text: str, reference: str) -> Graded:
-        try:
-            out = call_with_timeout(self._fn, (text, reference), self.timeout_s)
-        except TimeoutError:
-            return Graded(None, False, f"grader {self.func} did not return within {self.timeout_s:g} s")
-        except Exception as exc:  # a user's grader: any error is counted, never a traceback
-            return Graded(None, False, f"grader {self.func} raised {type(exc).__name__}: {exc}")
+        if self._fn is None:  # a task file's module:function: in its own process (orchestrace.llm._sandbox)
+            try:
+                out = run_grader(self.func, text, reference=reference, timeout_s=self.timeout_s)
+            except GraderFailed as exc:
+                return Graded(None, False, f"grader {self.func} {scrub(printable(str(exc)))}")
+        else:  # a function object handed in from Python: the caller's own code, run in this process
+            try:
+                out = call_with_timeout(self._fn, (text, reference), self.timeout_s)
+            except TimeoutError:
+                return Graded(None, False, f"grader {self.func} did not return within {self.timeout_s:g} s")
+            except Exception as exc:  # a user's grader: any error is counted, never a traceback
+                return Graded(None, False, f"grader {self.func} raised {type(exc).__name__}: {scrub(str(exc))}")
         if out is None:
             return Graded(None, False, None)
         if isinstance(out, bool):
@@ -269,14 +280,11 @@ def parse_grader(spec: Any, *, answer: str = "") -> Grader:
         mod, _, name = kind.partition(":")
         if not mod or not name:
             raise ValueError(f"callable grader {kind!r}: write it as module:function")
-        try:
-            fn = getattr(importlib.import_module(mod), name)
-        except Exception as exc:  # ImportError, AttributeError, or the module's own error on import
-            raise ValueError(f"callable grader {kind!r} cannot be loaded ({type(exc).__name__}: {exc}); is the "
-                             "module on PYTHONPATH?") from None
-        if not callable(fn):
-            raise ValueError(f"grader {kind!r} is not callable")
-        return Grader("callable", func=kind, timeout_s=float(timeout), _fn=fn)
+        try:  # imported in the grader's own process, under its deadline (a SystemExit or a sleep at import)
+            check_grader(kind, float(timeout))
+        except GraderFailed as exc:
+            raise ValueError(f"callable grader {kind!r} {scrub(printable(str(exc)))}") from None
+        return Grader("callable", func=kind, timeout_s=float(timeout))
     if kind not in GRADERS:
         raise ValueError(f"unknown grader {kind!r}; choose exact, numeric, regex, choice or module:function")
     if kind == "numeric":

@@ -284,6 +284,10 @@ class CorpusWriter:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.done: set[str] = set()
         self.cut_bytes = 0
+        if self.path.exists() or self.path.is_symlink():
+            from .._limits import regular_file
+
+            regular_file(self.path, limit=2**40, what="traces stream")  # a FIFO or a device: refused, not opened
         if self.path.exists() and self.path.stat().st_size > 0:
             if not resume:
                 raise ConfigError(f"{self.path} already holds traces; pass --resume to continue that collection "
@@ -334,9 +338,13 @@ class CorpusWriter:
         """Write one whole trace with a single write; flush and fsync."""
         from ..core.io import dumps
 
-        self._fh.write(dumps(trace, format="jsonl"))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.write(dumps(trace, format="jsonl"))
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:  # a full disk, a quota: located (a torn tail is cut by --resume)
+            raise OSError(exc.errno, f"cannot write the trace of task {trace.task_id!r} ({exc.strerror or exc}); "
+                          "the traces before it are kept: free space, then --resume", str(self.path)) from None
         self.done.add(trace.task_id)
 
     def close(self) -> None:
@@ -556,6 +564,11 @@ def collect(
 
         failure = exc
         result.failed = scrub(str(exc))
+    except BaseException as exc:  # a write error, an interrupt: the manifest says the run did not end cleanly
+        from .._limits import scrub
+
+        result.failed = scrub(f"{type(exc).__name__}: {exc}") or type(exc).__name__
+        raise
     finally:
         writer.close()
         record(True)

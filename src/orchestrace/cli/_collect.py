@@ -107,6 +107,9 @@ def _task_source(suites: str, tasks: int | None, task_file: Path | None, context
         raise ConfigError(f"--tasks must be >= 1, got {tasks}")
     if task_file is None:
         return {"cells": parse_cells(suites), "n_tasks": 1000 if tasks is None else tasks}
+    from .._limits import MAX_SMALL_FILE_BYTES, regular_file
+
+    regular_file(task_file, limit=MAX_SMALL_FILE_BYTES, what="task file")  # a symlink loop: located, before resolve()
     ctx = context_limit if base_url is not None else 1024
     return {"cells": (), "n_tasks": 0 if tasks is None else tasks, "task_file": str(task_file.resolve()),
             "context_limit": ctx}

@@ -102,3 +102,25 @@ def test_a_failed_write_keeps_the_previous_output(tmp_path: Path, monkeypatch: p
     with pytest.raises(OSError, match="No space"):
         to_verl([], pq_out)
     assert pq_out.read_bytes() == b"previous" and pa is not None
+
+
+def test_member_names_from_a_corpus_are_printed_without_terminal_control(tmp_path: Path) -> None:
+    import dataclasses
+
+    from orchestrace.offline import make_synthetic_team, save_runs
+
+    t = make_synthetic_team(240, 3, seed=3)
+    names = tuple(f"\x1b[31m{m}\x1b]0;pwn\x07" for m in t.members)
+    t = dataclasses.replace(t, members=names, meta={**t.meta, "members": list(names)})
+    save_runs(t, tmp_path / "t.npz")
+    for args in (["train", "--from-traces", str(tmp_path / "t.npz"), "-o", str(tmp_path / "run")],
+                 ["eval", "--traces", str(tmp_path / "t.npz"), str(tmp_path / "run")]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, r.output
+        assert "\x1b" not in r.output and "\x07" not in r.output and "\\x1b[31mcold" in r.output
+
+
+def test_env_run_episodes_are_bounded(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["env", "run", "orchestrace/Orchestrate-small-v0", "--episodes", str(10**12),
+                                 "-o", str(tmp_path / "e.jsonl")])
+    assert r.exit_code == 2 and "--episodes" in r.output and not (tmp_path / "e.jsonl").exists()

@@ -161,3 +161,16 @@ def test_a_write_error_is_located_and_the_manifest_records_it(raw_server, tmp_pa
     assert f"{out / 'traces.jsonl'}" in r.output and "No space left" in r.output and "--resume" in r.output  # type: ignore[attr-defined]
     sess = json.loads((out / "manifest.json").read_text())["sessions"][-1]
     assert sess["failed"] and "No space left" in sess["failed"] and sess["written"] == 1
+
+
+def test_a_team_reply_with_absurd_top_logprobs_stores_a_confidence_readers_accept(raw_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from orchestrace.offline import load_logged_runs
+
+    url = raw_server(lambda auth: _completion(logprob="-1e300"))
+    out = tmp_path / "c"
+    r = _collect("team", out, _tasks(tmp_path), url, "--top-logprobs", "2")
+    assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
+    recs = [json.loads(x) for x in (out / "traces.jsonl").read_text().splitlines()]
+    conf = [e["event"]["attrs"].get("confidence") for e in recs if e.get("event", {}).get("type") == "return"]
+    assert conf and all(c is None or 0 <= c <= 1e6 for c in conf)
+    assert load_logged_runs(out).shape[0] == 2  # what was written reads back

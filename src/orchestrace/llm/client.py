@@ -524,7 +524,8 @@ def _token_logprobs(choice: dict[str, Any]) -> tuple[tuple[float, ...], tuple[tu
         return (), ()
 
     def ok(v: Any) -> bool:  # compared before any float(): a 400-digit integer is out of range, not an error
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and -1e308 <= v <= 0
+        # ≥ -1e6: the confidence built from them (−mean of a token's top log-probs) stays in what readers accept
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and -1e6 <= v <= 0
 
     toks: list[float] = []
     tops: list[tuple[float, ...]] = []

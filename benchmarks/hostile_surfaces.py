@@ -196,7 +196,7 @@ def surface_cases() -> list[Case]:  # noqa: PLR0915 (a flat list of cases)
         {"type": "regex", "pattern": r"answer is 7\.|^(a+)+$", **g})), _ran_clean(2, grader_errors=True)))
     for name in ("g_import_exit", "g_import_sleep"):
         out.append((f"1 graders: {name}", lambda d, n=name: _collect(d, "ok", _task_rows({"type": f"{n}:grade", **g})),
-                    _refused(2)))
+                    _refused(1)))  # located problems of the task file: invalid input
     out.append(("1 graders: team, SystemExit", lambda d: _collect(
         d, "ok", _task_rows({"type": "g_exit:grade", **g}), command="team"), _ran_clean(2, grader_errors=True)))
     # (2) secrets
@@ -238,7 +238,7 @@ def surface_cases() -> list[Case]:  # noqa: PLR0915 (a flat list of cases)
                         ("FIFO", fifo_tasks)]:
         out.append((f"4 task file: {name}", lambda d, b=build: _collect(d, "ok", b(d)), _refused(2)))
     out.append(("4 task file: NaN answer", lambda d: _collect(d, "ok", [
-        '{"id": "a", "prompt": "?", "answer": NaN}']), _refused(2)))
+        '{"id": "a", "prompt": "?", "answer": NaN}']), _refused(1)))
     out.append(("4 task file: U+2028 in a prompt", lambda d: _collect(d, "ok", [
         {"id": "a", "prompt": "2\u2028?", "answer": "2", "grader": "numeric"}]), _ran_clean(1)))
     # (5) amplification

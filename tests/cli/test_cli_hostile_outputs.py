@@ -124,3 +124,17 @@ def test_env_run_episodes_are_bounded(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["env", "run", "orchestrace/Orchestrate-small-v0", "--episodes", str(10**12),
                                  "-o", str(tmp_path / "e.jsonl")])
     assert r.exit_code == 2 and "--episodes" in r.output and not (tmp_path / "e.jsonl").exists()
+
+
+def test_one_exit_code_rule_for_task_files_across_commands(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "prompt": "?", "answer": NaN}\n')
+    log = tmp_path / "s.jsonl"
+    log.write_text('{"id": "a", "answer": "1", "samples": ["1", "1", "1", "1"]}\n')
+    url = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    for tasks, code in [(bad, 1), (tmp_path / "none.jsonl", 2)]:
+        got = [CliRunner().invoke(app, argv).exit_code for argv in (
+            ["collect", "run", str(tmp_path / "r"), "--task-file", str(tasks), *url],
+            ["collect", "team", str(tmp_path / "t"), "--task-file", str(tasks), *url],
+            ["collect", "import", str(log), "--tasks", str(tasks), "-o", str(tmp_path / "i")])]
+        assert got == [code] * 3, (tasks, got)

@@ -9,6 +9,7 @@ import errno
 import http.server
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -174,3 +175,13 @@ def test_a_team_reply_with_absurd_top_logprobs_stores_a_confidence_readers_accep
     conf = [e["event"]["attrs"].get("confidence") for e in recs if e.get("event", {}).get("type") == "return"]
     assert conf and all(c is None or 0 <= c <= 1e6 for c in conf)
     assert load_logged_runs(out).shape[0] == 2  # what was written reads back
+
+
+def test_a_manifest_that_cannot_be_written_is_located(tmp_path: Path) -> None:
+    from orchestrace.llm.collect import _write_manifest
+
+    os.mkfifo(tmp_path / "manifest.json")
+    with pytest.raises(OSError, match="cannot write the manifest") as ei:
+        _write_manifest(tmp_path / "manifest.json", {"format": "x"})
+    assert ei.value.filename == str(tmp_path / "manifest.json")
+    assert stat.S_ISFIFO((tmp_path / "manifest.json").lstat().st_mode)

@@ -592,7 +592,11 @@ def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     from .._limits import scrub_obj
     from ..core.io import atomic_write
 
-    atomic_write(path, (json.dumps(scrub_obj(manifest), indent=1, sort_keys=True) + "\n").encode())
+    try:
+        atomic_write(path, (json.dumps(scrub_obj(manifest), indent=1, sort_keys=True) + "\n").encode())
+    except OSError as exc:  # a full disk, a FIFO in its place: located (the previous manifest is kept)
+        raise OSError(exc.errno, f"cannot write the manifest ({exc.strerror or exc}); the previous one is kept",
+                      str(path)) from None
 
 
 def _versions() -> dict[str, str]:

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
@@ -92,3 +95,41 @@ def test_a_file_of_junk_lines_is_refused_in_bounded_time(tmp_path: Path) -> None
     with pytest.raises(TaskFileError, match="reading stopped at line") as ei:
         load_task_file(f)
     assert time.monotonic() - t0 < 10 and len(ei.value.problems) == 200
+
+
+_PIECES = ['{"id": "a", "prompt": "?", "answer": 1}', '{"id": "a"', "NaN", "1e999", "9" * 400, '"\u2028"', "[[[[",
+           '{"id": 1, "prompt": "p", "answer": "x", "difficulty": 10000000}', '{"grader": {"type": "regex"}}', "\x00"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=60), st.sampled_from(_PIECES)), max_size=6))
+def test_any_task_file_loads_or_is_a_located_refusal(lines: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "t.jsonl"
+        p.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+        try:
+            tasks = load_task_file(p, check_graders=False)
+        except TaskFileError as exc:
+            assert all(pr.path.startswith(f"{p}:") for pr in exc.problems)
+            return
+        assert all(len(t.answer) <= 4096 and 0 <= t.difficulty <= 10**6 for t in tasks)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.sampled_from(_PIECES)))
+def test_the_log_decoder_returns_or_raises_value_error(text: str) -> None:
+    from orchestrace.llm._logread import loads
+
+    try:
+        out = loads(text)
+    except ValueError:
+        return
+    stack = [out]
+    while stack:  # what decodes holds only finite floats and integers within ±2**63
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack += list(x.values())
+        elif isinstance(x, list):
+            stack += x
+        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+            assert -(2**63) < x < 2**63

@@ -55,6 +55,8 @@ __all__ = [
 
 TRACES_FILE = "traces.jsonl"
 MANIFEST_FILE = "manifest.json"
+#: A stored reply's length (characters; up to 6 bytes each once JSON-escaped: under the 1 MiB record cap).
+MAX_TEXT_CHARS = 100_000
 #: Format tag written into every trace's meta and the manifest.
 FORMAT = "orchestrace-vote-corpus-v1"
 
@@ -219,6 +221,18 @@ class Attempt:
     t_end: float
     error: str | None = None  # a task-file grader's error (raised / timed out): the attempt counts as unparsed
     confidence: float | None = None  # DeepConf-style confidence from top-k log-probs, when the log has them
+
+    def __post_init__(self) -> None:
+        """Bounded as the corpus reader bounds it, so a collection is never one its reader refuses: a reply
+        text over :data:`MAX_TEXT_CHARS` is cut (its line stays under the 1 MiB record cap), an answer over
+        4096 characters is no answer, a grader's error is cut to 1000 characters."""
+        if len(self.text) > MAX_TEXT_CHARS:
+            cut = len(self.text) - MAX_TEXT_CHARS
+            object.__setattr__(self, "text", f"{self.text[:MAX_TEXT_CHARS]}…[{cut} characters cut]")
+        if self.answer is not None and len(self.answer) > 4096:
+            object.__setattr__(self, "answer", None)
+        if self.error is not None and len(self.error) > 1000:
+            object.__setattr__(self, "error", self.error[:1000] + "…")
 
 
 def task_trace(task: Any, attempts: Sequence[Sequence[Attempt]], *, meta: dict[str, Any] | None = None) -> Any:

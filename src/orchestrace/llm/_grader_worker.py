@@ -61,7 +61,19 @@ def _limit_memory(mb: int) -> None:
         pass
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when the collector dies (a grader looping for ever is not left behind)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
 def main() -> None:  # noqa: C901 (one loop, read top to bottom)
+    _die_with_parent()
     rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)

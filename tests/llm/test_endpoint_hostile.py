@@ -187,13 +187,13 @@ def test_a_manifest_that_cannot_be_written_is_located(tmp_path: Path) -> None:
     assert stat.S_ISFIFO((tmp_path / "manifest.json").lstat().st_mode)
 
 
-@pytest.mark.parametrize("command", ["run", "team"])
-def test_a_huge_reply_is_stored_so_that_the_corpus_reads_back(raw_server, tmp_path: Path, command: str) -> None:  # type: ignore[no-untyped-def]
-    from orchestrace.offline import load_logged_runs
+def test_a_huge_reply_is_stored_so_that_the_corpus_reads_back(raw_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from orchestrace.offline import load_logged_runs  # (the team collector stores the same Attempt)
 
-    url = raw_server(lambda auth: _completion("x" * 300_000 + "\n" + "\x01" * 300_000 + "\nThe answer is " + "7" * 5000))
+    # 1.08 MB once JSON-escaped (\x01 is written \u0001), and an answer of 5,000 characters
+    url = raw_server(lambda auth: _completion("x" * 120_000 + "\n" + "\x01" * 160_000 + "\nThe answer is " + "7" * 5000))
     out = tmp_path / "c"
-    r = _collect(command, out, _tasks(tmp_path), url)
+    r = _collect("run", out, _tasks(tmp_path), url)
     assert r.exit_code == 0, r.output  # type: ignore[attr-defined]
     assert max(len(x) for x in (out / "traces.jsonl").read_bytes().splitlines()) < 1 << 20
     runs = load_logged_runs(out)  # the writer stored nothing its reader refuses

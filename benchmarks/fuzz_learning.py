@@ -25,6 +25,15 @@ target      contract
             answers ``decide`` with a finite advantage or a round-limit stop
 ``decide``  ``StopGate.decide`` with drawn arguments (strings, flat lists, nested objects,
             NaN prices, ragged rounds): only ``ConfigError``
+``taskfile``  ``load_task_file`` on mutated task lines (every built-in grader, a regex one run in its
+            grader process): only ``TaskFileError``; what loads has answers ≤ 4096 characters
+            and difficulty in ``[0, 10**6]``   (issue 41)
+``import``  ``import_logs`` on mutated samples lines: only ``ConfigError`` (``ImportError_``,
+            ``TaskFileError``); what it writes loads back with ``load_logged_runs``
+``reply``   the client's ``_parse_completion`` on a mutated chat-completion body: never raises;
+            a reply's mean log-prob in ``[-1000, 0]``, token log-probs ≥ -1e6, usage < 2**31
+``policy``  ``TeamPolicy.from_dict`` on a mutated fitted policy: only ``ConfigError``; a policy
+            that loads has finite fills in range
 ==========  ===============================================================================
 
 Every execution also has to end within ``--slow`` seconds (default 20; a hang is a finding).
@@ -54,7 +63,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "vote-corpus-tiny"
-TARGETS = ("corpus", "manifest", "npz", "gate", "decide")
+TARGETS = ("corpus", "manifest", "npz", "gate", "decide", "taskfile", "import", "reply", "policy")
 
 HOSTILE: list[Any] = [
     -5, "12", 1e300, -1e308, 1e38, 10**400, -(10**400), 2**31, 2**63, -1, 0, 0.5, True, None, {}, [], {"a": [1]},
@@ -290,8 +299,99 @@ def run_decide(draw: Any, work: Path, base: Any) -> None:
         raise Finding(f"non-finite advantage: {d}")
 
 
+# ----------------------------------------------------------------------------- issue 41: the newest surfaces
+_TASKS = [
+    {"id": "a", "prompt": "2+2?", "answer": 4, "grader": "numeric", "difficulty": 1},
+    {"id": "b", "messages": [{"role": "user", "content": "Capital?"}], "answer": "Paris"},
+    {"id": "c", "prompt": "pick", "answer": "red", "grader": {"type": "choice", "choices": ["red", "blue"]}},
+    {"id": "d", "prompt": "colour", "answer": "red", "grader": {"type": "regex", "pattern": "red", "timeout_s": 2}},
+]
+
+
+def run_taskfile(draw: Any, work: Path, base: Any) -> None:
+    from orchestrace.llm.taskfile import TaskFileError, load_task_file
+
+    lines = _mutate_lines([json.dumps(t).encode() + b"\n" for t in _TASKS], draw, 1 + draw(4))
+    p = work / "t.jsonl"
+    p.write_bytes(b"".join(lines))
+    try:
+        tasks = load_task_file(p)
+    except TaskFileError:
+        return
+    for t in tasks:
+        if len(t.answer) > 4096 or not 0 <= t.difficulty <= 10**6:
+            raise Finding(f"task {t.id!r} loaded out of bounds")
+
+
+def run_import(draw: Any, work: Path, base: Any) -> None:
+    from orchestrace.errors import ConfigError
+    from orchestrace.llm.logimport import import_logs
+    from orchestrace.offline import load_logged_runs
+
+    rows = [{"id": f"q{i}", "answer": str(i % 3), "samples": [
+        {"text": f"answer {(i + j) % 3}", "logprob_mean": -0.1 * j, "tokens": 5 + j} if j % 2 else f"so {i % 3}"
+        for j in range(4)]} for i in range(4)]
+    lines = _mutate_lines([json.dumps(r).encode() + b"\n" for r in rows], draw, 1 + draw(4))
+    p = work / "s.jsonl"
+    p.write_bytes(b"".join(lines))
+    try:
+        import_logs([p], work / "c", width=2)
+    except ConfigError:
+        return
+    load_logged_runs(work / "c")  # what the import wrote reads back
+
+
+def run_reply(draw: Any, work: Path, base: Any) -> None:
+    from orchestrace.llm.client import _parse_completion
+
+    body = {"model": "m", "choices": [{"message": {"content": "4"}, "finish_reason": "stop", "logprobs": {"content": [
+        {"logprob": -0.5, "top_logprobs": [{"logprob": -0.5}, {"logprob": -2.0}]}]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    text = json.dumps(body)
+    for _ in range(1 + draw(3)):
+        text = _mutate_json_text(text, draw)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    out = _parse_completion(data)
+    if hasattr(out, "mean_logprob"):
+        if out.mean_logprob is not None and not -1000 <= out.mean_logprob <= 0:
+            raise Finding(f"mean log-prob {out.mean_logprob}")
+        if any(not -1e6 <= v <= 0 for v in out.token_logprobs):
+            raise Finding("token log-prob out of range")
+    if out.usage is not None and max(out.usage) >= 2**31:
+        raise Finding(f"usage {out.usage}")
+
+
+def run_policy(draw: Any, work: Path, base: dict) -> None:
+    from orchestrace.errors import ConfigError
+    from orchestrace.offline import TeamPolicy
+
+    text = json.dumps(base)
+    for _ in range(1 + draw(3)):
+        text = _mutate_json_text(text, draw)
+    try:
+        pol = TeamPolicy.from_dict(json.loads(text))
+    except ConfigError:
+        return
+    except ValueError:  # json.loads of a mutated document: not the reader's contract
+        return
+    if not (-1000 <= pol.lp_fill <= 0 and 0 <= pol.cf_fill <= 1e6 and 0 < pol.token_scale <= 1e12):
+        raise Finding("a policy loaded with a fill or scale out of range")
+
+
 # ----------------------------------------------------------------------------- the loop
 def _base(target: str) -> Any:
+    if target in ("taskfile", "import", "reply"):
+        return None
+    if target == "policy":
+        import dataclasses
+
+        from orchestrace.offline import fit_team_policy, make_synthetic_team
+
+        pol, _ = fit_team_policy(make_synthetic_team(240, 3, seed=3), classes=("linear",), seed=0, histories=1)
+        return {"format": "orchestrace-team-policy/1", **json.loads(json.dumps(dataclasses.asdict(pol), default=float))}
     if target in ("corpus", "manifest"):
         return _tiny_lines()
     if target == "gate":
@@ -309,7 +409,8 @@ def _base(target: str) -> Any:
         return {k: z[k] for k in z.files}
 
 
-RUNNERS = {"corpus": run_corpus, "manifest": run_manifest, "npz": run_npz, "gate": run_gate, "decide": run_decide}
+RUNNERS = {"corpus": run_corpus, "manifest": run_manifest, "npz": run_npz, "gate": run_gate, "decide": run_decide,
+           "taskfile": run_taskfile, "import": run_import, "reply": run_reply, "policy": run_policy}
 
 
 def fuzz(target: str, seconds: float, findings: Path, slow: float) -> dict[str, Any]:

@@ -78,6 +78,10 @@ MAX_CORPUS_BYTES = 128 * 1024**2
 MAX_LINE_BYTES = 1024**2
 #: A manifest, a gate/policy file, a task file.
 MAX_SMALL_FILE_BYTES = 16 * 1024**2
+#: Blank lines in one stream (a writer emits none; more is padding, never one object each).
+MAX_BLANK_LINES = 10_000
+#: Problems listed for one corpus: past it the reader stops (a file of junk is not read to its end).
+MAX_PROBLEMS = 1_000
 #: Tokens of one attempt (prompt or completion): a count at or above it is corrupt.
 MAX_TOKENS = 2**20
 #: The lowest mean token log-prob accepted (a mean below it is corrupt; 0 is the highest).
@@ -210,7 +214,8 @@ def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
     The file must be a regular file under ``limit`` bytes (default :func:`corpus_bytes`);
     the decompressed total is capped at ``limit`` too and each line at ``line_limit``
     (a longer one is yielded as a ``ValueError`` saying so, its bytes skipped). Unreadable data (a torn gzip, the cap) ends the stream with one
-    ``(line_no, OSError)``: the lines before it were yielded.
+    ``(line_no, OSError)``: the lines before it were yielded. Blank lines are skipped (their
+    numbers counted); more than :data:`MAX_BLANK_LINES` of them end the stream the same way.
 
     >>> import tempfile, os, gzip
     >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl.gz")
@@ -223,6 +228,7 @@ def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
     regular_file(path, limit=cap, what="corpus stream")
     ln = 0
     total = 0
+    blank = 0
     try:
         with open(path, "rb") as raw:
             fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if str(path).endswith(".gz") else raw
@@ -236,6 +242,11 @@ def capped_lines(path: str | os.PathLike[str], *, limit: int | None = None,
                     raise OSError(f"more than {cap} bytes (decompressed) — a compression bomb? (raise "
                                   "ORCHESTRACE_MAX_CORPUS_BYTES for a larger corpus)")
                 ln += 1
+                if not line.strip():  # a blank line is skipped, never an object; padding is capped
+                    blank += 1
+                    if blank > MAX_BLANK_LINES:
+                        raise OSError(f"more than {MAX_BLANK_LINES} blank lines — padding, or a compression bomb?")
+                    continue
                 if len(line) > line_limit:
                     yield ln, ValueError(f"the line is longer than {line_limit} bytes")
                     while line and not line.endswith(b"\n"):  # skip the rest, still capped

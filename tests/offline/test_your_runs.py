@@ -91,7 +91,7 @@ def test_cli_refuses_a_bad_task_file_without_a_traceback(tmp_path: Path) -> None
     f = write_lines(tmp_path / "t.jsonl", [{"id": "a", "prompt": "?"}])
     r = CliRunner().invoke(app, ["collect", "run", str(tmp_path / "c"), "--task-file", str(f),
                                  "--base-url", "http://127.0.0.1:9/v1", "--model", "m"])
-    assert r.exit_code == 2 and f"{f}:1" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 1 and f"{f}:1" in r.output and "Traceback" not in r.output  # invalid content: 1
     assert not (tmp_path / "c" / "traces.jsonl").exists()
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from ._app import EXIT_INVALID, app, console, fail, note, progress
+from ._app import EXIT_INVALID, EXIT_USAGE, app, console, fail, note, progress
 
 collect_app = typer.Typer(help="Collect real vote-loop runs as traces; fit the simulator to them.",
                           no_args_is_help=True)
@@ -107,6 +107,9 @@ def _task_source(suites: str, tasks: int | None, task_file: Path | None, context
         raise ConfigError(f"--tasks must be >= 1, got {tasks}")
     if task_file is None:
         return {"cells": parse_cells(suites), "n_tasks": 1000 if tasks is None else tasks}
+    from .._limits import MAX_SMALL_FILE_BYTES, regular_file
+
+    regular_file(task_file, limit=MAX_SMALL_FILE_BYTES, what="task file")  # a symlink loop: located, before resolve()
     ctx = context_limit if base_url is not None else 1024
     return {"cells": (), "n_tasks": 0 if tasks is None else tasks, "task_file": str(task_file.resolve()),
             "context_limit": ctx}
@@ -136,8 +139,9 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
                           server_info=info, on_task=bar)
     except LLMError as exc:
         raise fail(str(exc), code=EXIT_INVALID) from None
-    except OrchestraceError as exc:
-        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
+    except OrchestraceError as exc:  # located problems (a task file's lines): invalid input, 1; else usage, 2
+        problems = getattr(exc, "problems", ())
+        raise fail(str(exc), problems=problems, code=EXIT_INVALID if problems else EXIT_USAGE) from None
     except KeyboardInterrupt:
         done = "" if bar is None or bar.done is None else f" with {bar.done} tasks written"
         raise fail(f"interrupted{done}; the same command with --resume continues", code=130) from None
@@ -233,7 +237,8 @@ def collect_import(
     try:
         rep = import_logs(logs, out, fmt=fmt, tasks=tasks, grader=grader, width=width, model=model, strict=strict)
     except (ImportError_, TaskFileError) as exc:  # the logs or the task file: invalid input, located
-        raise fail(str(exc), problems=exc.problems, code=EXIT_INVALID) from None
+        io = isinstance(exc, TaskFileError) and not exc.problems  # no such task file, a FIFO …: I/O, as collect run
+        raise fail(str(exc), problems=exc.problems, code=EXIT_USAGE if io else EXIT_INVALID) from None
     except OrchestraceError as exc:  # an option that does not fit (a format, --tasks missing): usage
         raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
     except OSError as exc:

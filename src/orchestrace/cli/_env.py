@@ -22,6 +22,9 @@ from ._app import (
 
 __all__ = ["env_app"]
 
+#: `env run --episodes` upper bound: each episode is simulated and written; more is a typo or a hang.
+MAX_EPISODES = 1_000_000
+
 env_app = typer.Typer(help="Orchestration environments: list ids, run a policy and write traces.", no_args_is_help=True)
 app.add_typer(env_app, name="env")
 
@@ -70,8 +73,9 @@ def env_run(
         from ..env import config_for  # noqa: F401  (a missing extra is said first)
     except MissingExtraError as exc:
         raise fail(str(exc)) from None
-    if episodes < 1:
-        raise fail(f"--episodes {episodes} must be ≥ 1")
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise fail(f"--episodes {episodes} must be in [1, {MAX_EPISODES}] (run more as several files with other "
+                   "--seed values)")
     if not 0 <= seed <= 2**63 - 1 - episodes:
         raise fail(f"--seed {seed} is out of range; use an integer in [0, 2**63 - 1 - episodes]")
     try:

@@ -152,10 +152,10 @@ def _print_report(rep) -> None:  # type: ignore[no-untyped-def]
 
 def _export_decisions(fmt: ExportFormat, path: Path, out: Path, credit: str, continuation: str,
                       episodes: int) -> None:
-    from ..errors import ConfigError, MissingExtraError, TraceInvalidError
+    from ..errors import ConfigError, MissingExtraError
     from ..exporters.decisions import decision_turns
     from ..exporters.training import to_trl, to_verl, write_jsonl
-    from ..offline import read_corpus
+    from ._offline import _read
 
     if fmt not in (ExportFormat.trl, ExportFormat.verl):
         raise fail(f"--decisions exports training rows for trl or verl, not {fmt.value}")
@@ -165,17 +165,17 @@ def _export_decisions(fmt: ExportFormat, path: Path, out: Path, credit: str, con
         credit = parse_scheme(credit).value
     except ConfigError as exc:
         raise fail(f"--decisions: {exc}") from None
+    runs, _ = _read(path)  # train's reader and checks: a corpus train refuses is refused here, with its exit code
     try:
-        runs = read_corpus(path)
         turns = decision_turns(runs, credit=credit, continuation=continuation, episodes=episodes)
         if fmt is ExportFormat.trl:
             write_jsonl(to_trl([], turns=turns), out)
         else:
             to_verl([], out, turns=turns)
-    except TraceInvalidError as exc:
+    except MissingExtraError as exc:
         raise fail(f"{exc}") from None
-    except (ConfigError, MissingExtraError) as exc:
-        raise fail(f"{path}: {exc}") from None
+    except ConfigError as exc:  # the corpus cannot be fitted (too few tasks …): invalid input, as for train
+        raise fail(f"{path}: {exc}", code=EXIT_INVALID) from None
     except OSError as exc:
         raise fail(f"cannot write {out}: {exc.strerror or exc}") from None
     n_ep = len({t.trace_id for t in turns})
@@ -207,6 +207,8 @@ def export_cmd(
     from ._checks import load_traces
     from ._credit import _spec, baseline_option, signals_of
 
+    if out.exists() and not out.is_file():  # a device, a FIFO, a folder: refused before any work, never replaced
+        raise fail(f"{out}: not a regular file; -o must name a file (it is replaced atomically)")
     if decisions is not None:
         _export_decisions(fmt, path, out, decisions, continuation, episodes)
     traces = load_traces(path, force=force, verb="export")

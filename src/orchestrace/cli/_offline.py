@@ -36,7 +36,11 @@ def _read(corpus: Path, *, fresh: bool = False) -> Any:
 
 
 def _log(quiet: bool) -> Callable[[str], None]:
-    return (lambda s: None) if quiet else (lambda s: console.print(s, markup=False, highlight=False))
+    # member names, task ids and cells come from the corpus: printed with control characters escaped
+    from .._limits import printable
+
+    return (lambda s: None) if quiet else (lambda s: console.print(printable(s, lines=True), markup=False,
+                                                                   highlight=False))
 
 
 def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str], quiet: bool) -> None:
@@ -56,8 +60,10 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
         raise fail(str(exc), code=EXIT_INVALID) from None
     except OSError as exc:
         raise fail(f"cannot write the run to {out}: {exc.strerror or exc}") from None
-    console.print(done.message, markup=False)
-    console.print(f"run: {out} ({done.path.name}, fit.json)", markup=False)
+    from .._limits import printable
+
+    console.print(printable(done.message, lines=True), markup=False)
+    console.print(printable(f"run: {out} ({done.path.name}, fit.json)"), markup=False)
 
 
 def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool, tests: list[Path] | None = None
@@ -97,4 +103,6 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
         except OSError as exc:
             raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
         console.print(f"wrote {out}/ ({', '.join(written)})", markup=False)
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
+    from .._limits import printable
+
+    console.print(printable(text, lines=True), markup=False, highlight=False, soft_wrap=True)

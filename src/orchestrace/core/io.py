@@ -28,6 +28,7 @@ Encodings
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import threading
@@ -171,6 +172,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         mode: int | None = stat.S_IMODE(st.st_mode)
     except FileNotFoundError:
         mode, st = None, None
+    if st is not None and not stat.S_ISREG(st.st_mode):  # a device, a FIFO, a folder: never replaced or opened
+        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise OSError(errno.EEXIST, f"it is {kind}, not a regular file: refused as an output (name a file)",
+                      str(path))
     if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
         _write_linked(p, data)  # a rename would split a hard link from its other names
         return

@@ -308,8 +308,12 @@ def to_verl(traces: Iterable[Trace], path: str | os.PathLike[str], **kw: Any) ->
 
     pa = require("pyarrow", extra="parquet")
     pq = require("pyarrow.parquet", extra="parquet")
+    from ..core.io import atomic_write
+
     rows = verl_rows(traces, **kw)
-    pq.write_table(pa.Table.from_pylist(rows), str(path))
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    atomic_write(path, sink.getvalue().to_pybytes())  # a full disk or a device as -o: the old file stays
     return len(rows)
 
 

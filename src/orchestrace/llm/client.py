@@ -38,7 +38,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import os
 import random
 import re
@@ -102,6 +101,10 @@ class Secret:
     def reveal(self) -> str:
         """The secret itself (only for the ``Authorization`` header)."""
         return self._value
+
+    def _field(self, value: str | None, n: int = 200) -> str | None:
+        """A short string of a reply stored as is (finish reason, model): scrubbed and cut to ``n`` characters."""
+        return None if value is None else self.scrub(value)[:n]
 
     def scrub(self, text: str) -> str:
         """``text`` with every occurrence of the secret replaced by ``***``."""
@@ -276,6 +279,10 @@ class ChatClient:
         """Whether an API key was found in the environment."""
         return self._key is not None
 
+    def _field(self, value: str | None, n: int = 200) -> str | None:
+        """A short string of a reply stored as is (finish reason, model): scrubbed and cut to ``n`` characters."""
+        return None if value is None else self.scrub(value)[:n]
+
     def scrub(self, text: str) -> str:
         """``text`` with the API key (if any), and anything that looks like a key or a bearer
         token (:func:`orchestrace._limits.scrub`), replaced by ``***``."""
@@ -385,13 +392,13 @@ class ChatClient:
                     text=self.scrub(outcome.text),  # an endpoint may echo the Authorization header
                     prompt_tokens=p_tok,
                     completion_tokens=c_tok,
-                    finish_reason=outcome.finish_reason,
+                    finish_reason=self._field(outcome.finish_reason),  # stored in traces: scrubbed, short
                     t_start=t_start,
                     t_end=time.time(),
                     attempts=attempt,
                     errors=tuple(causes),
                     usage_reported=any_usage,
-                    model=outcome.model,
+                    model=self._field(outcome.model),
                     raw_usage=outcome.raw_usage,
                     mean_logprob=outcome.mean_logprob,
                     log=tuple(log),
@@ -456,6 +463,8 @@ class ChatClient:
             data = json.loads(resp.content)
         except (ValueError, UnicodeDecodeError):
             return _Failure("malformed_json", f"body is not JSON: {_snippet(resp.text)}")
+        except RecursionError:  # a deeply nested body: refused, not a crash
+            return _Failure("malformed_json", "body is nested too deeply to be a chat completion")
         return _parse_completion(data)
 
 
@@ -514,8 +523,9 @@ def _token_logprobs(choice: dict[str, Any]) -> tuple[tuple[float, ...], tuple[tu
     if not isinstance(content, list):
         return (), ()
 
-    def ok(v: Any) -> bool:
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v <= 0
+    def ok(v: Any) -> bool:  # compared before any float(): a 400-digit integer is out of range, not an error
+        # ≥ -1e6: the confidence built from them (−mean of a token's top log-probs) stays in what readers accept
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and -1e6 <= v <= 0
 
     toks: list[float] = []
     tops: list[tuple[float, ...]] = []
@@ -538,16 +548,20 @@ def _mean_logprob(choice: dict[str, Any]) -> float | None:
     vals = [  # a log-prob is <= 0; finite values beyond the loader's bound are corrupt and not averaged
         float(t["logprob"]) for t in content
         if isinstance(t, dict) and isinstance(t.get("logprob"), (int, float)) and not isinstance(t["logprob"], bool)
-        and math.isfinite(t["logprob"]) and -1000.0 <= t["logprob"] <= 0.0
+        and -1000.0 <= t["logprob"] <= 0.0  # NaN and ±inf fail the comparison; a huge int is never float()-ed
     ]
     return sum(vals) / len(vals) if vals else None
+
+
+#: Token counts beyond this are corrupt (not reported), never stored: the corpus reader refuses them too.
+_MAX_USAGE = 1 << 31
 
 
 def _usage(u: Any) -> tuple[int, int] | None:
     if not isinstance(u, dict):
         return None
     p, c = u.get("prompt_tokens"), u.get("completion_tokens")
-    if isinstance(p, int) and isinstance(c, int) and p >= 0 and c >= 0:
+    if isinstance(p, int) and isinstance(c, int) and 0 <= p < _MAX_USAGE and 0 <= c < _MAX_USAGE:
         return (p, c)
     return None
 

@@ -55,6 +55,8 @@ __all__ = [
 
 TRACES_FILE = "traces.jsonl"
 MANIFEST_FILE = "manifest.json"
+#: A stored reply's length (characters; up to 6 bytes each once JSON-escaped: under the 1 MiB record cap).
+MAX_TEXT_CHARS = 100_000
 #: Format tag written into every trace's meta and the manifest.
 FORMAT = "orchestrace-vote-corpus-v1"
 
@@ -220,6 +222,18 @@ class Attempt:
     error: str | None = None  # a task-file grader's error (raised / timed out): the attempt counts as unparsed
     confidence: float | None = None  # DeepConf-style confidence from top-k log-probs, when the log has them
 
+    def __post_init__(self) -> None:
+        """Bounded as the corpus reader bounds it, so a collection is never one its reader refuses: a reply
+        text over :data:`MAX_TEXT_CHARS` is cut (its line stays under the 1 MiB record cap), an answer over
+        4096 characters is no answer, a grader's error is cut to 1000 characters."""
+        if len(self.text) > MAX_TEXT_CHARS:
+            cut = len(self.text) - MAX_TEXT_CHARS
+            object.__setattr__(self, "text", f"{self.text[:MAX_TEXT_CHARS]}…[{cut} characters cut]")
+        if self.answer is not None and len(self.answer) > 4096:
+            object.__setattr__(self, "answer", None)
+        if self.error is not None and len(self.error) > 1000:
+            object.__setattr__(self, "error", self.error[:1000] + "…")
+
 
 def task_trace(task: Any, attempts: Sequence[Sequence[Attempt]], *, meta: dict[str, Any] | None = None) -> Any:
     """The native trace of one always-continue vote run: ``attempts[r][w]`` for R rounds × W workers.
@@ -284,6 +298,10 @@ class CorpusWriter:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.done: set[str] = set()
         self.cut_bytes = 0
+        if self.path.exists() or self.path.is_symlink():
+            from .._limits import regular_file
+
+            regular_file(self.path, limit=2**40, what="traces stream")  # a FIFO or a device: refused, not opened
         if self.path.exists() and self.path.stat().st_size > 0:
             if not resume:
                 raise ConfigError(f"{self.path} already holds traces; pass --resume to continue that collection "
@@ -334,9 +352,13 @@ class CorpusWriter:
         """Write one whole trace with a single write; flush and fsync."""
         from ..core.io import dumps
 
-        self._fh.write(dumps(trace, format="jsonl"))
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.write(dumps(trace, format="jsonl"))
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:  # a full disk, a quota: located (a torn tail is cut by --resume)
+            raise OSError(exc.errno, f"cannot write the trace of task {trace.task_id!r} ({exc.strerror or exc}); "
+                          "the traces before it are kept: free space, then --resume", str(self.path)) from None
         self.done.add(trace.task_id)
 
     def close(self) -> None:
@@ -556,6 +578,11 @@ def collect(
 
         failure = exc
         result.failed = scrub(str(exc))
+    except BaseException as exc:  # a write error, an interrupt: the manifest says the run did not end cleanly
+        from .._limits import scrub
+
+        result.failed = scrub(f"{type(exc).__name__}: {exc}") or type(exc).__name__
+        raise
     finally:
         writer.close()
         record(True)
@@ -579,7 +606,11 @@ def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     from .._limits import scrub_obj
     from ..core.io import atomic_write
 
-    atomic_write(path, (json.dumps(scrub_obj(manifest), indent=1, sort_keys=True) + "\n").encode())
+    try:
+        atomic_write(path, (json.dumps(scrub_obj(manifest), indent=1, sort_keys=True) + "\n").encode())
+    except OSError as exc:  # a full disk, a FIFO in its place: located (the previous manifest is kept)
+        raise OSError(exc.errno, f"cannot write the manifest ({exc.strerror or exc}); the previous one is kept",
+                      str(path)) from None
 
 
 def _versions() -> dict[str, str]:

@@ -47,18 +47,20 @@ stated (:class:`ImportReport`). ``strict=True`` turns any exclusion into an erro
 from __future__ import annotations
 
 import collections
-import json
 import math
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._limits import LOGPROB_MIN, MAX_TOKENS, corpus_bytes, regular_file
 from .._problems import Problem
 from ..errors import ConfigError
 from ..vocab import Severity
+from ._logread import bad_number, first_records, log_document, log_lines
 from .collect import (
     FORMAT,
     MANIFEST_FILE,
@@ -69,10 +71,12 @@ from .collect import (
     majority,
     task_trace,
 )
-from .taskfile import FileTask, Grader, load_task_file, parse_grader
+from .taskfile import MAX_ANSWER_CHARS, FileTask, Grader, load_task_file, parse_grader
 
 __all__ = ["FORMATS", "ImportError_", "ImportReport", "deepconf_confidence", "detect_format", "import_logs"]
 
+#: Bad lines in one log before the rest of it is left unread (a file of junk is not read to its end).
+_MAX_BAD_LINES = 10_000
 #: The log shapes :func:`import_logs` reads.
 FORMATS: tuple[str, ...] = ("batch", "samples", "debate")
 
@@ -140,15 +144,6 @@ def deepconf_confidence(top_logprobs: Sequence[Sequence[float]], window: int = 4
     return round(min(sum(per[i:i + k]) / k for i in range(len(per) - k + 1)), 6)
 
 
-def _open_text(path: Path) -> Any:
-    """A text stream of a log file (``.gz`` decompressed); undecodable bytes are replaced, not fatal."""
-    import gzip
-
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
-
-
 def _est(text: str) -> int:
     return max(1, math.ceil(len(text) / 4))
 
@@ -162,22 +157,16 @@ def detect_format(path: Path) -> str:
     >>> detect_format(p)
     'batch'
     """
-    try:
-        with _open_text(path) as fh:
-            head = fh.read(1 << 16)
-    except (OSError, EOFError) as exc:
-        raise ConfigError(f"{path}: cannot read the log file ({exc})") from None
-    first = next((ln for ln in head.splitlines() if ln.strip()), "")
-    try:
-        rec = json.loads(first)
-    except ValueError:
-        rec = None
-    if isinstance(rec, dict):
-        if "custom_id" in rec or "response" in rec or "choices" in rec:
-            return "batch"
-        if "samples" in rec:
-            return "samples"
-    if head.lstrip().startswith("{"):
+    recs, head = first_records(path)  # regular file, caps; lines split at \n only, a long first line read whole
+    for rec in recs:  # the first line that is a record decides (a torn or junk first line does not)
+        if isinstance(rec, dict):
+            if "custom_id" in rec or "response" in rec or "choices" in rec:
+                return "batch"
+            if "samples" in rec:
+                return "samples"
+            if rec and all(isinstance(v, list) and len(v) == 2 for v in rec.values()):
+                return "debate"  # a one-line debate log
+    if head.lstrip().startswith(b"{") and not any(isinstance(r, dict) for r in recs):
         return "debate"  # a whole-file JSON object (its first line alone is not a record)
     raise ConfigError(f"{path}: cannot tell the log format from its first record; pass --format "
                       f"({', '.join(FORMATS)})")
@@ -231,14 +220,23 @@ def _choice_sample(ch: dict, usage: dict, n: int) -> _Sample:
 
 def _read_jsonl(path: Path, rep: ImportReport) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    with _open_text(path) as fh:
-        for ln, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append((f"{path}:{ln}", json.loads(line)))
-            except ValueError:
-                rep.excluded.setdefault("line is not JSON", []).append(f"{path}:{ln}")
+    n_bad = 0
+    for where, rec, why in log_lines(path):  # capped sizes; one bad line is located, the others kept
+        if why is None:
+            out.append((where, rec))
+            continue
+        if why.startswith("unreadable"):  # a torn gzip, the decompressed cap: the log is not whole
+            raise ImportError_(f"{where}: {why}; nothing written", [Problem(
+                code="import.unreadable", severity=Severity.ERROR, path=where, message=why)])
+        n_bad += 1
+        if n_bad > _MAX_BAD_LINES:
+            rep.excluded.setdefault("unreadable data (the rest of the file was not read)", []).append(
+                f"{where} (more than {_MAX_BAD_LINES} bad lines: not a log)")
+            break
+        kind = ("line is too long" if "longer than" in why
+                else "line holds NaN, ±inf, an integer beyond ±2**63 or deep nesting" if any(
+                    k in why for k in ("may hold", "finite", "out of range", "nested")) else "line is not JSON")
+        rep.excluded.setdefault(kind, []).append(where if kind == "line is not JSON" else f"{where} ({why})")
     return out
 
 
@@ -304,9 +302,8 @@ _GSM_REF = re.compile(r"####\s*(.+?)\s*$", re.S)
 
 def _read_debate(path: Path, rep: ImportReport) -> list[_Record]:
     try:
-        with _open_text(path) as fh:
-            data = json.loads(fh.read())
-    except (OSError, EOFError, ValueError) as exc:
+        data = log_document(path)  # regular file, capped on disk and decompressed, finite numbers, bounded nesting
+    except ValueError as exc:
         raise ConfigError(f"{path}: not a debate log (one JSON object mapping each question to [agent contexts, "
                           f"answer]): {exc}") from None
     if not isinstance(data, dict):
@@ -398,7 +395,11 @@ def _grader_for(rec: _Record, default: Any) -> tuple[Grader | None, str, str | N
     ans = rec.answer
     if ans is None or isinstance(ans, (dict, list, bool)) or str(ans).strip() == "":
         return None, "", "no reference answer"
+    if isinstance(ans, float) and not math.isfinite(ans):
+        return None, "", "reference answer is not a finite number"
     ref = str(int(ans)) if isinstance(ans, float) and ans == int(ans) else str(ans).strip()
+    if len(ref) > MAX_ANSWER_CHARS:
+        return None, "", f"reference answer over {MAX_ANSWER_CHARS} characters"
     spec = rec.grader if rec.grader is not None else default
     if spec is None:
         try:
@@ -454,7 +455,33 @@ def import_logs(
     if strict and problems:
         raise ImportError_(f"{len(problems)} record(s) excluded and --strict is set; nothing written", problems)
     rep.rounds, rep.width = R, W
-    writer = CorpusWriter(out)
+    stage = _stage(Path(out))  # written beside OUT, renamed onto it when whole: a failure leaves nothing behind
+    try:
+        _write_corpus(stage, graded, keep_ids, rep, paths, tasks, model)
+        if Path(out).is_dir():
+            os.rmdir(out)  # an empty folder (_stage checked it)
+        os.rename(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return rep
+
+
+def _stage(out: Path) -> Path:
+    """A fresh folder beside ``out`` to write the corpus into; ``out`` must not exist or be an empty folder."""
+    import tempfile
+
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
+        raise ConfigError(f"{out}: exists and is not an empty folder; import into a new folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.parent))
+
+
+def _write_corpus(stage: Path, graded: list[tuple[_Record, FileTask]], keep_ids: set[str], rep: ImportReport,
+                  paths: Sequence[str | os.PathLike[str]], tasks: Any, model: str) -> None:
+    """The traces and the manifest of the kept records, into the folder ``stage``."""
+    R, W = rep.rounds, rep.width  # noqa: N806
+    writer = CorpusWriter(stage)
     debate = rep.format == "debate"
     try:
         for rec, task in graded:
@@ -470,7 +497,7 @@ def import_logs(
         writer.close()
     members = ["debater"] * W if debate else []
     sees = [[c for c in range(W) if c != k] for k in range(W)] if debate else []
-    _write_manifest(Path(out) / MANIFEST_FILE, {
+    _write_manifest(stage / MANIFEST_FILE, {
         "format": FORMAT, "model": model, "source": "import",
         "config": {"rounds": R, "width": W, "cells": [], "import_format": rep.format,
                    "logs": [str(Path(p).resolve()) for p in paths], "tasks": None if tasks is None else str(tasks)},
@@ -480,7 +507,6 @@ def import_logs(
             "excluded_examples": {k: v[:10] for k, v in rep.excluded.items()}},
         "tasks_done": rep.tasks, "versions": _versions(),
     })
-    return rep
 
 
 def _read_all(paths: Sequence[str | os.PathLike[str]], fmt: str, rep: ImportReport,
@@ -490,8 +516,7 @@ def _read_all(paths: Sequence[str | os.PathLike[str]], fmt: str, rep: ImportRepo
     fmts: set[str] = set()
     for raw in paths:
         p = Path(raw)
-        if not p.is_file():
-            raise ConfigError(f"{p}: no such log file")
+        regular_file(p, limit=corpus_bytes(), what="log file")  # a FIFO, a loop, a sparse 1 GiB file: refused unread
         f = detect_format(p) if fmt == "auto" else fmt
         fmts.add(f)
         records += (_read_batch(p, rep, task_map) if f == "batch" else _read_samples(p, rep) if f == "samples"
@@ -509,6 +534,10 @@ def _graded(records: list[_Record], grader: Any, task_map: dict[str, FileTask] |
     ids: set[str] = set()
     for rec in records:
         g, ref, why = _grader_for(rec, grader)
+        bad = _bad_numbers(rec)
+        if bad is not None:  # what a corpus reader would refuse is refused here, located
+            rep.excluded.setdefault("a number no corpus accepts", []).append(f"{rec.where} ({bad})")
+            continue
         if g is None:
             rep.excluded.setdefault(why or "ungradable", []).append(rec.where)
             continue
@@ -520,6 +549,20 @@ def _graded(records: list[_Record], grader: Any, task_map: dict[str, FileTask] |
         suite = task_map[rec.tid].suite if task_map and rec.tid in task_map else _stem(rec.where)
         graded.append((rec, FileTask(rec.tid, suite, ({"role": "user", "content": q},), ref, g, 0, rec.where)))
     return graded
+
+
+def _bad_numbers(rec: _Record) -> str | None:
+    """What is wrong with the first out-of-range number of a record's samples (log-prob, tokens), or None."""
+    rows = rec.rows if rec.rows is not None else [rec.flat or []]
+    for row in rows:
+        for k, s in enumerate(row):
+            why = (bad_number(s.lp, f"sample {k}: mean log-prob", lo=LOGPROB_MIN, hi=0.0)
+                   or bad_number(s.tok_out, f"sample {k}: tokens", lo=0, hi=MAX_TOKENS - 1)
+                   or bad_number(s.tok_in, f"sample {k}: prompt tokens", lo=0, hi=MAX_TOKENS - 1)
+                   or bad_number(s.conf, f"sample {k}: confidence", lo=0.0, hi=1e6))
+            if why is not None:
+                return why
+    return None
 
 
 def _attempts(rec: _Record, task: FileTask, rep: ImportReport) -> list[list[Attempt]]:

@@ -46,7 +46,7 @@ raises, hangs past its timeout, or does not grade its own reference answer corre
 
 from __future__ import annotations
 
-import importlib
+import io
 import json
 import math
 import os
@@ -58,9 +58,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .._limits import (
+    MAX_DIFFICULTY,
+    MAX_LINE_BYTES,
+    MAX_SMALL_FILE_BYTES,
+    printable,
+    read_capped,
+    scrub,
+)
 from .._problems import Problem
 from ..errors import ConfigError
 from ..vocab import Severity
+from ._sandbox import GraderFailed, check_grader, run_grader
 from .tasks import parse_choice
 
 __all__ = ["GRADERS", "FileTask", "Graded", "Grader", "TaskFileError", "extract_answer", "load_task_file",
@@ -69,6 +78,9 @@ __all__ = ["GRADERS", "FileTask", "Graded", "Grader", "TaskFileError", "extract_
 #: The named graders (besides a ``module:function`` callable).
 GRADERS: tuple[str, ...] = ("exact", "numeric", "regex", "choice")
 DEFAULT_TIMEOUT_S = 5.0
+#: A reference answer's length: what a corpus reader accepts (orchestrace.offline._readers.Answer).
+MAX_ANSWER_CHARS = 4096
+_MAX_PROBLEMS = 200
 _SYSTEM = "You are a careful assistant. Be brief."
 
 _TAGS = (
@@ -172,7 +184,11 @@ class Grader:
             return Graded(reference if ok else c, ok, None)
         got = extract_answer(text)
         if self.kind == "regex":
-            if re.search(self.pattern, text):
+            try:  # in the grader's process: a pattern that backtracks for ever is killed at the deadline
+                hit = run_grader(None, text, pattern=self.pattern, timeout_s=self.timeout_s)
+            except GraderFailed as exc:
+                return Graded(None, False, f"grader regex {printable(self.pattern[:80])!r} {exc}")
+            if hit:
                 return Graded(reference, True, None)
             return Graded(None if got is None else _wrong(got, reference), False, None)
         if got is None:
@@ -181,12 +197,18 @@ class Grader:
         return Graded(reference if ok else got, ok, None)
 
     def _grade_callable(self, text: str, reference: str) -> Graded:
-        try:
-            out = call_with_timeout(self._fn, (text, reference), self.timeout_s)
-        except TimeoutError:
-            return Graded(None, False, f"grader {self.func} did not return within {self.timeout_s:g} s")
-        except Exception as exc:  # a user's grader: any error is counted, never a traceback
-            return Graded(None, False, f"grader {self.func} raised {type(exc).__name__}: {exc}")
+        if self._fn is None:  # a task file's module:function: in its own process (orchestrace.llm._sandbox)
+            try:
+                out = run_grader(self.func, text, reference=reference, timeout_s=self.timeout_s)
+            except GraderFailed as exc:
+                return Graded(None, False, f"grader {self.func} {scrub(printable(str(exc)))}")
+        else:  # a function object handed in from Python: the caller's own code, run in this process
+            try:
+                out = call_with_timeout(self._fn, (text, reference), self.timeout_s)
+            except TimeoutError:
+                return Graded(None, False, f"grader {self.func} did not return within {self.timeout_s:g} s")
+            except Exception as exc:  # a user's grader: any error is counted, never a traceback
+                return Graded(None, False, f"grader {self.func} raised {type(exc).__name__}: {scrub(str(exc))}")
         if out is None:
             return Graded(None, False, None)
         if isinstance(out, bool):
@@ -269,14 +291,11 @@ def parse_grader(spec: Any, *, answer: str = "") -> Grader:
         mod, _, name = kind.partition(":")
         if not mod or not name:
             raise ValueError(f"callable grader {kind!r}: write it as module:function")
-        try:
-            fn = getattr(importlib.import_module(mod), name)
-        except Exception as exc:  # ImportError, AttributeError, or the module's own error on import
-            raise ValueError(f"callable grader {kind!r} cannot be loaded ({type(exc).__name__}: {exc}); is the "
-                             "module on PYTHONPATH?") from None
-        if not callable(fn):
-            raise ValueError(f"grader {kind!r} is not callable")
-        return Grader("callable", func=kind, timeout_s=float(timeout), _fn=fn)
+        try:  # imported in the grader's own process, under its deadline (a SystemExit or a sleep at import)
+            check_grader(kind, float(timeout))
+        except GraderFailed as exc:
+            raise ValueError(f"callable grader {kind!r} {scrub(printable(str(exc)))}") from None
+        return Grader("callable", func=kind, timeout_s=float(timeout))
     if kind not in GRADERS:
         raise ValueError(f"unknown grader {kind!r}; choose exact, numeric, regex, choice or module:function")
     if kind == "numeric":
@@ -385,32 +404,54 @@ def load_task_file(
     accepts lines without a question (references for imported logs: ``collect import --tasks``).
     """
     p = Path(path)
-    if not p.is_file():
-        raise TaskFileError(f"{p}: no such task file (JSONL: one task per line; see `orchestrace collect run --help`)")
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFileError(f"{p}: cannot read the task file ({exc})") from None
+    try:  # stat before open (a FIFO, a device, a symlink loop, a sparse 1 GiB file: refused unread), then a capped read
+        data = read_capped(p, limit=MAX_SMALL_FILE_BYTES, what="task file")
+    except ConfigError as exc:
+        hint = " (JSONL: one task per line; see `orchestrace collect run --help`)" if not p.exists() else ""
+        raise TaskFileError(f"{exc}{hint}") from None
     problems: list[Problem] = []
+    n_problems = 0
     tasks: list[FileTask] = []
     first_line: dict[str, int] = {}
-    for ln, line in enumerate(lines, 1):
-        if not line.strip() or line.lstrip().startswith("#"):
+    for ln, raw in enumerate(io.BytesIO(data), 1):  # lines end at \n only: a raw U+2028 is inside its line
+        if not raw.strip() or raw.lstrip().startswith(b"#"):
             continue
-        got = _line_task(p, ln, line, first_line, max_prompt_tokens=max_prompt_tokens, check_graders=check_graders,
-                         system=system, require_prompt=require_prompt)
+        if len(raw) > MAX_LINE_BYTES:
+            got: FileTask | tuple[str, str, str] = _bad(
+                "size", f"the line is {len(raw)} bytes, over the {MAX_LINE_BYTES}-byte limit for a task",
+                "a collection stores each task's prompt in a trace line, which its reader caps at 1 MiB")
+            line = None
+        else:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                got, line = _bad("encoding", f"not UTF-8 (byte {exc.start + 1} of the line)"), None
+        if line is not None:
+            got = _line_task(p, ln, line, first_line, max_prompt_tokens=max_prompt_tokens,
+                             check_graders=check_graders, system=system, require_prompt=require_prompt)
         if isinstance(got, FileTask):
             tasks.append(got)
         else:
-            code, msg, hint = got
-            problems.append(Problem(code=f"taskfile.{code}", severity=Severity.ERROR, path=f"{p}:{ln}", message=msg,
-                                    hint=hint))
+            n_problems += 1
+            if len(problems) < _MAX_PROBLEMS:  # a file of junk lines is counted, not one object per line
+                code, msg, hint = got
+                problems.append(Problem(code=f"taskfile.{code}", severity=Severity.ERROR, path=f"{p}:{ln}",
+                                        message=msg, hint=hint))
+            elif n_problems >= 10 * _MAX_PROBLEMS:
+                break  # not a task file: stop reading (bounded time)
     if problems:
-        n = len(problems)
-        raise TaskFileError(f"{p}: {n} problem(s) in the task file; nothing was run (first: {problems[0]})", problems)
+        more = f" (the first {len(problems)} listed)" if n_problems > len(problems) else ""
+        more += f"; reading stopped at line {ln}" if n_problems >= 10 * _MAX_PROBLEMS else ""
+        raise TaskFileError(f"{p}: {n_problems} problem(s) in the task file{more}; nothing was run "
+                            f"(first: {problems[0]})", problems)
     if not tasks:
         raise TaskFileError(f"{p}: no tasks (one JSON object per line)")
     return tasks
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a task file may hold")
+
 
 def _bad(code: str, msg: str, hint: str = "") -> tuple[str, str, str]:
     """What is wrong with a task line: the problem code (after ``taskfile.``), the message, the hint."""
@@ -422,9 +463,11 @@ def _line_task(p: Path, ln: int, line: str, first_line: dict[str, int], *, max_p
     """The task of one line of a task file, or what is wrong with it (``code, message, hint``); ``first_line``
     records the line of every id seen."""
     try:
-        rec = json.loads(line)
+        rec = json.loads(line, parse_constant=_no_constant)
     except ValueError as exc:
         return _bad("json", f"not JSON ({exc.args[0] if exc.args else exc})")
+    except RecursionError:
+        return _bad("json", "nested too deeply to be a task")
     if not isinstance(rec, dict):
         return _bad("record", "a task line must be a JSON object")
     tid = rec.get("id")
@@ -438,7 +481,12 @@ def _line_task(p: Path, ln: int, line: str, first_line: dict[str, int], *, max_p
     if ans is None or isinstance(ans, (dict, list, bool)) or str(ans).strip() == "":
         return _bad("answer", f"task {tid!r}: missing reference 'answer' (a string or number)",
                     "a task without a reference answer cannot be graded")
+    if isinstance(ans, float) and not math.isfinite(ans):
+        return _bad("answer", f"task {tid!r}: the reference answer {ans!r} is not a finite number")
     answer = _num_str(ans) if isinstance(ans, float) else str(ans)
+    if len(answer) > MAX_ANSWER_CHARS:
+        return _bad("answer", f"task {tid!r}: the reference answer is {len(answer)} characters, over the "
+                    f"{MAX_ANSWER_CHARS} a corpus stores", "a corpus reader refuses longer answers")
     try:
         msgs = (_messages(rec, system) if require_prompt or "prompt" in rec or "messages" in rec
                 else ({"role": "user", "content": ""},))
@@ -453,8 +501,9 @@ def _line_task(p: Path, ln: int, line: str, first_line: dict[str, int], *, max_p
     except ValueError as exc:
         return _bad("grader", f"task {tid!r}: {exc}")
     diff = rec.get("difficulty", 0)
-    if not isinstance(diff, int) or isinstance(diff, bool):
-        return _bad("difficulty", f"task {tid!r}: 'difficulty' must be an integer, got {diff!r}")
+    if not isinstance(diff, int) or isinstance(diff, bool) or not 0 <= diff <= MAX_DIFFICULTY:
+        return _bad("difficulty", f"task {tid!r}: 'difficulty' must be an integer in [0, {MAX_DIFFICULTY}], "
+                    f"got {printable(repr(diff)[:40])}")
     suite = rec.get("suite", p.name.split(".")[0])
     if not isinstance(suite, str) or not suite:
         return _bad("suite", f"task {tid!r}: 'suite' must be a non-empty string")

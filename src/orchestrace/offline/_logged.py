@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .._limits import MAX_ROUNDS, MAX_WIDTH, corpus_bytes, regular_file
+from .._limits import MAX_PROBLEMS, MAX_ROUNDS, MAX_WIDTH, corpus_bytes, regular_file
 from .._problems import Problem
 from ..core.io import iter_stream_records
 from ..errors import ConfigError, TraceInvalidError
@@ -270,6 +270,11 @@ def _read_runs(files: list[Path], problems: list[Problem]) -> list[_Run]:
         for rec in iter_stream_records(f, limit=budget):
             where = f"{f}:{rec.line}"
             budget -= rec.size
+            if len(problems) >= MAX_PROBLEMS or (cur is not None and len(cur.bad) >= MAX_PROBLEMS):
+                problems.append(Problem(code="corpus.unreadable", severity=Severity.ERROR, path=where,
+                                        message=f"more than {MAX_PROBLEMS} bad records; the rest was not read",
+                                        hint="this is not a corpus the collectors wrote"))
+                return runs
             if rec.error == "unreadable":
                 if cur is not None and not cur.ended:
                     cur.bad.append((where, "corpus.unreadable", f"the stream ends in unreadable data inside this run ({rec.detail})"))

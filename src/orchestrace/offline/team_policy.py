@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .._limits import read_capped
+from .._limits import LOGPROB_MIN, MAX_ROUNDS, check_number, read_capped
 from ..errors import ConfigError
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
@@ -129,6 +129,8 @@ class TeamPolicy:
             doc = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ConfigError(f"{p}: not a readable team policy file ({exc})") from None
+        except RecursionError:
+            raise ConfigError(f"{p}: not a team policy file (nested too deeply)") from None
         return cls.from_dict(doc, where=str(p))
 
     @classmethod
@@ -175,10 +177,15 @@ class TeamPolicy:
             if not ok:
                 raise ConfigError(f"{where}: $.aggregations[{i}] = {a!r}: expected majority, logprob, confidence or "
                                   "latest:<member>")
-        nums = [self.token_scale, self.lp_fill, self.cf_fill, *self.member_tokens]
-        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in nums) or not self.token_scale > 0:
-            raise ConfigError(f"{where}: $.token_scale / $.lp_fill / $.cf_fill / $.member_tokens must be finite "
-                              "numbers (token_scale > 0)")
+        bounds = [("token_scale", self.token_scale, 1e-9, 1e12), ("lp_fill", self.lp_fill, LOGPROB_MIN, 0.0),
+                  ("cf_fill", self.cf_fill, 0.0, 1e6), ("max_rounds", self.max_rounds, 1, MAX_ROUNDS),
+                  ("price_seed", self.price_seed, 0, 2**63 - 1)]
+        bounds += [(f"member_tokens[{i}]", x, 0.0, 1e12) for i, x in enumerate(self.member_tokens)]
+        for name, x, lo, hi in bounds:  # compared, never float()-ed first: a 400-digit integer is out of range
+            why = check_number(x, f"$.{name}", lo=lo, hi=hi)
+            if why is not None:
+                raise ConfigError(f"{where}: {why} (a fill or scale out of range wrecks the policy's values; "
+                                  "refit it)")
         if len(self.member_tokens) != W:
             raise ConfigError(f"{where}: $.member_tokens needs {W} entries, one per member")
         F = len(self.features)
@@ -188,12 +195,14 @@ class TeamPolicy:
                 raise ConfigError(f"{where}: $.models[{d}] is not an object")
             try:
                 for key, val in m.items():
-                    if not np.isfinite(np.asarray(val, np.float64)).all():
-                        raise ConfigError(f"{where}: $.models[{d}].{key} holds NaN or infinite weights; refit the policy")
+                    arr = np.asarray(val, np.float64)
+                    if not np.isfinite(arr).all() or (arr.size and np.abs(arr).max() > 1e12):
+                        raise ConfigError(f"{where}: $.models[{d}].{key} holds NaN, infinite or absurd (> 1e12) "
+                                          "weights; refit the policy")
                 out = predict_q(self.model_class, m, np.zeros((1, F)))
             except ConfigError:
                 raise
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 raise ConfigError(f"{where}: $.models[{d}] is not a {self.model_class} model over {F} features "
                                   f"({type(exc).__name__}: {exc})") from None
             if out.shape != (1, A) or not np.isfinite(out).all():

@@ -35,12 +35,23 @@ def auc(score: np.ndarray, label: np.ndarray) -> float:
     return float(((pos > neg) + 0.5 * (pos == neg)).mean())
 
 
+def auc_ci(score: np.ndarray, label: np.ndarray, n: int = 2000, seed: int = 0) -> list[float]:
+    """A task-bootstrap 95 % interval of :func:`auc` (resamples with one class empty skipped)."""
+    rng = np.random.default_rng(seed)
+    vals = [auc(score[i], label[i]) for i in (rng.integers(0, len(score), len(score)) for _ in range(n))]
+    vals = [v for v in vals if np.isfinite(v)]
+    return [float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))] if vals else [float("nan")] * 2
+
+
 def calc_stats(folder: str) -> dict:
     """The calculator member's logged tool faults: share faulty, accuracy with and without a fault."""
+    import gzip
     from pathlib import Path
 
     rows = []
-    for line in (Path(folder) / "traces.jsonl").read_text().splitlines():
+    text = "".join(gzip.decompress(f.read_bytes()).decode() if f.suffix == ".gz" else f.read_text()
+                   for f in sorted(Path(folder).glob("traces*.jsonl*")))
+    for line in text.splitlines():
         ev = json.loads(line).get("event") if line.startswith('{"event"') else None
         if ev and ev.get("type") == "return" and "tool_faulty" in (ev.get("attrs") or {}):
             rows.append((bool(ev["attrs"]["tool_faulty"]), bool(ev["attrs"]["correct"])))
@@ -127,7 +138,7 @@ def main() -> int:
             "oracle_return": float(oracle), "gap_fixed_to_oracle": float(oracle - mean[best]),
             "cascade_in_sample": {"return": casc_best, "policy": casc_desc,
                                   "share_of_gap": (casc_best - float(mean[best])) / max(oracle - mean[best], 1e-12)},
-            "auc_scold_logprob_for_scold_right": auc(lp, s_ok),
+            "auc_scold_logprob_for_scold_right": auc(lp, s_ok), "auc_95ci": auc_ci(lp, s_ok),
             "gcold_acc_when_scold_wrong": float(g_ok[~s_ok].mean()) if (~s_ok).any() else None,
             "tasks_where_best_fixed_is_not_optimal": float((ret[m, best] < ret[m].max(1) - 1e-12).mean()),
         }

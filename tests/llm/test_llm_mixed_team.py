@@ -205,3 +205,41 @@ def test_billed_tokens_match_a_plain_reference(prices: list, seed: int) -> None:
                 assert billed.prompt_tokens[t, r, w] == round(runs.prompt_tokens[t, r, w] * a / ref)
                 assert billed.completion_tokens[t, r, w] == round(runs.completion_tokens[t, r, w] * b / ref)
     assert (billed.answers == runs.answers).all() and billed.meta["billing"]["ref_price"] == ref
+
+
+# -------------------------------------------------------------------------------------- bad input
+def test_one_server_dying_mid_collection_stops_cleanly_and_resumes(tmp_path: Path, faulty) -> None:  # noqa: ANN001
+    from llm_fakes import scripted
+
+    from orchestrace.errors import LLMError
+
+    cfg = MixedTeamConfig(cells=CELLS, n_tasks=6, rounds=2)
+    smol = faulty(text=smol_reply)
+    dying = faulty(scripted(*["ok"] * 8, then="500"), text=gemma_reply)  # 8 Gemma calls = 2 tasks, then it fails
+    eps = (("smollm2", smol.base_url, "smol"), ("gemma", dying.base_url, "gem"))
+    with pytest.raises(LLMError, match=r"endpoint failed after \d of 6 tasks were written.*resumable"):
+        collect(dataclasses.replace(cfg, endpoints=eps), tmp_path, base_url="multi", model="multi",
+                client_kw={"max_retries": 0}, concurrency=1)
+    done = len(load_logged_runs(tmp_path, exclude=True).task_ids)
+    assert done == 2  # every written run is whole; the failed one is not written
+    healthy = faulty(text=gemma_reply)
+    eps = (("smollm2", smol.base_url, "smol"), ("gemma", healthy.base_url, "gem"))
+    res = collect(dataclasses.replace(cfg, endpoints=eps), tmp_path, base_url="multi", model="multi",
+                  client_kw={"max_retries": 0}, concurrency=1, resume=True)
+    assert (res.already, res.written) == (2, 4)
+    assert len(load_logged_runs(tmp_path).task_ids) == 6
+
+
+def test_resuming_with_another_model_file_is_refused_naming_it(tmp_path: Path) -> None:
+    from orchestrace.llm.mixed_team import check_same_models
+
+    info = {"servers": {"smollm2": {"model_file": "a.gguf", "model_sha256": "aa"},
+                        "gemma": {"model_file": "g.gguf", "model_sha256": "gg"}}}
+    (tmp_path / "manifest.json").write_text(json.dumps({"server": info}))
+    check_same_models(tmp_path, info)  # the same files: fine
+    other = {"servers": {**info["servers"], "gemma": {"model_file": "g2.gguf", "model_sha256": "hh"}}}
+    with pytest.raises(ConfigError, match=r"model 'gemma' was collected with 'g.gguf' \(sha256 gg\).*'g2.gguf'"):
+        check_same_models(tmp_path, other)
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="unreadable manifest"):
+        check_same_models(tmp_path, info)

@@ -55,7 +55,7 @@ from .team import (
 )
 
 __all__ = ["FAULT_OFFSETS", "MIXED_TEAM", "MODES", "PRICES", "MixedTeamConfig", "MultiClient", "PricedMember",
-           "attempt_cost", "cloze_prompt", "serve_team", "tool_value"]
+           "attempt_cost", "check_same_models", "cloze_prompt", "serve_team", "tool_value"]
 
 MODES = ("chat", "cloze")
 #: Stand-in list prices, US dollars per million (input, output) tokens (docs/team2-preregistration.md).
@@ -309,3 +309,34 @@ def serve_team(cfg: MixedTeamConfig, *, threads: int = 1, parallel: int = 2,
     finally:
         for s in servers:
             s.stop()
+
+
+def check_same_models(folder: str | Any, server_info: Mapping[str, Any]) -> None:
+    """Refuse to resume a collection in ``folder`` with other model files than it was collected with.
+
+    ``server_info`` is :func:`serve_team`'s; the manifest's ``server.servers`` records each model file's
+    SHA-256. ConfigError naming the model, both files and both checksums; nothing to check in a new folder.
+
+    >>> import tempfile
+    >>> check_same_models(tempfile.mkdtemp(), {"servers": {}})  # a new folder: nothing to compare
+    """
+    import json
+    from pathlib import Path
+
+    path = Path(folder) / "manifest.json"
+    if not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text()).get("server", {}).get("servers", {})
+    except (ValueError, AttributeError, OSError) as exc:
+        raise ConfigError(f"{path}: unreadable manifest ({type(exc).__name__}); fix or remove it") from None
+    if not isinstance(old, dict):
+        raise ConfigError(f"{path}: $.server.servers is not an object")
+    now = dict(server_info.get("servers", {}))
+    for key in sorted(set(old) | set(now)):
+        a, b = old.get(key) or {}, now.get(key) or {}
+        if a.get("model_sha256") != b.get("model_sha256"):
+            raise ConfigError(
+                f"{path}: model {key!r} was collected with {a.get('model_file')!r} (sha256 {a.get('model_sha256')}), "
+                f"this run serves {b.get('model_file')!r} (sha256 {b.get('model_sha256')}); a corpus is one set of "
+                "models: use a new folder, or serve the same model file")

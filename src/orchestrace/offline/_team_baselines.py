@@ -1,0 +1,197 @@
+"""Baselines a reviewer would write for a team corpus, one definition each (docs/team2-preregistration.md).
+
+Every one is valued exactly on the log with :class:`~orchestrace.offline._team.TeamArrays` (prices
+charged), over the same joint action space as the fitted policy: a round-0 member subset, then stop
+with an aggregation, or a round-1 subset and stop. :func:`all_paths` values every such path of a
+two-round corpus at once; the per-task **oracle** is its row maximum.
+
+- :func:`fit_cascade` — the confidence cascade (FrugalGPT-style): per task cell, call one member; if
+  its score (the mean token log-prob of its answer; no answer = −∞) is below τ, call the next member in
+  price order and answer with it. The first member and τ (−∞, the deciles of the observed scores, +∞)
+  are chosen per cell on the selection rows.
+- :func:`fit_knn_router` — the nearest-neighbour router on round-1 features: per cell a first subset
+  S0; after it, the k nearest fitting tasks of the same cell (the joint policy's standardised features
+  after S0) each vote for their own best continuation in hindsight; the plurality wins (ties: the
+  continuation listed first: the stops before the calls). S0 and k ∈ (5, 11, 21, 41) per cell on the
+  selection rows.
+
+>>> from orchestrace.offline._team_synth import make_synthetic_team
+>>> runs = make_synthetic_team(40, 2, seed=0, members=("cold", "hot", "calc"))
+>>> arr = TeamArrays.build(runs, np.full(40, 0.1), 300.0)
+>>> ret, names = all_paths(arr, np.arange(40))
+>>> ret.shape, names[0]
+((40, 336), ((0,), None, 'majority'))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+from ._team import TeamArrays, team_features
+
+__all__ = ["Cascade", "KnnRouter", "all_paths", "fit_cascade", "fit_knn_router", "price_order"]
+
+Path = tuple[tuple[int, ...], tuple[int, ...] | None, str]
+
+
+def _subsets(W: int) -> list[tuple[int, ...]]:  # noqa: N803
+    return [tuple(c for c in range(W) if b >> c & 1) for b in range(1, 2 ** W)]
+
+
+def _mask(arr: TeamArrays, n: int, cols: tuple[int, ...]) -> np.ndarray:
+    m = np.zeros((n, arr.shape[2]), bool)
+    m[:, list(cols)] = True
+    return m
+
+
+def all_paths(arr: TeamArrays, idx: np.ndarray) -> tuple[np.ndarray, list[Path]]:
+    """(N, P) exact return of every path on the tasks ``idx`` and the P paths ``(S0, S1 or None, aggregation)``.
+
+    Needs a corpus of exactly two rounds and no reviser (every subset callable in every round).
+    """
+    T, R, W = arr.shape
+    if R != 2 or any(arr.sees):
+        raise ConfigError(f"all_paths values two-round teams without a reviser; this corpus has {R} rounds"
+                          f"{' and a reviser' if any(arr.sees) else ''}")
+    idx = np.asarray(idx, np.int64)
+    subs = _subsets(W)
+    cols: list[np.ndarray] = []
+    names: list[Path] = []
+    start = arr.start(idx)
+    for s0 in subs:
+        st0 = arr.step(start, _mask(arr, len(idx), s0))
+        for g in arr.aggs:
+            cols.append(arr.correct(st0, g) - arr.cost(st0))
+            names.append((s0, None, g))
+        for s1 in subs:
+            st1 = arr.step(st0, _mask(arr, len(idx), s1))
+            for g in arr.aggs:
+                cols.append(arr.correct(st1, g) - arr.cost(st1))
+                names.append((s0, s1, g))
+    return np.stack(cols, 1), names
+
+
+def price_order(arr: TeamArrays, prices: dict[str, list[float]] | None) -> tuple[int, ...]:
+    """Member columns from cheapest to dearest (input price, then output price, then column); column order
+    when the corpus has no prices."""
+    p = prices or {}
+    return tuple(sorted(range(arr.shape[2]), key=lambda c: (*p.get(arr.members[c], (0.0, 0.0)), c)))
+
+
+def _cells(arr: TeamArrays, rows: np.ndarray) -> dict[int, np.ndarray]:
+    return {int(c): rows[arr.cell[rows] == c] for c in np.unique(arr.cell[rows])}
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """Per task cell: the first member column, the threshold τ (escalate when the score is below it)."""
+
+    order: tuple[int, ...]
+    first: dict[int, int]
+    tau: dict[int, float]
+
+    def paths(self, arr: TeamArrays, rows: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(score, return if it stops, return if it escalates) of starting with column ``first`` on ``rows``."""
+        n = len(rows)
+        st0 = arr.step(arr.start(rows), _mask(arr, n, (first,)))
+        m0 = arr.members[first]
+        stop = arr.correct(st0, f"latest:{m0}") - arr.cost(st0)
+        score = np.where(arr.codes[rows, 0, first] >= 0, arr.lp[rows, 0, first], -np.inf)
+        k = self.order.index(first)
+        if k + 1 >= len(self.order):
+            return score, stop, stop
+        nxt = self.order[k + 1]
+        st1 = arr.step(st0, _mask(arr, n, (nxt,)))
+        esc = arr.correct(st1, f"latest:{arr.members[nxt]}") - arr.cost(st1)
+        return score, stop, esc
+
+    def value(self, arr: TeamArrays, rows: np.ndarray) -> np.ndarray:
+        """(len(rows),) the cascade's exact return per task (a cell it was not fitted on: ConfigError)."""
+        rows = np.asarray(rows, np.int64)
+        out = np.zeros(len(rows))
+        for c, sub in _cells(arr, rows).items():
+            if c not in self.first:
+                raise ConfigError(f"the cascade was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+            score, stop, esc = self.paths(arr, sub, self.first[c])
+            out[np.isin(rows, sub)] = np.where(score < self.tau[c], esc, stop)
+        return out
+
+
+def fit_cascade(arr: TeamArrays, sel_rows: np.ndarray, order: tuple[int, ...]) -> Cascade:
+    """Choose the first member and τ per cell on ``sel_rows`` (highest mean return; ties: fewer escalations)."""
+    base = Cascade(order, {}, {})
+    first: dict[int, int] = {}
+    tau: dict[int, float] = {}
+    for c, sub in _cells(arr, np.asarray(sel_rows, np.int64)).items():
+        best = (-np.inf, 0, -np.inf)
+        for f in order:
+            score, stop, esc = base.paths(arr, sub, f)
+            fin = score[np.isfinite(score)]
+            grid = [-np.inf, *(np.unique(np.percentile(fin, np.arange(10, 100, 10))) if len(fin) else []), np.inf]
+            for t in grid:
+                v = float(np.where(score < t, esc, stop).mean())
+                if v > best[0] + 1e-12:
+                    best = (v, f, float(t))
+        first[c], tau[c] = best[1], best[2]
+    return Cascade(order, first, tau)
+
+
+@dataclass(frozen=True)
+class KnnRouter:
+    """Per task cell: the first subset (a path index block) and k; the fitting rows' features and hindsight."""
+
+    first: dict[int, tuple[int, ...]]
+    k: dict[int, int]
+    fit_rows: np.ndarray
+
+    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on **every** task (row = task)."""
+        rows = np.asarray(rows, np.int64)
+        out = np.zeros(len(rows))
+        for c, sub in _cells(arr, rows).items():
+            if c not in self.first:
+                raise ConfigError(f"the router was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+            fit = self.fit_rows[arr.cell[self.fit_rows] == c]
+            out[np.isin(rows, sub)] = _route(arr, fit, sub, self.first[c], self.k[c], ret, names)
+        return out
+
+
+def _route(arr: TeamArrays, fit: np.ndarray, rows: np.ndarray, s0: tuple[int, ...], k: int,
+           ret: np.ndarray, names: list[Path]) -> np.ndarray:
+    """The router's return on ``rows`` after calling ``s0``, its neighbours among ``fit``."""
+    cont = np.array([i for i, (a, _, _) in enumerate(names) if a == s0])  # this S0's continuations
+    feats = [team_features(arr, arr.step(arr.start(r), _mask(arr, len(r), s0)), arr.shape[1]) for r in (fit, rows)]
+    mu, sd = feats[0].mean(0), feats[0].std(0)
+    sd = np.where(sd > 1e-12, sd, 1.0)
+    a, b = (feats[0] - mu) / sd, (feats[1] - mu) / sd
+    d = ((b[:, None, :] - a[None, :, :]) ** 2).sum(2)  # (n_rows, n_fit)
+    near = np.argsort(d, axis=1, kind="stable")[:, :min(k, len(fit))]
+    vote = ret[fit][:, cont].argmax(1)  # each fitting task's best continuation in hindsight
+    counts = np.zeros((len(rows), len(cont)))
+    np.add.at(counts, (np.repeat(np.arange(len(rows)), near.shape[1]), vote[near].ravel()), 1.0)
+    pick = counts.argmax(1)  # ties: the continuation listed first
+    return ret[rows][np.arange(len(rows)), cont[pick]]
+
+
+def fit_knn_router(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, ret: np.ndarray,
+                   names: list[Path], ks: tuple[int, ...] = (5, 11, 21, 41)) -> KnnRouter:
+    """Choose the first subset and k per cell on ``sel_rows``; neighbours come from ``fit_rows``."""
+    fit_rows = np.asarray(fit_rows, np.int64)
+    first: dict[int, tuple[int, ...]] = {}
+    kk: dict[int, int] = {}
+    fit_cells = _cells(arr, fit_rows)
+    for c, sub in _cells(arr, np.asarray(sel_rows, np.int64)).items():
+        fit = fit_cells.get(c)
+        if fit is None or not len(fit):
+            raise ConfigError(f"cell {arr.cells[c]!r}: no fitting tasks for the router's neighbours")
+        best = (-np.inf, (0,), ks[0])
+        for s0 in _subsets(arr.shape[2]):
+            for k in ks:
+                v = float(_route(arr, fit, sub, s0, k, ret, names).mean())
+                if v > best[0] + 1e-12:
+                    best = (v, s0, k)
+        first[c], kk[c] = best[1], best[2]
+    return KnnRouter(first, kk, fit_rows)

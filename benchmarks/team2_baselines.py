@@ -49,9 +49,9 @@ def main() -> int:
     from orchestrace.offline._team import TeamArrays
     from orchestrace.offline._team_baselines import (
         all_paths,
+        escalations,
         fit_cascade,
         fit_knn_router,
-        price_order,
     )
     from orchestrace.offline._value import task_prices
 
@@ -80,7 +80,7 @@ def main() -> int:
         m = ev_arr.cell[ev_rows] == c
         fixed[m] = ev_ret[ev_rows[m], best]
     oracle = ev_ret[ev_rows].max(1)
-    cas = fit_cascade(arr, val, price_order(arr, runs.meta.get("billing", {}).get("prices")))
+    cas = fit_cascade(arr, val, escalations(arr, runs.meta.get("billing", {}).get("prices")))
     router = fit_knn_router(arr, train, val, ret, names)
     if a.fresh:  # the router's neighbours are the corpus's training tasks: value fresh tasks against them
         both = np.concatenate([ret, ev_ret])

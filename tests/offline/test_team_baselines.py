@@ -10,7 +10,13 @@ import pytest
 
 from orchestrace.errors import ConfigError
 from orchestrace.offline._team import TeamArrays, aggregations, rollout, subsets
-from orchestrace.offline._team_baselines import all_paths, fit_cascade, fit_knn_router, price_order
+from orchestrace.offline._team_baselines import (
+    all_paths,
+    escalations,
+    fit_cascade,
+    fit_knn_router,
+    price_order,
+)
 from orchestrace.offline._team_synth import make_synthetic_team
 
 MEMBERS = ("cold", "hot", "calc")
@@ -44,14 +50,14 @@ def test_every_path_is_valued_as_the_library_rollout_values_it(seed: int) -> Non
 
 def test_the_cascade_is_valued_as_a_plain_per_task_reference() -> None:
     runs, arr = corpus(120, 3)
-    order = price_order(arr, None)
-    cas = fit_cascade(arr, np.arange(60), order)
+    up = escalations(arr, {"cold": [0.1, 0.4], "hot": [0.1, 0.4], "calc": [1.0, 4.0]})
+    cas = fit_cascade(arr, np.arange(60), up)
     got = cas.value(arr, np.arange(60, 120))
     for j, t in enumerate(range(60, 120)):
         c = int(arr.cell[t])
         f = cas.first[c]
         lp = arr.lp[t, 0, f] if arr.codes[t, 0, f] >= 0 else -np.inf
-        nxt = order[order.index(f) + 1] if order.index(f) + 1 < len(order) else None
+        nxt = {0: 2, 1: 2, 2: None}[f]  # cold and hot escalate to the dearer calc; calc is the dearest
         if lp < cas.tau[c] and nxt is not None:
             ans, toks = arr.codes[t, 1, nxt], arr.tok[t, 0, f] + arr.tok[t, 1, nxt]
         else:
@@ -67,8 +73,7 @@ def test_the_cascade_escalates_exactly_when_its_signal_says_so() -> None:
     lp = np.where(runs.correct, -0.05, -3.0).astype(np.float32)
     runs = dataclasses.replace(runs, logprob_mean=lp)
     arr = TeamArrays.build(runs, np.full(400, 0.05), 300.0)
-    order = (0, 2, 1)  # cold, then calc, then hot
-    cas = fit_cascade(arr, np.arange(200), order)
+    cas = fit_cascade(arr, np.arange(200), {0: 2, 1: None, 2: 1})  # cold -> calc -> hot
     rows = np.arange(200, 400)
     got = cas.value(arr, rows).mean()
     by_cell = [cas.paths(arr, rows[arr.cell[rows] == c], f) for c, f in cas.first.items()]

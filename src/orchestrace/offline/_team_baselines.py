@@ -6,9 +6,10 @@ with an aggregation, or a round-1 subset and stop. :func:`all_paths` values ever
 two-round corpus at once; the per-task **oracle** is its row maximum.
 
 - :func:`fit_cascade` — the confidence cascade (FrugalGPT-style): per task cell, call one member; if
-  its score (the mean token log-prob of its answer; no answer = −∞) is below τ, call the next member in
-  price order and answer with it. The first member and τ (−∞, the deciles of the observed scores, +∞)
-  are chosen per cell on the selection rows.
+  its score (the mean token log-prob of its answer; no answer = −∞) is below τ, call the next *dearer*
+  member (:func:`escalations`: the first in price order whose price is higher; without prices, the next
+  column) and answer with it. The first member and τ (−∞, the deciles of the observed scores, +∞) are
+  chosen per cell on the selection rows.
 - :func:`fit_knn_router` — the nearest-neighbour router on round-1 features: per cell a first subset
   S0; after it, the k nearest fitting tasks of the same cell (the joint policy's standardised features
   after S0) each vote for their own best continuation in hindsight; the plurality wins (ties: the
@@ -32,7 +33,7 @@ import numpy as np
 from ..errors import ConfigError
 from ._team import TeamArrays, team_features
 
-__all__ = ["Cascade", "KnnRouter", "all_paths", "fit_cascade", "fit_knn_router", "price_order"]
+__all__ = ["Cascade", "KnnRouter", "all_paths", "escalations", "fit_cascade", "fit_knn_router", "price_order"]
 
 Path = tuple[tuple[int, ...], tuple[int, ...] | None, str]
 
@@ -81,6 +82,23 @@ def price_order(arr: TeamArrays, prices: dict[str, list[float]] | None) -> tuple
     return tuple(sorted(range(arr.shape[2]), key=lambda c: (*p.get(arr.members[c], (0.0, 0.0)), c)))
 
 
+def escalations(arr: TeamArrays, prices: dict[str, list[float]] | None) -> dict[int, int | None]:
+    """Per member column, whom a cascade escalates to: the first column in price order with a higher price
+    (input, then output); None for the dearest. Without prices: the next column (None for the last).
+
+    >>> from orchestrace.offline._team_synth import make_synthetic_team
+    >>> arr = TeamArrays.build(make_synthetic_team(4, 2, seed=0, members=("cold", "calc", "hot")), np.ones(4), 1.0)
+    >>> escalations(arr, {"cold": [0.15, 0.6], "calc": [0.15, 0.6], "hot": [2.5, 10]})
+    {0: 2, 1: 2, 2: None}
+    """
+    W = arr.shape[2]
+    if not prices:
+        return {c: (c + 1 if c + 1 < W else None) for c in range(W)}
+    key = {c: tuple(prices.get(arr.members[c], (0.0, 0.0))) for c in range(W)}
+    order = price_order(arr, prices)
+    return {c: next((d for d in order if key[d] > key[c]), None) for c in range(W)}
+
+
 def _cells(arr: TeamArrays, rows: np.ndarray) -> dict[int, np.ndarray]:
     return {int(c): rows[arr.cell[rows] == c] for c in np.unique(arr.cell[rows])}
 
@@ -89,7 +107,7 @@ def _cells(arr: TeamArrays, rows: np.ndarray) -> dict[int, np.ndarray]:
 class Cascade:
     """Per task cell: the first member column, the threshold τ (escalate when the score is below it)."""
 
-    order: tuple[int, ...]
+    up: dict[int, int | None]  # column → the column it escalates to (:func:`escalations`)
     first: dict[int, int]
     tau: dict[int, float]
 
@@ -100,10 +118,9 @@ class Cascade:
         m0 = arr.members[first]
         stop = arr.correct(st0, f"latest:{m0}") - arr.cost(st0)
         score = np.where(arr.codes[rows, 0, first] >= 0, arr.lp[rows, 0, first], -np.inf)
-        k = self.order.index(first)
-        if k + 1 >= len(self.order):
+        nxt = self.up.get(first)
+        if nxt is None:
             return score, stop, stop
-        nxt = self.order[k + 1]
         st1 = arr.step(st0, _mask(arr, n, (nxt,)))
         esc = arr.correct(st1, f"latest:{arr.members[nxt]}") - arr.cost(st1)
         return score, stop, esc
@@ -120,14 +137,15 @@ class Cascade:
         return out
 
 
-def fit_cascade(arr: TeamArrays, sel_rows: np.ndarray, order: tuple[int, ...]) -> Cascade:
-    """Choose the first member and τ per cell on ``sel_rows`` (highest mean return; ties: fewer escalations)."""
-    base = Cascade(order, {}, {})
+def fit_cascade(arr: TeamArrays, sel_rows: np.ndarray, up: dict[int, int | None]) -> Cascade:
+    """Choose the first member and τ per cell on ``sel_rows`` (highest mean return; ties: fewer escalations);
+    ``up``: :func:`escalations`."""
+    base = Cascade(up, {}, {})
     first: dict[int, int] = {}
     tau: dict[int, float] = {}
     for c, sub in _cells(arr, np.asarray(sel_rows, np.int64)).items():
         best = (-np.inf, 0, -np.inf)
-        for f in order:
+        for f in range(arr.shape[2]):
             score, stop, esc = base.paths(arr, sub, f)
             fin = score[np.isfinite(score)]
             grid = [-np.inf, *(np.unique(np.percentile(fin, np.arange(10, 100, 10))) if len(fin) else []), np.inf]
@@ -136,7 +154,7 @@ def fit_cascade(arr: TeamArrays, sel_rows: np.ndarray, order: tuple[int, ...]) -
                 if v > best[0] + 1e-12:
                     best = (v, f, float(t))
         first[c], tau[c] = best[1], best[2]
-    return Cascade(order, first, tau)
+    return Cascade(up, first, tau)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,19 @@ def frac_ci(p: np.ndarray, base: np.ndarray, orc: np.ndarray, n: int = 2000, see
     return {"fraction": f(np.arange(len(p))), "ci95": [lo, hi]}
 
 
+def prompt_of(task_id: str) -> str:
+    """The prompt of a built-in vote task, regenerated from its id (``suite-sSIZE-SEED``)."""
+    from orchestrace.llm.tasks import make_vote_task
+
+    suite, size, seed = task_id.rsplit("-", 2)
+    return make_vote_task(suite, seed=int(seed), size=int(size[1:])).whole_prompt()[-1]["content"]
+
+
+def repeats(ids: np.ndarray, seen: set[str]) -> np.ndarray:
+    """(N,) bool: the task's prompt is among ``seen`` (prompts of another set)."""
+    return np.array([prompt_of(t) in seen for t in ids.tolist()], bool)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus")
@@ -73,6 +86,10 @@ def main() -> int:
         ev_arr, ev_ret, ev_rows, where = farr, fret, np.arange(len(fr.task_ids)), a.fresh
     else:
         ev_arr, ev_ret, ev_rows, where = arr, ret, np.flatnonzero(runs.split == "test"), "test split"
+    fit_prompts = {prompt_of(t) for t in runs.task_ids[np.concatenate([train, val])].tolist()}
+    dup = repeats((fr.task_ids if a.fresh else runs.task_ids)[ev_rows], fit_prompts)
+    notes = [f"{int(dup.sum())} of {len(ev_rows)} {where} task(s) repeat a train/validation prompt: excluded"]
+    ev_rows = ev_rows[~dup]
     sel = np.concatenate([train, val])
     fixed = np.zeros(len(ev_rows))
     for c in range(len(arr.cells)):  # per family: the best path on train + validation
@@ -92,7 +109,7 @@ def main() -> int:
         knn = router.value(joined, ev_rows + len(runs.task_ids), both, names)
     else:
         knn = router.value(arr, ev_rows, ret, names)
-    res = {"where": where, "tasks": len(ev_rows), "load": open("/proc/loadavg").read().split()[:3],  # noqa: SIM115
+    res = {"where": where, "tasks": len(ev_rows), "notes": notes, "load": open("/proc/loadavg").read().split()[:3],  # noqa: SIM115
            "mean_return": {"oracle": float(oracle.mean()), "fixed_per_family": float(fixed.mean()),
                            "cascade": float(cas.value(ev_arr, ev_rows).mean()), "knn_router": float(knn.mean())},
            "gap_closed": {"cascade": frac_ci(cas.value(ev_arr, ev_rows), fixed, oracle),

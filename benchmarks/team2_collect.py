@@ -28,20 +28,16 @@ def main() -> int:
     a = ap.parse_args()
 
     from orchestrace.errors import OrchestraceError
-    from orchestrace.llm.collect import collect
-    from orchestrace.llm.mixed_team import MixedTeamConfig, check_same_models, serve_team
+    from orchestrace.llm.mixed_team import MixedTeamConfig, collect_mixed_team
 
     cfg = MixedTeamConfig(cells=(("add", 2), ("add", 3), ("mentor", 1), ("mentor", 2)), n_tasks=a.tasks,
                           seed=a.seed)
     print("load before:", Path("/proc/loadavg").read_text().strip(), flush=True)
     t0 = time.time()
     try:
-        with serve_team(cfg, threads=1, parallel=a.concurrency) as (run_cfg, info):
-            check_same_models(a.out, info)  # a resumed corpus keeps its model files
-            res = collect(run_cfg, a.out, base_url="multi", model="multi", resume=a.resume,
-                          concurrency=a.concurrency, server_info=info,
-                          on_task=lambda d, n: print(f"{d}/{n} tasks {time.time() - t0:.0f} s", flush=True)
-                          if d % 10 == 0 else None)
+        res = collect_mixed_team(cfg, a.out, resume=a.resume, concurrency=a.concurrency, threads=1,
+                                 on_task=lambda d, n: print(f"{d}/{n} tasks {time.time() - t0:.0f} s", flush=True)
+                                 if d % 10 == 0 else None)
     except OrchestraceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -243,3 +243,14 @@ def test_resuming_with_another_model_file_is_refused_naming_it(tmp_path: Path) -
     (tmp_path / "manifest.json").write_text("{not json")
     with pytest.raises(ConfigError, match="unreadable manifest"):
         check_same_models(tmp_path, info)
+
+
+def test_the_cli_command_refuses_bad_cells_with_a_located_message(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrace.cli import app
+
+    r = CliRunner().invoke(app, ["collect", "mixed-team", str(tmp_path / "c"), "--suites", "sums:2"])
+    assert r.exit_code != 0 and "unknown suite 'sums'" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(app, ["collect", "mixed-team", "--help"])
+    assert r.exit_code == 0 and "two-family team" in r.output

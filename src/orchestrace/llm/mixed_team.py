@@ -55,7 +55,7 @@ from .team import (
 )
 
 __all__ = ["FAULT_OFFSETS", "MIXED_TEAM", "MODES", "PRICES", "MixedTeamConfig", "MultiClient", "PricedMember",
-           "attempt_cost", "check_same_models", "cloze_prompt", "serve_team", "tool_value"]
+           "attempt_cost", "check_same_models", "cloze_prompt", "collect_mixed_team", "serve_team", "tool_value"]
 
 MODES = ("chat", "cloze")
 #: Stand-in list prices, US dollars per million (input, output) tokens (docs/team2-preregistration.md).
@@ -340,3 +340,16 @@ def check_same_models(folder: str | Any, server_info: Mapping[str, Any]) -> None
                 f"{path}: model {key!r} was collected with {a.get('model_file')!r} (sha256 {a.get('model_sha256')}), "
                 f"this run serves {b.get('model_file')!r} (sha256 {b.get('model_sha256')}); a corpus is one set of "
                 "models: use a new folder, or serve the same model file")
+
+
+def collect_mixed_team(cfg: MixedTeamConfig, folder: str | Any, *, resume: bool = False, concurrency: int = 2,
+                       threads: int = 1, on_task: Any = None) -> Any:
+    """Collect ``cfg`` into ``folder`` on local servers (:func:`serve_team`), the model files checked on resume
+    (:func:`check_same_models`); returns :func:`~orchestrace.llm.collect.collect`'s result."""
+    from .collect import collect
+
+    with serve_team(cfg, threads=threads, parallel=concurrency) as (run_cfg, info):
+        if resume:
+            check_same_models(folder, info)
+        return collect(run_cfg, folder, base_url="local", model="+".join(run_cfg.models()), resume=resume,
+                       concurrency=concurrency, server_info=info, on_task=on_task)

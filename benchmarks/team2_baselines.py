@@ -10,6 +10,7 @@ test split — or on FRESH, a later collection of the same team — reports the 
   pre-registration's baseline 1, which is the library's rule family: ``orchestrace eval --traces``);
 - the confidence cascade (first member and τ per family on validation);
 - the nearest-neighbour router (neighbours from train; first subset and k per family on validation);
+- the LearnStop-style threshold (logistic models fitted on train; first subset, aggregation, τ on validation);
 
 and, for each, the fraction of the fixed-path → oracle gap it closes with a paired task-bootstrap 95 %
 interval (2,000 resamples, seed 0). The learned joint policy is valued by ``orchestrace eval``.
@@ -65,6 +66,7 @@ def main() -> int:
         escalations,
         fit_cascade,
         fit_knn_router,
+        fit_learnstop,
     )
     from orchestrace.offline._value import task_prices
 
@@ -99,6 +101,7 @@ def main() -> int:
     oracle = ev_ret[ev_rows].max(1)
     cas = fit_cascade(arr, val, escalations(arr, runs.meta.get("billing", {}).get("prices")))
     router = fit_knn_router(arr, train, val, ret, names)
+    ls = fit_learnstop(arr, train, val, ret, names)
     if a.fresh:  # the router's neighbours are the corpus's training tasks: value fresh tasks against them
         both = np.concatenate([ret, ev_ret])
         import dataclasses
@@ -107,13 +110,16 @@ def main() -> int:
                                                 for k in ("codes", "wlp", "wcf", "lp", "cf", "tok", "correct_code",
                                                           "price", "cell")}, K=max(arr.K, ev_arr.K))
         knn = router.value(joined, ev_rows + len(runs.task_ids), both, names)
+        lst = ls.value(ev_arr, ev_rows, ev_ret, names)
     else:
         knn = router.value(arr, ev_rows, ret, names)
+        lst = ls.value(arr, ev_rows, ret, names)
     res = {"where": where, "tasks": len(ev_rows), "notes": notes, "load": open("/proc/loadavg").read().split()[:3],  # noqa: SIM115
            "mean_return": {"oracle": float(oracle.mean()), "fixed_per_family": float(fixed.mean()),
-                           "cascade": float(cas.value(ev_arr, ev_rows).mean()), "knn_router": float(knn.mean())},
+                           "cascade": float(cas.value(ev_arr, ev_rows).mean()), "knn_router": float(knn.mean()),
+                           "learnstop": float(lst.mean())},
            "gap_closed": {"cascade": frac_ci(cas.value(ev_arr, ev_rows), fixed, oracle),
-                          "knn_router": frac_ci(knn, fixed, oracle)},
+                          "knn_router": frac_ci(knn, fixed, oracle), "learnstop": frac_ci(lst, fixed, oracle)},
            "cascade": {arr.cells[c]: [arr.members[f], cas.tau[c] if np.isfinite(cas.tau[c]) else str(cas.tau[c])]
                        for c, f in cas.first.items()},
            "router": {arr.cells[c]: [[arr.members[i] for i in s], router.k[c]] for c, s in router.first.items()}}

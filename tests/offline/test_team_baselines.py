@@ -15,6 +15,8 @@ from orchestrace.offline._team_baselines import (
     escalations,
     fit_cascade,
     fit_knn_router,
+    fit_learnstop,
+    logistic_fit,
     price_order,
 )
 from orchestrace.offline._team_synth import make_synthetic_team
@@ -115,3 +117,37 @@ def test_price_order_puts_the_dear_members_last() -> None:
     _, arr = corpus(8, 0)
     assert price_order(arr, {"cold": [2.5, 10], "hot": [0.15, 0.6], "calc": [0.15, 0.6]}) == (1, 2, 0)
     assert price_order(arr, None) == (0, 1, 2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_logistic_fit_matches_a_plain_gradient_descent_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(200, 3))  # noqa: N806
+    y = (rng.random(200) < 1 / (1 + np.exp(-(X @ [1.5, -1.0, 0.0] + 0.3)))).astype(float)
+    w = logistic_fit(X, y, l2=2.0)
+    A = np.hstack([X, np.ones((200, 1))])  # noqa: N806
+    v = np.zeros(4)
+    for _ in range(4000):  # the same penalised objective, by plain gradient descent
+        p = 1 / (1 + np.exp(-(A @ v)))
+        v -= 0.01 * (A.T @ (p - y) + 2.0 * np.r_[v[:3], 0.0])
+    assert np.allclose(w, v, atol=1e-3)
+
+
+def test_learnstop_is_valued_as_a_plain_per_task_reference_and_uses_its_signal() -> None:
+    runs = make_synthetic_team(400, 2, seed=7, members=MEMBERS)
+    runs = dataclasses.replace(runs, logprob_mean=np.where(runs.correct, -0.05, -3.0).astype(np.float32))
+    arr = TeamArrays.build(runs, np.full(400, 0.05), 300.0)
+    ret, names = all_paths(arr, np.arange(400))
+    rule = fit_learnstop(arr, np.arange(200), np.arange(200, 300), ret, names)
+    rows = np.arange(300, 400)
+    got = rule.value(arr, rows, ret, names)
+    index = {n: i for i, n in enumerate(names)}
+    stops, gos = [], []
+    for j, t in enumerate(rows):
+        s0, g, tau = rule.first[int(arr.cell[t])]
+        p = rule.prob(arr, np.array([t]), s0, g)[0]
+        stop, go = ret[t, index[(s0, None, g)]], ret[t, index[(s0, (0, 1, 2), g)]]
+        assert got[j] == pytest.approx(stop if p >= tau else go)
+        stops.append(stop)
+        gos.append(go)
+    assert got.mean() > max(np.mean(stops), np.mean(gos)) + 0.01  # it stops when the evidence says right

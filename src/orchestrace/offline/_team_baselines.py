@@ -15,6 +15,10 @@ two-round corpus at once; the per-task **oracle** is its row maximum.
   after S0) each vote for their own best continuation in hindsight; the plurality wins (ties: the
   continuation listed first: the stops before the calls). S0 and k ∈ (5, 11, 21, 41) per cell on the
   selection rows.
+- :func:`fit_learnstop` — a LearnStop-style multi-feature threshold: after a first subset S0, a logistic
+  model on the joint policy's features predicts whether the aggregate is right; stop when P ≥ τ, else
+  call every member once more and answer with the same aggregation. The model is fitted on the fitting
+  rows for every (S0, aggregation); S0, the aggregation and τ per cell on the selection rows.
 
 >>> from orchestrace.offline._team_synth import make_synthetic_team
 >>> runs = make_synthetic_team(40, 2, seed=0, members=("cold", "hot", "calc"))
@@ -33,7 +37,8 @@ import numpy as np
 from ..errors import ConfigError
 from ._team import TeamArrays, team_features
 
-__all__ = ["Cascade", "KnnRouter", "all_paths", "escalations", "fit_cascade", "fit_knn_router", "price_order"]
+__all__ = ["Cascade", "KnnRouter", "LearnStop", "all_paths", "escalations", "fit_cascade", "fit_knn_router",
+           "fit_learnstop", "logistic_fit", "price_order"]
 
 Path = tuple[tuple[int, ...], tuple[int, ...] | None, str]
 
@@ -213,3 +218,86 @@ def fit_knn_router(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, 
                     best = (v, s0, k)
         first[c], kk[c] = best[1], best[2]
     return KnnRouter(first, kk, fit_rows)
+
+
+def logistic_fit(X: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50) -> np.ndarray:  # noqa: N803
+    """L2-penalised logistic regression by Newton's method (IRLS); returns (F + 1,) weights, the intercept last
+    (not penalised). ``X`` (N, F), ``y`` (N,) in {0, 1}.
+
+    >>> w = logistic_fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]), l2=0.1)
+    >>> bool(w[0] > 0)
+    True
+    """
+    A = np.hstack([X, np.ones((len(X), 1))])  # noqa: N806
+    w = np.zeros(A.shape[1])
+    pen = np.full(A.shape[1], l2)
+    pen[-1] = 0.0
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-np.clip(A @ w, -30, 30)))
+        g = A.T @ (p - y) + pen * w
+        H = (A * (p * (1 - p))[:, None]).T @ A + np.diag(pen) + 1e-9 * np.eye(A.shape[1])  # noqa: N806
+        step = np.linalg.solve(H, g)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w
+
+
+@dataclass(frozen=True)
+class LearnStop:
+    """Per task cell: the first subset, the aggregation and τ; per (subset, aggregation) the fitted model."""
+
+    first: dict[int, tuple[tuple[int, ...], str, float]]
+    models: dict[tuple[tuple[int, ...], str], tuple[np.ndarray, np.ndarray, np.ndarray]]  # mean, sd, weights
+
+    def prob(self, arr: TeamArrays, rows: np.ndarray, s0: tuple[int, ...], agg: str) -> np.ndarray:
+        """P(the aggregate after ``s0`` is right) on ``rows``."""
+        mu, sd, w = self.models[(s0, agg)]
+        x = (team_features(arr, arr.step(arr.start(rows), _mask(arr, len(rows), s0)), arr.shape[1]) - mu) / sd
+        return 1.0 / (1.0 + np.exp(-np.clip(x @ w[:-1] + w[-1], -30, 30)))
+
+    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on every task (row = task)."""
+        rows = np.asarray(rows, np.int64)
+        out = np.zeros(len(rows))
+        for c, sub in _cells(arr, rows).items():
+            if c not in self.first:
+                raise ConfigError(f"the LearnStop rule was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+            s0, g, tau = self.first[c]
+            stop, go = _stop_go(ret, names, sub, s0, g, arr.shape[2])
+            out[np.isin(rows, sub)] = np.where(self.prob(arr, sub, s0, g) >= tau, stop, go)
+        return out
+
+
+def _stop_go(ret: np.ndarray, names: list[Path], rows: np.ndarray, s0: tuple[int, ...], g: str,
+             W: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: N803
+    index = {n: i for i, n in enumerate(names)}
+    return ret[rows, index[(s0, None, g)]], ret[rows, index[(s0, tuple(range(W)), g)]]
+
+
+def fit_learnstop(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, ret: np.ndarray,
+                  names: list[Path], l2: float = 1.0) -> LearnStop:
+    """Fit the model of every (first subset, aggregation) on ``fit_rows``; choose them and τ per cell on
+    ``sel_rows`` (τ: 0 = always stop, the deciles of P, 1.01 = never stop)."""
+    fit_rows, sel_rows = np.asarray(fit_rows, np.int64), np.asarray(sel_rows, np.int64)
+    models: dict[tuple[tuple[int, ...], str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for s0 in _subsets(arr.shape[2]):
+        x = team_features(arr, arr.step(arr.start(fit_rows), _mask(arr, len(fit_rows), s0)), arr.shape[1])
+        mu, sd = x.mean(0), x.std(0)
+        sd = np.where(sd > 1e-12, sd, 1.0)
+        st = arr.step(arr.start(fit_rows), _mask(arr, len(fit_rows), s0))
+        for g in arr.aggs:
+            models[(s0, g)] = (mu, sd, logistic_fit((x - mu) / sd, arr.correct(st, g).astype(float), l2))
+    rule = LearnStop({}, models)
+    first: dict[int, tuple[tuple[int, ...], str, float]] = {}
+    for c, sub in _cells(arr, sel_rows).items():
+        best: tuple[float, tuple[int, ...], str, float] = (-np.inf, (0,), arr.aggs[0], 0.0)
+        for (s0, g) in models:
+            p = rule.prob(arr, sub, s0, g)
+            stop, go = _stop_go(ret, names, sub, s0, g, arr.shape[2])
+            for tau in (0.0, *np.unique(np.percentile(p, np.arange(10, 100, 10))), 1.01):
+                v = float(np.where(p >= tau, stop, go).mean())
+                if v > best[0] + 1e-12:
+                    best = (v, s0, g, float(tau))
+        first[c] = best[1:]
+    return LearnStop(first, models)

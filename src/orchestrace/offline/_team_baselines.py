@@ -210,7 +210,7 @@ def fit_knn_router(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, 
         fit = fit_cells.get(c)
         if fit is None or not len(fit):
             raise ConfigError(f"cell {arr.cells[c]!r}: no fitting tasks for the router's neighbours")
-        best = (-np.inf, (0,), ks[0])
+        best: tuple[float, tuple[int, ...], int] = (-np.inf, (0,), ks[0])
         for s0 in _subsets(arr.shape[2]):
             for k in ks:
                 v = float(_route(arr, fit, sub, s0, k, ret, names).mean())

@@ -95,6 +95,37 @@ def collect_team(
                     threads=threads)
 
 
+@collect_app.command("mixed-team")
+def collect_mixed(
+    out: Path = typer.Argument(..., help="Corpus folder (traces.jsonl + manifest.json)."),
+    suites: str = typer.Option("add:2,add:3,mentor:1,mentor:2", "--suites", help="SUITE:SIZE cells, cycled."),
+    tasks: int = typer.Option(80, "--tasks", "-n", help="Number of tasks; with --resume a larger number grows it."),
+    seed: int = typer.Option(0, "--seed", help="First task seed; attempt seeds derive from it."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the collection in OUT (same model files)."),
+    concurrency: int = typer.Option(2, "--concurrency", help="Tasks in flight (= each server's slots)."),
+    threads: int = typer.Option(1, "--threads", help="Compute threads per local server."),
+) -> None:
+    """Run the two-family team (SmolLM2 + Gemma 3 270M, a fallible calculator, priced members) on two local
+    servers, every member every round; see docs/team2.md."""
+    from ..errors import LLMError, OrchestraceError
+    from ..llm.collect import parse_cells
+    from ..llm.mixed_team import MixedTeamConfig, collect_mixed_team
+
+    try:
+        cfg = MixedTeamConfig(cells=parse_cells(suites), n_tasks=tasks, seed=seed)
+        with progress(cfg.n_tasks, "collect", terminal_only=False) as advance:
+            res = collect_mixed_team(cfg, out, resume=resume, concurrency=concurrency, threads=threads,
+                                     on_task=_Done(advance))
+    except LLMError as exc:
+        raise fail(str(exc), code=EXIT_INVALID) from None
+    except OrchestraceError as exc:
+        raise fail(str(exc), problems=getattr(exc, "problems", ())) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted; the same command with --resume continues", code=130) from None
+    console.print(f"{res.already + res.written}/{cfg.n_tasks} tasks in {out} ({res.written} now, "
+                  f"{res.already} before; {res.wall_s:.0f} s)", markup=False)
+
+
 def _task_source(suites: str, tasks: int | None, task_file: Path | None, context_limit: int | None,
                  base_url: str | None) -> dict[str, Any]:
     """The task fields of a collection config: the built-in ``--suites`` cells (1000 tasks by default), or

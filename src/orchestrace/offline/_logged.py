@@ -429,8 +429,12 @@ def load_logged_runs(
                       "see meta['excluded']", stacklevel=2)
     if not keep:
         raise TraceInvalidError(f"{path}: no usable runs", problems)
-    return _arrays(keep, R, W, members, {**manifest, "path": str(path), "rounds": R, "width": W, "excluded": bad,
-                                         "lost_runs": lost, "problems": [str(p) for p in problems[:50]]})
+    out = _arrays(keep, R, W, members, {**manifest, "path": str(path), "rounds": R, "width": W, "excluded": bad,
+                                        "lost_runs": lost, "problems": [str(p) for p in problems[:50]]})
+    # per-member prices in the manifest: the token arrays become billed tokens
+    from ._prices import charge_prices
+
+    return charge_prices(out, cfg, where=f"{path}: manifest.json")
 
 
 def _shape(path: str | os.PathLike[str], cfg: dict, runs: list[_Run], rounds: int | None,

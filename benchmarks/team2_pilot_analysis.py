@@ -1,0 +1,158 @@
+"""The pre-registered pilot questions (docs/team2-preregistration.md) on a two-family team corpus.
+
+    python benchmarks/team2_pilot_analysis.py bench-data/team2-pilot [--json out.json]
+
+Reads the corpus with the library's reader (prices charged: billed tokens), then, per task family:
+
+1. each member's accuracy (round 0) and the error overlaps P(B right | A wrong) (round 0);
+2. the exact return of every path over the joint action space (round-0 member subset, stop or a
+   round-1 subset, every aggregation), valued with ``TeamArrays`` at the per-task price
+   (``task_prices``, seed 0) and ``token_scale`` = the mean billed cost of one full round: the best
+   *fixed* path per family (in sample), the per-task oracle, and the gap between them;
+3. whether a round-1 observable predicts which member is right: the AUC of ``s-cold``'s mean token
+   log-prob for "``s-cold`` is right", and ``g-cold``'s accuracy on the tasks where ``s-cold`` is wrong;
+   and an in-sample two-step cascade (``s-cold``; below a log-prob threshold call one more subset).
+
+In-sample on a small pilot: a check of the design, not a result to quote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+
+def auc(score: np.ndarray, label: np.ndarray) -> float:
+    """P(score of a positive > score of a negative), ties half (NaN scores dropped); NaN if one class is empty."""
+    ok = np.isfinite(score)
+    s, y = score[ok], label[ok].astype(bool)
+    if y.all() or not y.any():
+        return float("nan")
+    pos, neg = s[y][:, None], s[~y][None, :]
+    return float(((pos > neg) + 0.5 * (pos == neg)).mean())
+
+
+def auc_ci(score: np.ndarray, label: np.ndarray, n: int = 2000, seed: int = 0) -> list[float]:
+    """A task-bootstrap 95 % interval of :func:`auc` (resamples with one class empty skipped)."""
+    rng = np.random.default_rng(seed)
+    vals = [auc(score[i], label[i]) for i in (rng.integers(0, len(score), len(score)) for _ in range(n))]
+    vals = [v for v in vals if np.isfinite(v)]
+    return [float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))] if vals else [float("nan")] * 2
+
+
+def calc_stats(folder: str) -> dict:
+    """The calculator member's logged tool faults: share faulty, accuracy with and without a fault."""
+    import gzip
+    from pathlib import Path
+
+    rows = []
+    text = "".join(gzip.decompress(f.read_bytes()).decode() if f.suffix == ".gz" else f.read_text()
+                   for f in sorted(Path(folder).glob("traces*.jsonl*")))
+    for line in text.splitlines():
+        ev = json.loads(line).get("event") if line.startswith('{"event"') else None
+        if ev and ev.get("type") == "return" and "tool_faulty" in (ev.get("attrs") or {}):
+            rows.append((bool(ev["attrs"]["tool_faulty"]), bool(ev["attrs"]["correct"])))
+    parsed = np.array(rows, bool).reshape(-1, 2)
+    f, ok = parsed[:, 0], parsed[:, 1]
+    return {"tool_calls_with_a_parsed_expression": len(rows), "share_faulty": float(f.mean()) if len(f) else None,
+            "accuracy_when_faulty": float(ok[f].mean()) if f.any() else None,
+            "accuracy_when_not_faulty": float(ok[~f].mean()) if (~f).any() else None}
+
+
+def paths(arr, subs, aggs, T):  # noqa: ANN001, ANN201
+    """(T, P) exact return and (P,) descriptions of every path: S0 then stop(agg), or S0, S1 then stop(agg)."""
+    W = arr.shape[2]
+    masks = [np.isin(np.arange(W), s) for s in subs]
+    idx = np.arange(T)
+    cols, names = [], []
+    st_empty = arr.start(idx)
+    for i, s0 in enumerate(subs):
+        st0 = arr.step(st_empty, np.broadcast_to(masks[i], (T, W)))
+        for g in aggs:
+            cols.append(arr.correct(st0, g) - arr.cost(st0))
+            names.append((s0, None, g))
+        for j, s1 in enumerate(subs):
+            st1 = arr.step(st0, np.broadcast_to(masks[j], (T, W)))
+            for g in aggs:
+                cols.append(arr.correct(st1, g) - arr.cost(st1))
+                names.append((s0, s1, g))
+    return np.stack(cols, 1), names
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus")
+    ap.add_argument("--json", default="")
+    a = ap.parse_args()
+
+    from orchestrace.offline._logged import load_logged_runs
+    from orchestrace.offline._team import TeamArrays, aggregations, subsets
+    from orchestrace.offline._value import task_prices
+
+    runs = load_logged_runs(a.corpus, exclude=True)
+    T, R, W = runs.answers.shape
+    mem = list(runs.members)
+    cell = np.array([f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)])
+    price = task_prices(runs.task_ids, 0)
+    tok = runs.prompt_tokens.astype(float) + runs.completion_tokens
+    scale = float(tok.sum(2).mean())
+    arr = TeamArrays.build(runs, price, scale)
+    subs, aggs = subsets(runs), list(aggregations(runs))
+    ret, names = paths(arr, subs, aggs, T)
+    c0 = runs.correct[:, 0, :]  # (T, W) round-0 correctness
+    out: dict = {"tasks": T, "members": mem, "billing": runs.meta.get("billing"), "token_scale": scale,
+                 "excluded": runs.meta.get("excluded"), "cells": {}}
+    fam_best = np.zeros(T)
+    for c in sorted(set(cell.tolist())):
+        m = cell == c
+        acc = {mem[w]: float(c0[m, w].mean()) for w in range(W)}
+        overlap = {f"P({mem[b]} right | {mem[a_]} wrong)": (float(c0[m & ~c0[:, a_], b].mean())
+                                                           if (m & ~c0[:, a_]).any() else None)
+                   for a_ in range(W) for b in range(W) if a_ != b}
+        mean = ret[m].mean(0)
+        best = int(mean.argmax())
+        fam_best[m] = ret[m, best]
+        oracle = ret[m].max(1).mean()
+        lp = runs.logprob_mean[m, 0, mem.index("s-cold")].astype(float)
+        s_ok = c0[m, mem.index("s-cold")]
+        g_ok = c0[m, mem.index("g-cold")]
+        # an in-sample cascade: s-cold alone; when its log-prob < tau, call one more round-1 subset, answer by agg
+        only = [k for k, (s0, s1, g) in enumerate(names) if s0 == (mem.index("s-cold"),) and s1 is None and
+                g == "latest:s-cold"][0]
+        casc_best, casc_desc = float(mean[only]), "s-cold alone"
+        for tau in np.unique(np.nan_to_num(lp, nan=-99.0)):
+            low = np.nan_to_num(lp, nan=-99.0) <= tau
+            for k, (s0, s1, _g) in enumerate(names):
+                if s0 == (mem.index("s-cold"),) and s1 is not None:
+                    v = float(np.where(low, ret[m, k], ret[m, only]).mean())
+                    if v > casc_best:
+                        casc_best, casc_desc = v, f"s-cold; if lp <= {tau:.3f}: call {[mem[i] for i in s1]}, {_g}"
+        s0, s1, g = names[best]
+        out["cells"][c] = {
+            "n": int(m.sum()), "accuracy_round0": acc, "overlap": overlap,
+            "best_fixed": {"path": f"{[mem[i] for i in s0]} then {[mem[i] for i in s1] if s1 else 'stop'}, {g}",
+                           "return": float(mean[best])},
+            "oracle_return": float(oracle), "gap_fixed_to_oracle": float(oracle - mean[best]),
+            "cascade_in_sample": {"return": casc_best, "policy": casc_desc,
+                                  "share_of_gap": (casc_best - float(mean[best])) / max(oracle - mean[best], 1e-12)},
+            "auc_scold_logprob_for_scold_right": auc(lp, s_ok), "auc_95ci": auc_ci(lp, s_ok),
+            "gcold_acc_when_scold_wrong": float(g_ok[~s_ok].mean()) if (~s_ok).any() else None,
+            "tasks_where_best_fixed_is_not_optimal": float((ret[m, best] < ret[m].max(1) - 1e-12).mean()),
+        }
+    glob = int(ret.mean(0).argmax())
+    out["overall"] = {"best_fixed_one_for_all": float(ret[:, glob].mean()), "per_family_best_fixed": float(fam_best.mean()),
+                      "oracle": float(ret.max(1).mean())}
+    out["calculator"] = calc_stats(a.corpus)
+    text = json.dumps(out, indent=1, default=str)
+    if a.json:
+        with open(a.json, "w") as fh:
+            fh.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--credits", nargs="+", default=["exact", "broadcast"], choices=["exact", "broadcast"])
     ap.add_argument("--updates", type=int, default=12)
     ap.add_argument("--prompts", type=int, default=4, help="states (GRPO groups) per update")
     ap.add_argument("--generations", type=int, default=4, help="replies per state")
@@ -124,11 +125,26 @@ def main(argv: list[str] | None = None) -> int:
             return evaluate_llm(LLMPolicy(model, tok, max_new_tokens=4, batch_size=32), d, rows)
 
         t0 = time.perf_counter()
+        # greedy evaluations are deterministic: a model's are kept in OUT/evals/ and reused by a later
+        # invocation with the same corpus, sets and model (e.g. another seed or credit scheme)
+        key = {k: getattr(a, k) for k in ("corpus", "test", "model", "val_tasks", "test_tasks")}
+
+        def cached_greedy(tag, model_tok, d, rows):
+            f = out / "evals" / f"{tag}.json"
+            if f.is_file() and json.loads(f.read_text())["key"] == key:
+                e = json.loads(f.read_text())
+                return {"returns": np.asarray(e["returns"]), "unparsed": e["unparsed"], "decisions": e["decisions"]}
+            e = greedy(model_tok[0], model_tok[1], d, rows)
+            f.parent.mkdir(exist_ok=True)
+            f.write_text(json.dumps({"key": key, "returns": e["returns"].tolist(), "unparsed": e["unparsed"],
+                                     "decisions": e["decisions"]}))
+            return e
+
         for name, (d, rows) in sets.items():
-            e = greedy(base[0], base[1], d, rows)
+            e = cached_greedy(f"untrained-{name}", base[:2], d, rows)
             per[name]["untrained"] = e["returns"]
             res.setdefault("untrained_unparsed", {})[name] = [e["unparsed"], e["decisions"]]
-        v0 = greedy(base[0], base[1], dec, val_rows)
+        v0 = cached_greedy("untrained-validation", base[:2], dec, val_rows)
         res["validation_baselines"] = {
             "untrained": float(v0["returns"].mean()), "gate": vb_fitted(val_rows),
             "best_rule": float(np.mean([rollout(dec, int(i), best_rule_fn)[0] for i in val_rows]))}
@@ -185,20 +201,33 @@ def main(argv: list[str] | None = None) -> int:
             if a.format_warmup:
                 # TRL SFT on uniformly random valid action words: the format, no preference (format_warmup)
                 t0 = time.perf_counter()
-                start = format_warmup(runs, base, steps=a.format_warmup, seed=seed, device=a.device,
-                                      lora_r=a.lora_r, learning_rate=a.warmup_lr, log=say)
+                wdir = out / "evals" / f"warm-s{seed}-{a.format_warmup}-{a.warmup_lr:g}"
+                if (wdir / "config.json").is_file():  # the same warm-up, saved by an earlier invocation
+                    from transformers import AutoModelForCausalLM
+
+                    from orchestrace.llm.llm_policy import prepare_tokenizer
+
+                    wm = AutoModelForCausalLM.from_pretrained(wdir)
+                    prepare_tokenizer(wm, base[1])
+                    start = (wm, base[1], {**base[2], "format_warmup": {"steps": a.format_warmup, "seed": seed}})
+                else:
+                    start = format_warmup(runs, base, steps=a.format_warmup, seed=seed, device=a.device,
+                                          lora_r=a.lora_r, learning_rate=a.warmup_lr, log=say)
+                    start[0].save_pretrained(wdir)
                 fin = {}
                 for name, (d, rows) in sets.items():
-                    e = greedy(start[0], start[1], d, rows)
+                    e = cached_greedy(f"{wdir.name}-{name}", start[:2], d, rows)
                     per[name][f"format/s{seed}"] = e["returns"]
                     fin[name] = [e["unparsed"], e["decisions"]]
-                v_start = greedy(start[0], start[1], dec, val_rows)
+                v_start = cached_greedy(f"{wdir.name}-validation", start[:2], dec, val_rows)
                 res.setdefault("format_warmup", []).append(
                     {"seed": seed, "seconds": time.perf_counter() - t0, "unparsed": fin,
                      "validation": float(v_start["returns"].mean())})
                 say(f"format warm-up seed {seed}: test {per['test'][f'format/s{seed}'].mean():+.3f}, unparsed "
                     f"{fin['test']}, validation {v_start['returns'].mean():+.3f}")
-            for credit in ("exact", "broadcast"):
+            if "fresh" in sets:
+                res.setdefault("first_decisions", {})[f"format/s{seed}"] = first_decisions(start, *sets["fresh"])
+            for credit in a.credits:
                 elapsed = time.perf_counter() - t_start
                 if per_run_cost is not None and elapsed + per_run_cost > budget:
                     res["skipped"].append({"seed": seed, "credit": credit, "why": f"budget: {elapsed:.0f}s used, a run "
@@ -224,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
                 r = train_llm_orchestrator(runs, cfg, run_dir, base=start, gate=gate, probe=probe,
                                            probe_every=a.probe_every, log=lambda m, _t=tag: say(f"{_t} {m}"))
                 r["model"].eval()
+                for c, smp in zip(r["curve"], r["samples"], strict=False):  # how varied the sampled groups were
+                    c["distinct_actions"] = distinct_actions(dec, smp, a.generations)
+                if "fresh" in sets:
+                    res.setdefault("first_decisions", {})[f"{credit}/s{seed}"] = first_decisions(
+                        (r["model"], r["tokenizer"]), *sets["fresh"])
                 finals = {}
                 for name, (d, rows) in sets.items():
                     e = greedy(r["model"], r["tokenizer"], d, rows)
@@ -249,6 +283,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def first_decisions(model_tok, d, rows) -> dict[str, dict[str, int]]:
+    """The greedy first action per task cell (suite:difficulty): does the policy depend on the task?"""
+    from orchestrace.llm.llm_policy import LLMPolicy
+
+    acts, _, _ = LLMPolicy(model_tok[0], model_tok[1], max_new_tokens=4, batch_size=32).act(
+        d, [d.start(int(i)) for i in rows])
+    out: dict[str, dict[str, int]] = {}
+    for i, act in zip(rows, acts, strict=True):
+        c = f"{d.runs.suite[int(i)]}:{d.runs.difficulty[int(i)]}"
+        out.setdefault(c, {})
+        out[c][d.actions[act]] = out[c].get(d.actions[act], 0) + 1
+    return out
+
+
+def distinct_actions(dec, smp: dict, g: int) -> float:
+    """Mean number of distinct parsed actions in a GRPO group of ``g`` replies (1 = nothing to compare)."""
+    from orchestrace.llm.llm_grpo import _state
+    from orchestrace.llm.llm_policy import parse_action
+
+    per = []
+    for k in range(0, len(smp["replies"]), g):
+        s = _state(dec, smp["task"][k], smp["calls"][k])
+        per.append(len({parse_action(t, dec.actions, dec.valid(s)) for t in smp["replies"][k: k + g]}))
+    return float(np.mean(per)) if per else float("nan")
 
 
 def vote_baselines(runs, dec, sets, per, res, say):

@@ -51,7 +51,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 #: Modules that moved to the folder of their layer → where they live now (``tools/relayout.py``
 #: fills this table). ``import orchestrace.<old>`` / ``from orchestrace.<old> import X`` keep
-#: working and give the very module object of the new home (no copy, no shim file).
+#: working and give the very module object of the new home (no copy, no shim file), with a
+#: ``DeprecationWarning`` that names the new path; the old paths go in :data:`_MOVED_REMOVAL`.
 _MOVED: dict[str, str] = {
     "orchestrace.advantages": "orchestrace.credit.advantages",
     "orchestrace.builder": "orchestrace.core.builder",
@@ -68,6 +69,23 @@ _MOVED: dict[str, str] = {
     "orchestrace.schema": "orchestrace.core.schema",
     "orchestrace.trace": "orchestrace.core.trace",
 }
+
+
+#: When the old paths of :data:`_MOVED` stop working: the release, and the date at the latest.
+_MOVED_REMOVAL = ("0.3", "2027-03-01")
+
+
+def _importer_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the module doing the import (past importlib and this file)."""
+    frame, level = _sys._getframe(1), 1
+    while frame is not None:  # ``warnings`` itself skips importlib's frozen frames: count only the others
+        name = frame.f_code.co_filename
+        if not name.startswith("<frozen importlib"):
+            if name != __file__ and not frame.f_globals.get("__name__", "").startswith("importlib"):
+                return level
+            level += 1
+        frame = frame.f_back
+    return level
 
 
 class _MovedModules:
@@ -89,7 +107,13 @@ class _MovedModules:
 
     @staticmethod
     def exec_module(module: _typing.Any) -> None:
-        module.__spec__ = module.__spec__.loader_state
+        old, module.__spec__ = module.__spec__.name, module.__spec__.loader_state
+        import warnings
+
+        release, date = _MOVED_REMOVAL
+        warnings.warn(f"{old} moved to {module.__name__}; import {module.__name__} instead (the old path is "
+                      f"removed in orchestrace {release}, {date} at the latest)", DeprecationWarning,
+                      stacklevel=_importer_stacklevel())
 
 
 if not any(getattr(f, "__qualname__", None) == "_MovedModules" for f in _sys.meta_path):  # once, even on reload

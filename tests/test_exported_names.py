@@ -28,7 +28,7 @@ EXPORTED: dict[str, set[str]] = {
     "cli": {
         "app", "main"
     },
-    "corpus": {
+    "papers": {
         "Category", "CoreStatus", "CorpusError", "CorpusStats", "CrossTab", "EXCLUDED_COLUMNS",
         "ExcludedRecord", "IO_CODES", "MAX_BYTES", "PAPER_COLUMNS", "Paper", "RLStatus", "Scenario",
         "ScreeningStage", "StoppingCoverage", "Verified", "check", "check_text", "load_excluded",

@@ -6,7 +6,7 @@ the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a 
 from its own layer and the layers below it, never above::
 
     cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  rewards / credit / blame  >  analysis  >  core / importers / corpus  >  vocab / errors / _problems
+         >  rewards / credit / blame  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """
@@ -22,7 +22,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchestrace"
 #: Top-level units of the package (a module or a subpackage) by layer, lowest first.
 LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
-    ("core", {"core", "importers", "corpus"}),
+    ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
     ("credit", {"rewards", "credit", "blame"}),
     ("env", {"env"}),

@@ -26,8 +26,8 @@ EXPORTED = {
 PUBLIC_MODULES = {
     "advantages", "analysis", "blame", "builder", "cli", "core", "corpus", "credit", "dataset",
     "env", "errors", "evidence", "exporters", "frameworks", "graph", "importers", "io", "learn",
-    "llm", "measures", "offline", "recorder", "report", "rewards", "scale", "schema", "trace",
-    "vocab",
+    "llm", "measures", "offline", "papers", "recorder", "report", "rewards", "scale", "schema",
+    "trace", "vocab",
 }
 
 

@@ -108,6 +108,9 @@ MOVES: list[tuple[str, str | None]] = [
     ("tests/package", "tests"),  # whole-package checks: layers, lint, docs, public API
     ("tests/package/test_cli_fast.py", "tests/cli/test_cli_fast.py"),
     ("tests/package/test_cli_surface.py", "tests/cli/test_cli_surface.py"),
+    # -- issue 39: folders by concept. The survey's paper pool is named for what it is ("corpus" is logged runs)
+    (f"{PKG}/corpus", f"{PKG}/papers"),
+    ("tests/corpus", "tests/papers"),
 ]
 
 #: Files deleted only while their code is nothing but these lines (else moved with their folder).
@@ -126,6 +129,7 @@ NEW_PACKAGES = {
                    "dataset,\nsynthetic traces and which files a path names. Every layer above builds on it.\n",
     f"{PKG}/analysis": "Analysis of one trace: the graph core (:mod:`orchestrace.analysis.graph`) and the "
                        "namespaced\nmeasures computed on it (:mod:`orchestrace.analysis.measures`).\n",
+    f"{PKG}/papers": "",  # issue 39: the survey's paper pool (was corpus/); its __init__ moves with it
 }
 
 #: Literals that look like a moved module's name but are data, kept as they are: the OTel resource
@@ -148,6 +152,7 @@ TEXT_EDITS: list[tuple[str, str, str, str]] = [
     ("benchmarks/offline_stop.py", r"(?m)^(\s+)from synthetic_runs import structured_runs\n",
      r'\1sys.path.insert(0, str(ROOT / "tests" / "support"))  # the test-only generator\n'
      r"\1from synthetic_runs import structured_runs\n", "# the test-only generator"),
+    ("tests/test_exported_names.py", r'(?m)^    "corpus": \{', '    "papers": {', '"papers": {'),  # issue 39
 ]
 
 SCAN_DIRS = ["src", "tests", "benchmarks", "examples", "docs", ".ci"]
@@ -158,7 +163,7 @@ DATA_PREFIX, DATA_TEXT = "tests/data/", {".md", ".py"}  # test data: only its no
 
 LAYERS_SOURCE = '''LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
-    ("core", {"core", "importers", "corpus"}),
+    ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
     ("credit", {"rewards", "credit", "blame"}),
     ("env", {"env"}),
@@ -177,7 +182,7 @@ the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a 
 from its own layer and the layers below it, never above::
 
     cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  rewards / credit / blame  >  analysis  >  core / importers / corpus  >  vocab / errors / _problems
+         >  rewards / credit / blame  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """'''

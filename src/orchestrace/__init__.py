@@ -56,6 +56,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 _MOVED: dict[str, str] = {
     "orchestrace.advantages": "orchestrace.credit.advantages",
     "orchestrace.builder": "orchestrace.core.builder",
+    "orchestrace.corpus": "orchestrace.papers",
     "orchestrace.dataset": "orchestrace.core.dataset",
     "orchestrace.graph": "orchestrace.analysis.graph",
     "orchestrace.io": "orchestrace.core.io",

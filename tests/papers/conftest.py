@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrace.corpus import PAPER_COLUMNS
+from orchestrace.papers import PAPER_COLUMNS
 
 _MINI = [
     ["magrpo", "LLM Collaboration With Multi-Agent Reinforcement Learning", "Liu, Shuo",

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrace.corpus import PAPER_COLUMNS, check, check_text
-from orchestrace.corpus._pool import _PAPER_SCHEMA, _choices
+from orchestrace.papers import PAPER_COLUMNS, check, check_text
+from orchestrace.papers._pool import _PAPER_SCHEMA, _choices
 
 CONTROLLED = [c for c in _PAPER_SCHEMA if c.kind == "vocab"]
 COL = {c: i for i, c in enumerate(PAPER_COLUMNS)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrace.corpus import PAPER_COLUMNS, CorpusError, _pool, check, check_text, load_papers
+from orchestrace.papers import PAPER_COLUMNS, CorpusError, _pool, check, check_text, load_papers
 
 COL = {c: i for i, c in enumerate(PAPER_COLUMNS)}
 

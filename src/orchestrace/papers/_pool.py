@@ -1,4 +1,4 @@
-"""Load, check and count the paper pool (see :mod:`orchestrace.corpus` for the columns)."""
+"""Load, check and count the paper pool (see :mod:`orchestrace.papers` for the columns)."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def to_markdown(s: CorpusStats) -> str:
     """A ready-to-commit statistics page (``docs/corpus.md``), including the CSV columns
     and their allowed values.
 
-    >>> from orchestrace.corpus import stats
+    >>> from orchestrace.papers import stats
     >>> print(to_markdown(stats([])).splitlines()[0])
     # Paper pool statistics
     """

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-import orchestrace.corpus as corpus
-from orchestrace.corpus import _pool, check, load_excluded, load_papers, stats, to_json, to_markdown
+import orchestrace.papers as corpus
+from orchestrace.papers import _pool, check, load_excluded, load_papers, stats, to_json, to_markdown
 from orchestrace.vocab import CreditUnit, RewardFamily, Topology
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "corpus.md"

@@ -78,7 +78,8 @@ _MOVED_REMOVAL = ("0.3", "2027-03-01")
 
 def _importer_stacklevel() -> int:
     """The ``stacklevel`` that points a warning at the module doing the import (past importlib and this file)."""
-    frame, level = _sys._getframe(1), 1
+    frame: _typing.Any = _sys._getframe(1)
+    level = 1
     while frame is not None:  # ``warnings`` itself skips importlib's frozen frames: count only the others
         name = frame.f_code.co_filename
         if not name.startswith("<frozen importlib"):

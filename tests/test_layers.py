@@ -6,7 +6,7 @@ the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a 
 from its own layer and the layers below it, never above::
 
     cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  rewards / credit / blame  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
+         >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """
@@ -24,7 +24,9 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
     ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
-    ("credit", {"rewards", "credit", "blame"}),
+    ("rewards", {"rewards"}),
+    ("blame", {"blame"}),
+    ("credit", {"credit"}),
     ("env", {"env"}),
     ("learn", {"learn", "offline", "scale"}),
     ("llm", {"llm"}),

@@ -59,8 +59,6 @@ MOVES: list[tuple[str, str | None]] = [
     (f"{PKG}/graph.py", f"{PKG}/analysis/graph.py"),
     (f"{PKG}/measures.py", f"{PKG}/analysis/measures.py"),
     # -- credit and rewards: units, methods, advantages
-    (f"{PKG}/_units.py", f"{PKG}/credit/units.py"),
-    (f"{PKG}/_methods.py", f"{PKG}/credit/methods.py"),
     (f"{PKG}/advantages.py", f"{PKG}/credit/advantages.py"),
     # -- offline/ by job: collection with the LLM code, simulator fitting with the environment
     (f"{PKG}/offline/collect.py", f"{PKG}/llm/collect.py"),
@@ -111,6 +109,12 @@ MOVES: list[tuple[str, str | None]] = [
     # -- issue 39: folders by concept. The survey's paper pool is named for what it is ("corpus" is logged runs)
     (f"{PKG}/corpus", f"{PKG}/papers"),
     ("tests/corpus", "tests/papers"),
+    # -- issue 39: rewards < blame < credit, honest layers. The eight units partition a trace's events (analysis);
+    # the credit methods' names and options are what a reward spec's [credit] table is checked against (rewards)
+    (f"{PKG}/credit/units.py", f"{PKG}/analysis/units.py"),
+    (f"{PKG}/_units.py", f"{PKG}/analysis/units.py"),
+    (f"{PKG}/credit/methods.py", f"{PKG}/rewards/credit_methods.py"),
+    (f"{PKG}/_methods.py", f"{PKG}/rewards/credit_methods.py"),
 ]
 
 #: Files deleted only while their code is nothing but these lines (else moved with their folder).
@@ -165,7 +169,9 @@ LAYERS_SOURCE = '''LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
     ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
-    ("credit", {"rewards", "credit", "blame"}),
+    ("rewards", {"rewards"}),
+    ("blame", {"blame"}),
+    ("credit", {"credit"}),
     ("env", {"env"}),
     ("learn", {"learn", "offline", "scale"}),
     ("llm", {"llm"}),
@@ -182,7 +188,7 @@ the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a 
 from its own layer and the layers below it, never above::
 
     cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  rewards / credit / blame  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
+         >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """'''

@@ -57,6 +57,8 @@ _MOVED: dict[str, str] = {
     "orchestrace.advantages": "orchestrace.credit.advantages",
     "orchestrace.builder": "orchestrace.core.builder",
     "orchestrace.corpus": "orchestrace.papers",
+    "orchestrace.credit.methods": "orchestrace.rewards.credit_methods",
+    "orchestrace.credit.units": "orchestrace.analysis.units",
     "orchestrace.dataset": "orchestrace.core.dataset",
     "orchestrace.graph": "orchestrace.analysis.graph",
     "orchestrace.io": "orchestrace.core.io",

@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..analysis.graph import EVENT_TYPES
 from ..errors import ConfigError, did_you_mean
 from ..vocab import CreditUnit, EventType
+from .graph import EVENT_TYPES
 
 if TYPE_CHECKING:
-    from ..analysis.graph import TraceGraph
+    from .graph import TraceGraph
 
 __all__ = ["TURN_TYPES", "UnitIndex", "parse_unit", "unit_index"]
 
@@ -161,7 +161,7 @@ def unit_index(trace_or_graph: object, unit: CreditUnit | str) -> UnitIndex:
     >>> len(ui) == int((ui.event_unit >= 0).sum()), ui.ids[0]
     (True, 'e1')
     """
-    from ..analysis.graph import TraceGraph
+    from .graph import TraceGraph
 
     g = trace_or_graph if isinstance(trace_or_graph, TraceGraph) else TraceGraph.from_trace(trace_or_graph)  # type: ignore[arg-type]
     u = parse_unit(unit)

@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchestrace"
 
 #: Top-level units of the package (a module or a subpackage) by layer, lowest first.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
+    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "_vote", "evidence"}),
     ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
     ("rewards", {"rewards"}),

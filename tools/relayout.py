@@ -125,7 +125,7 @@ DELETE_IF_ONLY = {
 }
 
 #: Flat modules that stay at the package root: the words, the root exception, the problem record.
-KEEP_AT_ROOT = {"__init__.py", "__main__.py", "errors.py", "vocab.py", "_problems.py", "_limits.py", "_stats.py", "evidence.py"}
+KEEP_AT_ROOT = {"__init__.py", "__main__.py", "errors.py", "vocab.py", "_problems.py", "_limits.py", "_stats.py", "_vote.py", "evidence.py"}
 
 #: New packages and their docstrings (written only when the ``__init__.py`` is missing).
 NEW_PACKAGES = {
@@ -166,7 +166,7 @@ SKIP_PREFIXES = ("tools/relayout.py", "docs/architecture.md")  # the map is writ
 DATA_PREFIX, DATA_TEXT = "tests/data/", {".md", ".py"}  # test data: only its notes and generators are rewritten
 
 LAYERS_SOURCE = '''LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
+    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "_vote", "evidence"}),
     ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
     ("rewards", {"rewards"}),

@@ -134,7 +134,7 @@ def logged_from_codes(
     ti, ri, _ = np.nonzero(answers >= 0)
     np.add.at(counts, (ti, ri, answers[answers >= 0]), 1)
     counts = counts.cumsum(axis=1)
-    from .rules import top_answer  # the one majority vote (ties: the lowest code, the first seen)
+    from .._vote import top_answer  # the one majority vote (ties: the lowest code, the first seen)
 
     maj = top_answer(counts)
     round_correct = (maj >= 0) & (maj == correct_code[:, None])

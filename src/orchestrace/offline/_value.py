@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._vote import top_answer
 from ..errors import ConfigError
 from ._logged import LoggedRuns
-from .rules import top_answer
 
 __all__ = ["AGGREGATIONS", "PRICE_HI", "PRICE_LO", "Valuation", "aggregation_weights", "confidence_of",
            "continuation_values", "first_stop", "task_prices", "valuation", "vote_counts"]

@@ -66,6 +66,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._vote import top_answer
 from ..errors import ConfigError
 
 __all__ = ["CISC", "DIRICHLET_TOP_K", "ESC", "AdaptiveBeta", "AdaptiveDirichlet", "DeepConf", "FixedBudget",
@@ -139,26 +140,6 @@ def _top2(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     v1 = v[:, -1] if v.shape[1] else np.zeros(len(v))
     v2 = v[:, -2] if v.shape[1] > 1 else np.zeros(len(v))
     return v1, v2
-
-
-def top_answer(votes: np.ndarray, first: np.ndarray | None = None) -> np.ndarray:
-    """The one majority vote: the most voted answer of each row of ``votes`` (…, K) (counts or summed
-    weights); ties → the smallest ``first`` (…, K) (the answer seen first; default the lowest index,
-    which is the first seen when codes are numbered in order of appearance); −1 without a vote.
-
-    >>> top_answer(np.array([[1.0, 2.0, 2.0], [0.0, 0.0, 0.0]])).tolist()
-    [1, -1]
-    >>> top_answer(np.array([[1.0, 2.0, 2.0]]), first=np.array([[0, 5, 3]])).tolist()
-    [2]
-    """
-    v = np.asarray(votes, np.float64)
-    if v.shape[-1] == 0:
-        return np.full(v.shape[:-1], -1, np.int64)
-    order = np.broadcast_to(np.arange(v.shape[-1]), v.shape) if first is None else np.asarray(first)
-    present = v > 0
-    tied = present & np.isclose(v, v.max(-1, keepdims=True), rtol=0, atol=1e-9)
-    top = np.where(tied, order, np.iinfo(np.int64).max).argmin(-1)
-    return np.where(present.any(-1), top, -1)
 
 
 def top_share(votes: np.ndarray) -> np.ndarray:

@@ -142,8 +142,8 @@ def _manifest(runs: int = 4) -> dict:
 
 def _gate_doc() -> dict:
     from orchestrace.offline import StopGate
-    from orchestrace.offline._features import FEATURES
-    from orchestrace.offline.gate import GATE_FORMAT
+    from orchestrace.policies.features import FEATURES
+    from orchestrace.policies.gate import GATE_FORMAT
 
     f = len(FEATURES)
     g = StopGate(model_class="linear", checks=[{"w": [0.1] * f, "b": 0.3}] * 2, mean=[0.0] * f, std=[1.0] * f,

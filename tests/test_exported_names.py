@@ -28,6 +28,9 @@ EXPORTED: dict[str, set[str]] = {
     "cli": {
         "app", "main"
     },
+    "trainers": {
+        "train"
+    },
     "papers": {
         "Category", "CoreStatus", "CorpusError", "CorpusStats", "CrossTab", "EXCLUDED_COLUMNS",
         "ExcludedRecord", "IO_CODES", "MAX_BYTES", "PAPER_COLUMNS", "Paper", "RLStatus", "Scenario",

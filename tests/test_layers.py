@@ -5,8 +5,8 @@ under ``TYPE_CHECKING`` — because a lazy import still ties two modules togethe
 the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a module may import
 from its own layer and the layers below it, never above::
 
-    cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
+    cli  >  report  >  exporters / frameworks  >  llm  >  evaluation / learn / offline  >  trainers
+         >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """
@@ -27,8 +27,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("rewards", {"rewards"}),
     ("blame", {"blame"}),
     ("credit", {"credit"}),
-    ("env", {"env"}),
-    ("learn", {"learn", "offline", "scale"}),
+    ("worlds", {"env", "logged", "scale"}),
+    ("policies", {"policies"}),
+    ("trainers", {"trainers"}),
+    ("evaluation", {"evaluation", "learn", "offline"}),
     ("llm", {"llm"}),
     ("integrations", {"exporters", "frameworks"}),
     ("report", {"report"}),

@@ -1,7 +1,7 @@
 """The one majority vote, for every layer: logged runs, the stop rules, the gate and the collectors.
 
 It lives in the base layer so that the reader of logged runs (a world) and the stop rules (policies)
-import the same function without pointing up; :mod:`orchestrace.offline.rules` re-exports it.
+import the same function without pointing up; :mod:`orchestrace.policies.rules` re-exports it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from orchestrace.llm.team import (
     deepconf_confidence,
     parse_team,
 )
-from orchestrace.offline._logged import load_logged_runs
+from orchestrace.logged.runs import load_logged_runs
 
 pytest.importorskip("httpx")
 

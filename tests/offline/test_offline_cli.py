@@ -12,9 +12,9 @@ from synthetic_runs import structured_runs
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
+from orchestrace.logged.runs import LoggedRuns
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import save_runs
-from orchestrace.offline._logged import LoggedRuns
 
 runner = CliRunner()
 

@@ -176,10 +176,10 @@ def collect_fit_sim(
     """Fit the simulator's worker model to a real corpus; print real vs simulated moments.
 
     The output's "set" items are EnvConfig fields for --set (e.g. `env run --set ...`); the
-    fitted profile (tokens, confidence) is applied by orchestrace.offline.simfit.load_fitted_env.
+    fitted profile (tokens, confidence) is applied by orchestrace.logged.simfit.load_fitted_env.
     """
     from ..errors import OrchestraceError
-    from ..offline.runfiles import fit_simulator_file, load_split
+    from ..evaluation.runfiles import fit_simulator_file, load_split
 
     if split not in ("train", "validation", "test", "all"):
         raise fail(f"--split {split!r}: choose train, validation, test or all")

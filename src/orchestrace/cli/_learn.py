@@ -44,7 +44,7 @@ def _fail_from(exc: BaseException) -> typer.Exit:
 
 
 def _config_options() -> list[inspect.Parameter]:
-    from ..learn.config import cli_fields
+    from ..trainers.config import cli_fields
 
     params = []
     for name, typ, default, help_ in cli_fields():
@@ -82,7 +82,7 @@ def _train(**kw: Any) -> None:
     ray_n: int | None = kw.pop("ray")
     ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
-    from ..learn.rundir import check_run_dir, run_config
+    from ..trainers.rundir import check_run_dir, run_config
 
     check_run_dir(out, resume=resume, overwrite=overwrite)
     if from_traces is not None:  # the stop learned from logged runs only (cli/_offline.py)
@@ -138,7 +138,7 @@ def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator
             finally:
                 maker.close()
         else:
-            from ..learn.evaluate import players
+            from ..evaluation.simulated import players
             from ..scale import ray_player
 
             with players(ray_player(cluster)):
@@ -209,8 +209,8 @@ def eval_cmd(
     n_traces = int(traces)
     try:
         from ..env.config import parse_overrides
-        from ..learn.demo import render_aggregate, render_suite, render_summary
-        from ..learn.evaluate import evaluate, evaluate_runs, evaluate_suite
+        from ..evaluation.demo import render_aggregate, render_suite, render_summary
+        from ..evaluation.simulated import evaluate, evaluate_runs, evaluate_suite
 
         parse_overrides(set_)  # fail early, before any evaluation
         stack = contextlib.ExitStack()
@@ -282,7 +282,7 @@ def claims_only(text: str) -> str:
 
 def _provenance(runs: list[Path], sets: list[str], suite: str | None) -> str:
     """The head of summary.md: which runs (seed, recipe) were evaluated, in which world overrides."""
-    from ..learn.evaluate import training_of
+    from ..evaluation.simulated import training_of
 
     lines = ["Runs evaluated:"]
     for r in runs:
@@ -323,7 +323,7 @@ def demo_cmd(
         require("torch", extra="demo")  # the demo's light extra: torch, gymnasium, matplotlib
         require("gymnasium", extra="demo")
         from ..env.config import parse_overrides
-        from ..learn.demo import run_demo
+        from ..evaluation.demo import run_demo
 
         parse_overrides(set_)
         run_demo(out, env=env, env_set=tuple(set_), algo=algo, steps=steps, episodes=episodes, validation=validation,

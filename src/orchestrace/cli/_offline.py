@@ -1,7 +1,7 @@
 """``orchestrace train --from-traces CORPUS`` and ``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]``.
 
 The stop learned and evaluated from logged real runs only (:mod:`orchestrace.offline`, the run
-files in :mod:`orchestrace.offline.runfiles`); the options live on the existing ``train`` /
+files in :mod:`orchestrace.evaluation.runfiles`); the options live on the existing ``train`` /
 ``eval`` commands (``cli/_learn.py`` dispatches here). Exit codes: 0 ok; 1 the corpus or a gate
 file is invalid; 2 usage or I/O (a missing corpus, an option that does not apply, an unwritable
 output).
@@ -19,9 +19,9 @@ __all__: list[str] = []
 
 
 def _read(corpus: Path, *, fresh: bool = False) -> Any:
-    """:func:`~orchestrace.offline.runfiles.load_corpus`; exit 2 for a missing path, 1 for an invalid corpus."""
+    """:func:`~orchestrace.evaluation.runfiles.load_corpus`; exit 2 for a missing path, 1 for an invalid corpus."""
     from ..errors import OrchestraceError
-    from ..offline.runfiles import load_corpus
+    from ..evaluation.runfiles import load_corpus
 
     what = "--test collection" if fresh else "corpus"
     if not (corpus.exists() or corpus.is_symlink()):  # a dangling link or a loop: the loader says which
@@ -42,7 +42,7 @@ def _log(quiet: bool) -> Callable[[str], None]:
 def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str], quiet: bool) -> None:
     """Fit the stop gate (a team corpus: the joint policy) from the corpus's logged paths into RUN."""
     from ..errors import ConfigError, MissingExtraError
-    from ..offline.runfiles import fit_run
+    from ..evaluation.runfiles import fit_run
 
     if ignored:
         raise fail(f"--from-traces learns the stop from logged runs; {', '.join(ignored)} do(es) not apply "
@@ -65,8 +65,8 @@ def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool
     """Value every rule and every gate run exactly on the corpus's test tasks and on every fresh collection
     (``--test``); print the summary (a team corpus: the joint policy's evaluation)."""
     from ..errors import ConfigError
+    from ..evaluation.runfiles import foreign_gates, load_runs, run_names, write_results
     from ..offline import evaluate_team, evaluate_traces, render_summary, render_team
-    from ..offline.runfiles import foreign_gates, load_runs, run_names, write_results
 
     logged, _ = _read(corpus)
     team = bool(logged.members)

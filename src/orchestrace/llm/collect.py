@@ -194,7 +194,7 @@ def majority(answers: Sequence[str | None]) -> str | None:
     """
     import numpy as np
 
-    from ..offline.rules import top_answer  # the one majority vote
+    from ..policies.rules import top_answer  # the one majority vote
 
     counts: dict[str, int] = {}
     for a in answers:

@@ -205,3 +205,22 @@ def test_no_library_module_imports_the_cli() -> None:
     bad = sorted((n, t) for n, p in modules.items() if not n.startswith(("orchestrace.cli", "orchestrace.__main__"))
                  for t in _imports(n, p, set(modules)) if t.startswith("orchestrace.cli"))
     assert bad == []
+
+
+def test_no_circle_between_folders_on_one_floor() -> None:
+    """Folders that share a floor (``env`` / ``logged`` / ``scale``; ``evaluation`` and the facades) may import
+    each other, but never in a circle: the floor is a convenience, not a hiding place for an arrow back up."""
+    folders: dict[str, set[str]] = defaultdict(set)
+    for src, targets in _graph().items():
+        a = _unit(src)
+        folders[a] |= {_unit(t) for t in targets} - {a, "orchestrace"}
+    assert _circles(folders) == []
+
+
+def test_the_architecture_page_draws_these_floors() -> None:
+    """``docs/architecture.md``'s floor table lists the folders of :data:`LAYERS`, floor by floor, bottom first."""
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc[doc.index("| floor | folders | holds |"):].split("\n\n", 1)[0].splitlines()[2:]
+    drawn = [{n.strip(" `/").removesuffix(".py") for n in row.split("|")[2].split(", ")} for row in table]
+    expected = [units - {"__main__"} for _, units in LAYERS]
+    assert drawn == expected

@@ -22,7 +22,8 @@ deploys it (``decide(rounds, price=…, cell=…)`` once per round) and :func:`e
 it against every fixed team configuration × stop rule and the defaults people run.
 
 CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]
-[--test FRESH …]`` (a team corpus dispatches to the joint policy).
+[--test FRESH …]`` (a team corpus dispatches to the joint policy) is one call:
+:func:`evaluate_logged` (``evaluate_logged(corpus, runs, tests=[…])`` → :class:`LoggedEvaluation`).
 
 >>> runs = make_synthetic_logged(T=200, R=3, W=2, seed=0)
 >>> gate, report = fit_gate(runs, classes=("linear",))
@@ -43,6 +44,7 @@ from ..evaluation.logged import evaluate_traces, fresh_mismatch
 from ..evaluation.logged_demo import ci_text as demo_ci_text
 from ..evaluation.logged_demo import demo_section, team_claims, team_demo_section
 from ..evaluation.logged_demo import verdict as demo_verdict
+from ..evaluation.logged_eval import LoggedEvaluation, evaluate_logged
 from ..evaluation.logged_team import evaluate_team, render_team
 from ..evaluation.summary import render as render_summary
 from ..evaluation.summary import write_pareto
@@ -97,6 +99,7 @@ __all__ = [
     "DeepConf",
     "FeatureRule",
     "FixedBudget",
+    "LoggedEvaluation",
     "LoggedRuns",
     "PriceLogistic",
     "StopDecision",
@@ -116,6 +119,7 @@ __all__ = [
     "configs",
     "check_team_runs",
     "demo_section",
+    "evaluate_logged",
     "evaluate_team",
     "evaluate_traces",
     "family_candidates",

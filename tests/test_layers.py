@@ -5,7 +5,7 @@ under ``TYPE_CHECKING`` — because a lazy import still ties two modules togethe
 the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a module may import
 from its own layer and the layers below it, never above::
 
-    cli  >  report  >  exporters / frameworks  >  llm  >  evaluation / learn / offline  >  trainers
+    cli  >  report  >  exporters / frameworks  >  llm / collection  >  evaluation / learn / offline  >  trainers
          >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("policies", {"policies"}),
     ("trainers", {"trainers"}),
     ("evaluation", {"evaluation", "learn", "offline"}),
-    ("llm", {"llm"}),
+    ("llm", {"llm", "collection"}),
     ("integrations", {"exporters", "frameworks"}),
     ("report", {"report"}),
     ("cli", {"cli", "__main__"}),

@@ -61,9 +61,9 @@ MOVES: list[tuple[str, str | None]] = [
     # -- credit and rewards: units, methods, advantages
     (f"{PKG}/advantages.py", f"{PKG}/credit/advantages.py"),
     # -- offline/ by job: collection with the LLM code, simulator fitting with the environment
-    (f"{PKG}/offline/collect.py", f"{PKG}/llm/collect.py"),
-    (f"{PKG}/offline/team.py", f"{PKG}/llm/team.py"),  # the team collector, beside the vote collector
-    (f"{PKG}/offline/logimport.py", f"{PKG}/llm/logimport.py"),  # your sampling logs -> a corpus
+    (f"{PKG}/offline/collect.py", f"{PKG}/collection/collect.py"),
+    (f"{PKG}/offline/team.py", f"{PKG}/collection/team.py"),  # the team collector, beside the vote collector
+    (f"{PKG}/offline/logimport.py", f"{PKG}/collection/logimport.py"),  # your sampling logs -> a corpus
     (f"{PKG}/learn/llm_policy.py", f"{PKG}/llm/llm_policy.py"),  # the LLM orchestrator (it loads the LLM)
     (f"{PKG}/learn/llm_grpo.py", f"{PKG}/llm/llm_grpo.py"),
     ("tests/offline/test_team_corpus.py", "tests/llm/test_llm_team.py"),
@@ -141,6 +141,8 @@ MOVES: list[tuple[str, str | None]] = [
     *[(f"{PKG}/offline/{a}.py", f"{PKG}/evaluation/{b}.py") for a, b in [
         ("_eval", "logged"), ("_team_eval", "logged_team"), ("_family", "family"), ("_report", "summary"),
         ("_demo", "logged_demo"), ("runfiles", "runfiles")]],
+    # -- issue 39: collection (vote and team collectors, task files, your logs → a corpus) beside the LLM code
+    *[(f"{PKG}/llm/{a}.py", f"{PKG}/collection/{a}.py") for a in ("collect", "team", "taskfile", "logimport")],
 ]
 
 #: Files deleted only while their code is nothing but these lines (else moved with their folder).
@@ -167,6 +169,8 @@ NEW_PACKAGES = {
                        "the neural\npolicy of the simulator and its checkpoints.\n",
     f"{PKG}/trainers": "Trainers: REINFORCE / GRPO / PPO on the simulator (cleanrl-style, one file each), the "
                        "fitted stop,\nand the fitted-Q fits of the gate and the team policy from logged runs.\n",
+    f"{PKG}/collection": "Collection: always-continue vote and team loops against an LLM endpoint, task files, and "
+                         "your own\nsampling logs turned into a corpus of logged runs.\n",
     f"{PKG}/evaluation": "Evaluation: the simulator's fair protocol, the exact evaluation on logged runs, the rule "
                          "family,\nthe claims and the summaries.\n",
 }
@@ -221,7 +225,7 @@ LAYERS_SOURCE = '''LAYERS: list[tuple[str, set[str]]] = [
     ("policies", {"policies"}),
     ("trainers", {"trainers"}),
     ("evaluation", {"evaluation", "learn", "offline"}),
-    ("llm", {"llm"}),
+    ("llm", {"llm", "collection"}),
     ("integrations", {"exporters", "frameworks"}),
     ("report", {"report"}),
     ("cli", {"cli", "__main__"}),
@@ -234,7 +238,7 @@ under ``TYPE_CHECKING`` — because a lazy import still ties two modules togethe
 the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a module may import
 from its own layer and the layers below it, never above::
 
-    cli  >  report  >  exporters / frameworks  >  llm  >  evaluation / learn / offline  >  trainers
+    cli  >  report  >  exporters / frameworks  >  llm / collection  >  evaluation / learn / offline  >  trainers
          >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrace.collection.collect import CollectConfig, collect, majority, parse_cells
 from orchestrace.errors import ConfigError, LLMError, TraceInvalidError
-from orchestrace.llm.collect import CollectConfig, collect, majority, parse_cells
 from orchestrace.llm.tasks import make_vote_task
 from orchestrace.logged.runs import (
     load_logged_runs,

@@ -25,9 +25,9 @@ from typer.testing import CliRunner
 
 from orchestrace._limits import capped_lines, printable, read_capped, redact_url, scrub
 from orchestrace.cli import app
+from orchestrace.collection.collect import CorpusWriter
 from orchestrace.core.io import atomic_write
 from orchestrace.errors import ConfigError, TraceInvalidError
-from orchestrace.llm.collect import CorpusWriter
 from orchestrace.logged.corpus import read_corpus
 from orchestrace.logged.runs import load_logged_runs
 from orchestrace.offline import StopGate, make_synthetic_logged, save_runs

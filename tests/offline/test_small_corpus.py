@@ -11,7 +11,7 @@ from synthetic_runs import structured_runs
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.llm.collect import CollectConfig, collect
+from orchestrace.collection.collect import CollectConfig, collect
 from orchestrace.logged.corpus import MIN_TASKS, SmallCorpusError, require_tasks
 from orchestrace.offline import LoggedRuns, save_runs
 

@@ -60,8 +60,8 @@ from typing import Any, NamedTuple
 
 from .._problems import Problem
 from ..errors import ConfigError
+from ..llm.tasks import parse_choice
 from ..vocab import Severity
-from .tasks import parse_choice
 
 __all__ = ["GRADERS", "FileTask", "Graded", "Grader", "TaskFileError", "extract_answer", "load_task_file",
            "parse_grader", "parse_number"]

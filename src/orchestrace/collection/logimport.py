@@ -1,7 +1,7 @@
 """Your own logs → a vote corpus: :func:`import_logs` (``orchestrace collect import``).
 
 Three shapes of existing logs become a corpus in the vote-corpus trace format
-(:func:`~orchestrace.llm.collect.task_trace`, a folder with ``traces.jsonl`` and
+(:func:`~orchestrace.collection.collect.task_trace`, a folder with ``traces.jsonl`` and
 ``manifest.json``), so ``train --from-traces`` and ``eval --traces`` value the stop after
 round r, the aggregation and the width exactly:
 
@@ -9,7 +9,7 @@ round r, the aggregation and the width exactly:
              request, ``{"custom_id", "response": {"body": chat.completion or text completion}}``
              — or a bare completion object with an ``id`` — whose ``n`` choices are samples; the
              choices of lines with the same id are joined in file order. Reference answers and
-             graders come from a task file (``--tasks``: :mod:`~orchestrace.llm.taskfile`, ``id``
+             graders come from a task file (``--tasks``: :mod:`~orchestrace.collection.taskfile`, ``id``
              = ``custom_id``; prompts optional). Samples are cut into rounds of ``width``.
 ``samples``  plain JSONL: ``{"id"?, "question"?, "answer", "samples": [text | {"text",
              "logprob_mean"? | "logprobs"?: [float], "tokens"?, "prompt_tokens"?}], "grader"?}``;

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import ConfigError, LLMError
-from .tasks import SUITES, VOTE_SUITES, Task, make_task, make_vote_task
+from ..llm.tasks import SUITES, VOTE_SUITES, Task, make_task, make_vote_task
 
 __all__ = [
     "CollectConfig",
@@ -146,7 +146,7 @@ class CollectConfig:
             _task(suite, size, 0)  # raises ConfigError for a bad suite/size
 
     def file_tasks(self) -> list[Any]:
-        """The task file's tasks, checked (:func:`~orchestrace.llm.taskfile.load_task_file`); [] without one."""
+        """The task file's tasks, checked (:func:`~orchestrace.collection.taskfile.load_task_file`); [] without one."""
         if not self.task_file:
             return []
         from .taskfile import load_task_file
@@ -372,10 +372,10 @@ def collection_endpoint(base_url: str | None, model: str | None, *, threads: int
     if base_url is not None:
         if not model:
             raise ConfigError("--base-url needs --model (the model name the endpoint serves)")
-        from .client import redact_url
+        from ..llm.client import redact_url
 
         return None, base_url, model, {"kind": "external", "base_url": redact_url(base_url)}
-    from .local import LocalServer, find_smollm2_gguf
+    from ..llm.local import LocalServer, find_smollm2_gguf
 
     gguf = find_smollm2_gguf()
     srv = LocalServer(threads=threads, parallel=concurrency, ctx=1024 * concurrency).start()
@@ -491,7 +491,7 @@ def collect(
     ...     print(str(e).split(";")[0])
     endpoint failed after 0 of 1 tasks were written
     """
-    from .client import ChatClient
+    from ..llm.client import ChatClient
 
     versions = _versions()
     writer = CorpusWriter(folder, resume=resume)

@@ -1,6 +1,6 @@
 """Collect a corpus of real runs of a *heterogeneous* team, every decision logged counterfactually.
 
-A vote corpus (:mod:`orchestrace.llm.collect`) logs identical samplers. A team corpus logs a
+A vote corpus (:mod:`orchestrace.collection.collect`) logs identical samplers. A team corpus logs a
 team of different **member kinds** and calls *every* member in *every* round (always-continue,
 all members), so the log alone holds the exact outcome of every orchestration policy over
 
@@ -46,8 +46,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from ..errors import ConfigError
+from ..llm.tasks import VOTE_SUITES, Task
 from .collect import Attempt, CollectConfig, attempt_attrs, majority
-from .tasks import VOTE_SUITES, Task
 
 __all__ = ["DEFAULT_TEAM", "TEAM_FORMAT", "Member", "TeamConfig", "calc_eval", "deepconf_confidence", "team_trace"]
 
@@ -269,7 +269,7 @@ async def run_team_task(client: Any, cfg: TeamConfig, index: int, task: Task,
                         errors: list[str] | None = None) -> Any:
     """Run one task through every member for every round; returns its native trace.
 
-    A task-file task (:mod:`orchestrace.llm.taskfile`) is graded by its own grader; the calculator's
+    A task-file task (:mod:`orchestrace.collection.taskfile`) is graded by its own grader; the calculator's
     value is graded as if the member had replied with it. A grader that raises or times out makes
     that reply unanswered; the error goes to ``errors`` and into the return event (``grade_error``).
     """

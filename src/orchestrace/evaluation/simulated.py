@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .._stats import ci_mean, paired_ci, t_interval
+from .._stats import Z975_ROUNDED, ci_mean, paired_ci, t_interval
 from ..policies.anchors import PUBLISHED
 from ..trainers.rollout import VALIDATION_BASE, held_out_seeds
 
@@ -117,7 +117,7 @@ SUITES: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 # ----------------------------------------------------------------------------- statistics
-def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float]:
+def wilson(k: int, n: int, z: float = Z975_ROUNDED) -> dict[str, float]:
     """Wilson score interval of a success rate k/n.
 
     >>> r = wilson(45, 50); round(r["lo"], 3), round(r["hi"], 3)
@@ -134,7 +134,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> dict[str, float]:
 
 def _welch(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     m = float(a.mean() - b.mean())
-    h = 1.96 * math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    h = Z975_ROUNDED * math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
     return {"mean": m, "lo": m - h, "hi": m + h}
 
 

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._stats import Z975_ROUNDED
 from .rollout import VALIDATION_BASE, train_seeds
 
 __all__ = [
@@ -274,7 +275,7 @@ def choose_margin(per_episode: dict[float, np.ndarray]) -> float:
     ok = [0.0]
     for m, v in per_episode.items():
         d = v - zero
-        if m != 0.0 and len(d) > 1 and d.mean() - 1.96 * d.std(ddof=1) / np.sqrt(len(d)) > 0:
+        if m != 0.0 and len(d) > 1 and d.mean() - Z975_ROUNDED * d.std(ddof=1) / np.sqrt(len(d)) > 0:
             ok.append(m)
     return float(max(ok, key=lambda m: float(per_episode[m].mean())))
 

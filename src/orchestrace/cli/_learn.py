@@ -206,7 +206,26 @@ def eval_cmd(
         return eval_traces(Path(traces), runs, out, quiet=quiet, tests=list(test or []))
     _check_sim_eval(runs, test=bool(test), seeds=seeds, episodes=episodes, validation=validation,
                     seed_offset=seed_offset)
-    n_traces = int(traces)
+    text = _simulated_eval(runs, env=env, set_=set_, suite=suite, episodes=episodes, validation=validation,
+                           seed_offset=seed_offset, out=out, n_traces=int(traces), oracle_all=oracle_all, quiet=quiet,
+                           ray=ray, ray_address=ray_address)
+    text = _provenance(runs, set_, suite) + text
+    if out is not None:
+        (out / "summary.md").write_text(text, encoding="utf-8")
+        console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
+    short = claims_only(text)
+    console.print(short, markup=False, highlight=False, soft_wrap=True)
+    if short != text:
+        note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
+             "and traced samples")
+
+
+def _simulated_eval(runs: list[Path], *, env: str | None, set_: list[str], suite: str | None, episodes: int,
+                    validation: int, seed_offset: int, out: Path | None, n_traces: int, oracle_all: bool, quiet: bool,
+                    ray: int | None, ray_address: str | None) -> str:
+    """``eval`` in the simulator: one run, several runs of one world, or a suite; the summary text."""
     try:
         from ..env.config import parse_overrides
         from ..evaluation.demo import render_aggregate, render_suite, render_summary
@@ -239,17 +258,7 @@ def eval_cmd(
         raise _fail_from(exc) from None
     except OSError as exc:
         raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
-    text = _provenance(runs, set_, suite) + text
-    if out is not None:
-        (out / "summary.md").write_text(text, encoding="utf-8")
-        console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
-        return
-    short = claims_only(text)
-    console.print(short, markup=False, highlight=False, soft_wrap=True)
-    if short != text:
-        note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
-             "and traced samples")
+    return text
 
 
 def _check_sim_eval(runs: list[Path], *, test: bool, seeds: str, episodes: int, validation: int,

@@ -254,7 +254,7 @@ def test_cli_train_and_eval_with_fresh_sets(tmp_path: Path) -> None:
     assert set(res["sets"]) == {"test", str(fresh_p)} and res["sets"][str(fresh_p)]["tasks"] == 200
     other = save_runs(make_synthetic_team(100, 3, seed=5, members=("cold", "hot", "calc")), tmp_path / "o.npz")
     r = runner.invoke(app, ["eval", "--traces", str(corpus), str(out), "--test", str(other), "-q"])
-    assert r.exit_code == 1 and "team differs" in r.output
+    assert r.exit_code == 1 and "settings differ" in r.output and "members: corpus" in r.output
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "team_policy.json").write_text('{"format": "orchestrace-team-policy/1"}')

@@ -52,7 +52,7 @@ from .family import (
     value_candidates,
 )
 
-__all__ = ["CLAIM_RULES", "FAMILIES", "evaluate_traces", "fresh_mismatch", "rule_grid"]
+__all__ = ["CLAIM_RULES", "FAMILIES", "evaluate_traces", "fresh_mismatch", "fresh_sets", "rule_grid"]
 
 CLAIM_RULES: dict[str, str] = {
     "beats_best_rule": "paired return difference vs the validation-chosen best of the whole family × fixed "
@@ -200,7 +200,8 @@ def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Seque
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))
     notes += _check_gates(names, gates, R, W, suites, price_seed)
-    fresh = _fresh_sets(runs, tests)
+    fresh = fresh_sets(runs, tests, lambda tr, tn: check_runs(tr, where=tn, splits=False))
+    fresh = [(tn, tr, tnotes + fill_notes(tr, tn)) for tn, tr, tnotes in fresh]
     train = runs.subset(runs.split == "train")
     sc = corpus_scales(train)
     price = task_prices(runs.task_ids, price_seed)
@@ -287,16 +288,20 @@ def _check_gates(names: Sequence[str], gates: Sequence[StopGate], R: int, W: int
     return notes
 
 
-def _fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]]) -> list[tuple[str, LoggedRuns, list[str]]]:
-    """The fresh collections, checked to be fresh tasks of the corpus's loop, with their exclusion notes."""
+def fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]],
+               check: Callable[[LoggedRuns, str], tuple[LoggedRuns, list[str]]]
+               ) -> list[tuple[str, LoggedRuns, list[str]]]:
+    """The fresh collections, checked to be fresh tasks of the corpus's loop (:func:`fresh_mismatch`: rounds,
+    width, members and what each saw, suites, model, sampling, no shared task) and held to the contract by
+    ``check(runs, where)`` (a vote corpus's or a team corpus's check), with their exclusion notes."""
     fresh: list[tuple[str, LoggedRuns, list[str]]] = []
     for tn, tr in tests:
         diff = fresh_mismatch(runs, tr)
         if diff:
             raise ConfigError(f"--test {tn}: its settings differ from the corpus's, so its tasks are not fresh tasks "
                               f"of the same loop: {'; '.join(diff)}")
-        tr, tnotes = check_runs(tr, where=tn, splits=False)
-        fresh.append((tn, tr, tnotes + fill_notes(tr, tn)))
+        tr, tnotes = check(tr, tn)
+        fresh.append((tn, tr, tnotes))
     return fresh
 
 

@@ -43,7 +43,7 @@ from ..policies.rules import AdaptiveBeta, AdaptiveDirichlet, StopRule, VoteShar
 from ..policies.team import TeamArrays, rollout, subsets
 from ..policies.team_policy import TeamPolicy
 from ..trainers.team_fitted_q import arrays_for, fit_team_policy, greedy, team_scales
-from .logged import ci_mean, rule_grid, saving_ci, t_interval
+from .logged import ci_mean, fresh_sets, rule_grid, saving_ci, t_interval
 
 __all__ = ["evaluate_team", "render_team", "team_family"]
 
@@ -146,7 +146,9 @@ def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Se
     cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
 
     _check_policies(runs, policies, names, cells, R)
-    fresh = _fresh_teams(runs, tests, notes)
+    checked = fresh_sets(runs, tests, lambda tr, tn: check_team_runs(tr, where=tn, need_splits=False, allow_vote=True))
+    notes += [f"{tn}: {x}" for tn, _, tnotes in checked for x in tnotes]
+    fresh = [(tn, tr) for tn, tr, _ in checked]
     train = runs.subset(runs.split == "train")
     sc = team_scales(train)
     for tn, tr in fresh:
@@ -273,22 +275,6 @@ def _check_policies(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Seq
         if sorted(p.cells) != cells:
             raise ConfigError(f"{n}: the policy was fitted on task cells {sorted(p.cells)}, the corpus has {cells}; "
                               "evaluate it on tasks of the cells it was fitted on")
-
-
-def _fresh_teams(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]],
-                 notes: list[str]) -> list[tuple[str, LoggedRuns]]:
-    """The fresh sets, checked and held to the corpus's team (their exclusion notes go to ``notes``)."""
-    fresh: list[tuple[str, LoggedRuns]] = []
-    for tn, tr in tests:
-        tr, tnotes = check_team_runs(tr, where=tn, need_splits=False, allow_vote=True)
-        if list(tr.members) != list(runs.members) or [list(s) for s in tr.sees] != [list(s) for s in runs.sees] \
-                or tr.answers.shape[1:] != runs.answers.shape[1:]:
-            raise ConfigError(f"{tn}: the fresh set's team differs from the corpus's: members {list(tr.members)} vs "
-                              f"{list(runs.members)}, sees {list(tr.sees)} vs {list(runs.sees)}, rounds × columns "
-                              f"{tr.answers.shape[1:]} vs {runs.answers.shape[1:]}; collect it with the same team")
-        notes += [f"{tn}: {x}" for x in tnotes]
-        fresh.append((tn, tr))
-    return fresh
 
 
 def _tune(a_all: TeamArrays, sets: list[tuple[str, TeamArrays, np.ndarray]], fresh_names: list[str],

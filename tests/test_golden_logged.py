@@ -50,7 +50,7 @@ def _normalise(text: str, out: Path) -> str:
 def _cli(args: list[str], cwd: Path) -> str:
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     r = subprocess.run([sys.executable, "-m", "orchestrace", *args], cwd=cwd, env=env,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=1800)  # a loaded 2-core machine: minutes
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout + r.stderr
 

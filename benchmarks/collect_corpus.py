@@ -76,7 +76,7 @@ def complete_prefix(path: Path) -> tuple[bytes, int]:
 
 def cmd_package(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from orchestrace.offline._logged import load_logged_runs
+    from orchestrace.logged.runs import load_logged_runs
 
     work, dest = Path(args.work), Path(args.dest)
     dest.mkdir(parents=True, exist_ok=True)

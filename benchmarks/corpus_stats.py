@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from orchestrace.offline._logged import LoggedRuns, load_logged_runs  # noqa: E402
-from orchestrace.offline.simfit import (  # noqa: E402
+from orchestrace.logged.runs import LoggedRuns, load_logged_runs  # noqa: E402
+from orchestrace.logged.simfit import (  # noqa: E402
     corpus_moments,
     fit_simulator,
     load_fitted_env,

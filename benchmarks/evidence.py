@@ -4,18 +4,18 @@
 
 1. trains every variant × seed (``--jobs`` processes, one torch thread each):
 
-   - ``base-clone`` — the GRPO recipe (``orchestrace.learn.demo.GRPO_CONFIG``): O1–O4
+   - ``base-clone`` — the GRPO recipe (``orchestrace.evaluation.demo.GRPO_CONFIG``): O1–O4
      behaviour-cloned from the environment's *base* heuristic (no stop rule in it), the
      stop head learned from counterfactual replay credit;
    - ``scratch`` — the same, with no warm start at all;
    - ``no-replay`` — the same as ``base-clone`` with ``stop_credit=critic``: the stop head's
      credit comes from returns and its learned Q_stop/Q_continue, never from replay;
-   - ``fitted`` — the main job's recipe (``orchestrace.learn.demo.DEMO_CONFIG``): O1–O4 cloned
+   - ``fitted`` — the main job's recipe (``orchestrace.evaluation.demo.DEMO_CONFIG``): O1–O4 cloned
      from the base heuristic and then fixed; the stop gate by regression-based optimal
-     stopping (``stop_update=fitted``, :mod:`orchestrace.learn.fitted_stop`) on replayed
+     stopping (``stop_update=fitted``, :mod:`orchestrace.trainers.fitted_stop`) on replayed
      always-continue paths of ``steps × episodes_per_step`` training tasks;
 
-2. evaluates each variant's runs with :func:`orchestrace.learn.evaluate.evaluate_runs` on the
+2. evaluates each variant's runs with :func:`orchestrace.evaluation.simulated.evaluate_runs` on the
    nominal world (5,000 test seeds, 2,000 validation seeds and 4,096 fitting seeds per run; every
    stop rule of the family — budgets, thresholds, Adaptive-Consistency, ESC, vote share, the
    price-aware fitted rules — valued exactly on always-continue paths), and the main variant in
@@ -50,8 +50,8 @@ def _train(args: tuple[str, dict[str, Any], int, int, str]) -> tuple[str, float]
     import torch
 
     torch.set_num_threads(1)
+    from orchestrace.evaluation.demo import GRPO_CONFIG
     from orchestrace.learn import TrainConfig, train
-    from orchestrace.learn.demo import GRPO_CONFIG
 
     run = Path(out) / "runs" / f"{variant}-s{seed}"
     if (run / "policy.pt").exists() and json.loads((run / "config.json").read_text())["steps"] == steps:
@@ -71,7 +71,7 @@ def _eval(args: tuple[str, list[str], tuple[str, ...], bool, int, int, int, str]
     import torch
 
     torch.set_num_threads(1)
-    from orchestrace.learn.evaluate import evaluate_runs
+    from orchestrace.evaluation.simulated import evaluate_runs
 
     done = Path(out) / "eval" / key / "aggregate.json"
     if done.exists():  # evaluated in an earlier (interrupted) run of the benchmark
@@ -97,8 +97,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke run: 2 seeds, 3 updates, 40 episodes")
     ap.add_argument("--out", default="evidence-out")
     a = ap.parse_args()
-    from orchestrace.learn.demo import DEMO_CONFIG, render_aggregate, render_suite
-    from orchestrace.learn.evaluate import SUITES
+    from orchestrace.evaluation.demo import DEMO_CONFIG, render_aggregate, render_suite
+    from orchestrace.evaluation.simulated import SUITES
 
     if a.quick:
         a.seeds, a.steps, a.episodes, a.validation, a.fit_episodes = 2, 3, 40, 24, 64

@@ -34,9 +34,9 @@ def main() -> None:
     torch.set_num_threads(1)
     from orchestrace.learn import fitted_stop as fs
     from orchestrace.learn import load_policy
-    from orchestrace.learn.envs import env_config_for
-    from orchestrace.learn.policy import StopCritic
-    from orchestrace.learn.rollout import train_seeds
+    from orchestrace.policies.neural import StopCritic
+    from orchestrace.trainers.envs import env_config_for
+    from orchestrace.trainers.rollout import train_seeds
 
     pol = load_policy(args.run).policy
     cfg = env_config_for("default-v1")

@@ -151,8 +151,8 @@ def _manifest(runs: int = 4) -> dict:
 
 def _gate_doc() -> dict:
     from orchestrace.offline import StopGate
-    from orchestrace.offline._features import FEATURES
-    from orchestrace.offline.gate import GATE_FORMAT
+    from orchestrace.policies.features import FEATURES
+    from orchestrace.policies.gate import GATE_FORMAT
 
     f = len(FEATURES)
     g = StopGate(model_class="linear", checks=[{"w": [0.1] * f, "b": 0.3}] * 2, mean=[0.0] * f, std=[1.0] * f,
@@ -309,7 +309,7 @@ _TASKS = [
 
 
 def run_taskfile(draw: Any, work: Path, base: Any) -> None:
-    from orchestrace.llm.taskfile import TaskFileError, load_task_file
+    from orchestrace.collection.taskfile import TaskFileError, load_task_file
 
     lines = _mutate_lines([json.dumps(t).encode() + b"\n" for t in _TASKS], draw, 1 + draw(4))
     p = work / "t.jsonl"
@@ -324,8 +324,8 @@ def run_taskfile(draw: Any, work: Path, base: Any) -> None:
 
 
 def run_import(draw: Any, work: Path, base: Any) -> None:
+    from orchestrace.collection.logimport import import_logs
     from orchestrace.errors import ConfigError
-    from orchestrace.llm.logimport import import_logs
     from orchestrace.offline import load_logged_runs
 
     rows = [{"id": f"q{i}", "answer": str(i % 3), "samples": [

@@ -24,9 +24,9 @@ def agreement(run: str, episodes: int) -> dict[str, dict[str, list[float]]]:
     from orchestrace.env.baselines import BudgetPolicy
     from orchestrace.env.layout import CONTINUE, STOP, Phase
     from orchestrace.env.world import World
+    from orchestrace.evaluation.simulated import _world
     from orchestrace.learn import load_policy
-    from orchestrace.learn.evaluate import _world
-    from orchestrace.learn.rollout import held_out_seeds
+    from orchestrace.trainers.rollout import held_out_seeds
 
     pol = load_policy(run)
     _, _, cfg = _world(pol, None, ())
@@ -61,7 +61,7 @@ def main() -> None:
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--episodes", type=int, default=2000)
     a = ap.parse_args()
-    from orchestrace.learn.evaluate import wilson
+    from orchestrace.evaluation.simulated import wilson
 
     out = {}
     for run in a.runs:

@@ -61,8 +61,8 @@ def _ret(field: str, raw: str) -> Callable[[list[str]], list[str]]:
 def _gate(d: Path, field: str | None = None, raw: str | None = None) -> Path:
     sys.path.insert(0, str(ROOT / "src"))
     from orchestrace.offline import StopGate
-    from orchestrace.offline._features import FEATURES
-    from orchestrace.offline.gate import GATE_FORMAT
+    from orchestrace.policies.features import FEATURES
+    from orchestrace.policies.gate import GATE_FORMAT
 
     f = len(FEATURES)
     g = StopGate(model_class="linear", checks=[{"w": [0.0] * f, "b": 0.3}] * 3, mean=[0.0] * f, std=[1.0] * f,

@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     from orchestrace.errors import OrchestraceError
     from orchestrace.llm.llm_grpo import LLMGRPOConfig, format_warmup, train_llm_orchestrator
     from orchestrace.llm.llm_policy import LLMPolicy, evaluate_llm, load_causal_lm
+    from orchestrace.logged.logged_env import LoggedDecisions, rollout
     from orchestrace.offline import load_logged_runs
-    from orchestrace.offline.logged_env import LoggedDecisions, rollout
 
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             f"validation {v0['returns'].mean():+.3f} in {res['eval_seconds_untrained']:.0f}s")
         def write() -> None:
             # comparisons (paired over tasks; seeds: mean of per-seed means with a t-interval)
-            from orchestrace.offline._eval import t_interval
+            from orchestrace.evaluation.logged import t_interval
 
             comp: dict = {}
             for name in sets:
@@ -313,8 +313,8 @@ def distinct_actions(dec, smp: dict, g: int) -> float:
 
 def vote_baselines(runs, dec, sets, per, res, say):
     """The fitted gate, the best budget rule (validation) and the offline family's best rule (vote corpus)."""
+    from orchestrace.logged.logged_env import GateContinuation, rollout
     from orchestrace.offline import evaluate_traces, fit_gate
-    from orchestrace.offline.logged_env import GateContinuation, rollout
 
     gate, _ = fit_gate(runs, classes=("linear",), widths=[dec.W])
     for name, (d, rows) in sets.items():
@@ -353,9 +353,9 @@ def team_baselines(runs, dec, sets, per, res, say):
     offered), the best budget rule (member set × rounds × aggregation, 48 rules, chosen on validation) and
     the same family chosen per task cell on validation. Per-task returns of the joint policy come from the
     team rollout, checked equal to the environment's on a fixed rule."""
+    from orchestrace.logged.logged_env import rollout
     from orchestrace.offline import _team, fit_team_policy
-    from orchestrace.offline._team_fit import _split, arrays_for, greedy, team_scales
-    from orchestrace.offline.logged_env import rollout
+    from orchestrace.trainers.team_fitted_q import _split, arrays_for, greedy, team_scales
 
     def rule(opt: str, k: int, agg: str):
         call, stop = dec.actions.index(opt), dec.actions.index("stop" if agg == "majority" else "stop-weighted")

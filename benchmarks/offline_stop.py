@@ -53,7 +53,7 @@ def table(res: dict, where: str = "test") -> str:
 
 def claims(gates: dict) -> str:
     """Per gate: vs the best rule of the whole product, and the call saving vs the equal-accuracy budget."""
-    from orchestrace.offline._report import verdict
+    from orchestrace.evaluation.summary import verdict
 
     out = []
     for n, g in gates.items():
@@ -66,7 +66,7 @@ def claims(gates: dict) -> str:
 
 def across_seeds(gates: dict) -> str:
     """k/n fitting seeds meeting each claim and the claim's number ± t-interval, over the ``seed-N`` gates only."""
-    from orchestrace.offline._eval import aggregate
+    from orchestrace.evaluation.logged import aggregate
 
     seeds = {n: g for n, g in gates.items() if n.startswith("seed-")}
     if len(seeds) < 2:
@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-linear", action="store_true", help="skip the separate linear gate")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from orchestrace.evaluation.summary import render, write_pareto
     from orchestrace.offline import (
         LoggedRuns,
         check_runs,
@@ -98,7 +99,6 @@ def main(argv: list[str] | None = None) -> int:
         load_logged_runs,
         read_corpus,
     )
-    from orchestrace.offline._report import render, write_pareto
     sys.path.insert(0, str(ROOT / "tests" / "support"))  # the test-only generator
     from synthetic_runs import structured_runs
 
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
     (args.out / "summary.md").write_text(render(res), encoding="utf-8")
     write_pareto(res, args.out / "pareto.png")
-    from orchestrace.offline._report import vs_table
+    from orchestrace.evaluation.summary import vs_table
 
     print(f"{res['candidates']} rule settings; confidence: {res['confidence_source']}\n")
     print("### Committed test split\n")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from orchestrace.evaluation.logged import ci_mean, evaluate_traces
+from orchestrace.evaluation.logged_demo import DEFAULT_CORPUS
+from orchestrace.logged.simfit import load_fitted_env, simulate_logged_runs
 from orchestrace.offline import check_runs, fit_gate, read_corpus
-from orchestrace.offline._demo import DEFAULT_CORPUS
-from orchestrace.offline._eval import ci_mean, evaluate_traces
-from orchestrace.offline.simfit import load_fitted_env, simulate_logged_runs
 
 
 def main() -> None:

@@ -59,16 +59,16 @@ def main() -> int:
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
-    from orchestrace.offline._logged import load_logged_runs
-    from orchestrace.offline._team import TeamArrays
-    from orchestrace.offline._team_baselines import (
+    from orchestrace.evaluation.team_baselines import (
         all_paths,
         escalations,
         fit_cascade,
         fit_knn_router,
         fit_learnstop,
     )
-    from orchestrace.offline._value import task_prices
+    from orchestrace.logged.runs import load_logged_runs
+    from orchestrace.logged.value import task_prices
+    from orchestrace.policies.team import TeamArrays
 
     runs = load_logged_runs(a.corpus, exclude=True)
     tok = runs.prompt_tokens.astype(float) + runs.completion_tokens

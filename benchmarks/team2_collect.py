@@ -5,7 +5,7 @@
     python benchmarks/team2_collect.py OUT_DIR --tasks 1200 --seed 500000    # the fresh set (after fitting)
 
 Starts one server per model (SmolLM2-135M-Instruct, Gemma 3 270M base; one compute thread each),
-runs the pre-registered team (:data:`orchestrace.llm.mixed_team.MIXED_TEAM`) over the cells
+runs the pre-registered team (:data:`orchestrace.collection.mixed_team.MIXED_TEAM`) over the cells
 add:2, add:3, mentor:1, mentor:2, and writes OUT_DIR/traces.jsonl + manifest.json (resumable with
 --resume). Prints the load average before and after, and the wall time.
 """
@@ -27,8 +27,8 @@ def main() -> int:
     ap.add_argument("--resume", action="store_true")
     a = ap.parse_args()
 
+    from orchestrace.collection.mixed_team import MixedTeamConfig, collect_mixed_team
     from orchestrace.errors import OrchestraceError
-    from orchestrace.llm.mixed_team import MixedTeamConfig, collect_mixed_team
 
     cfg = MixedTeamConfig(cells=(("add", 2), ("add", 3), ("mentor", 1), ("mentor", 2)), n_tasks=a.tasks,
                           seed=a.seed)

@@ -88,9 +88,9 @@ def main() -> int:
     ap.add_argument("--json", default="")
     a = ap.parse_args()
 
-    from orchestrace.offline._logged import load_logged_runs
-    from orchestrace.offline._team import TeamArrays, aggregations, subsets
-    from orchestrace.offline._value import task_prices
+    from orchestrace.logged.runs import load_logged_runs
+    from orchestrace.logged.value import task_prices
+    from orchestrace.policies.team import TeamArrays, aggregations, subsets
 
     runs = load_logged_runs(a.corpus, exclude=True)
     T, R, W = runs.answers.shape

@@ -63,7 +63,7 @@ def member_majority(answers: np.ndarray, correct_code: np.ndarray) -> np.ndarray
 
 def stats(path: str) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from orchestrace.offline._logged import load_logged_runs
+    from orchestrace.logged.runs import load_logged_runs
 
     runs = load_logged_runs(path)
     members = runs.members or tuple(f"col{w}" for w in range(runs.shape[2]))

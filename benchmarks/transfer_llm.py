@@ -29,11 +29,11 @@ def main() -> int:
 
     torch.set_num_threads(1)
     from orchestrace.env import OrchestrationEnv, make_baseline
-    from orchestrace.learn.checkpoint import load_policy
-    from orchestrace.learn.envs import env_config_for
-    from orchestrace.learn.evaluate import SameHeads, ci_mean, wilson
+    from orchestrace.evaluation.simulated import SameHeads, ci_mean, wilson
     from orchestrace.llm.envbackend import make_llm_workers
     from orchestrace.llm.local import LocalServer
+    from orchestrace.policies.checkpoint import load_policy
+    from orchestrace.trainers.envs import env_config_for
 
     learned = load_policy(a.run)
     cfg = env_config_for("small-v1", learned.env_set)

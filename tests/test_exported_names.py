@@ -28,7 +28,13 @@ EXPORTED: dict[str, set[str]] = {
     "cli": {
         "app", "main"
     },
-    "corpus": {
+    "trainers": {
+        "train"
+    },
+    "evaluation": {
+        "LoggedEvaluation", "evaluate_logged"
+    },
+    "papers": {
         "Category", "CoreStatus", "CorpusError", "CorpusStats", "CrossTab", "EXCLUDED_COLUMNS",
         "ExcludedRecord", "IO_CODES", "MAX_BYTES", "PAPER_COLUMNS", "Paper", "RLStatus", "Scenario",
         "ScreeningStage", "StoppingCoverage", "Verified", "check", "check_text", "load_excluded",
@@ -71,10 +77,10 @@ EXPORTED: dict[str, set[str]] = {
     },
     "offline": {
         "AGGREGATIONS", "AdaptiveBeta", "AdaptiveDirichlet", "CISC", "Candidate", "DeepConf", "ESC",
-        "FAMILIES", "FEATURES", "FeatureRule", "FixedBudget", "LoggedRuns", "PriceLogistic",
+        "FAMILIES", "FEATURES", "FeatureRule", "FixedBudget", "LoggedEvaluation", "LoggedRuns", "PriceLogistic",
         "StopDecision", "StopGate", "StopRule", "TeamArrays", "TeamDecision", "TeamPolicy", "TeamState",
         "ThresholdRule", "Valuation", "VoteShare", "VoteState", "check_runs", "check_team_runs",
-        "columns_of", "configs", "continuation_values", "demo_section", "evaluate_team",
+        "columns_of", "configs", "continuation_values", "demo_section", "evaluate_logged", "evaluate_team",
         "evaluate_traces", "family_candidates", "first_stop", "fit_gate", "fit_price_logistic",
         "fit_team_policy", "fresh_mismatch", "load_logged_runs", "logged_from_codes",
         "make_synthetic_logged", "make_synthetic_team", "read_corpus", "read_manifest",

@@ -5,8 +5,8 @@ under ``TYPE_CHECKING`` — because a lazy import still ties two modules togethe
 the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a module may import
 from its own layer and the layers below it, never above::
 
-    cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  rewards / credit / blame  >  analysis  >  core / importers / corpus  >  vocab / errors / _problems
+    cli  >  report  >  exporters / frameworks  >  llm / collection  >  evaluation / learn / offline  >  trainers
+         >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """
@@ -21,13 +21,17 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchestrace"
 
 #: Top-level units of the package (a module or a subpackage) by layer, lowest first.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
-    ("core", {"core", "importers", "corpus"}),
+    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "_vote", "evidence"}),
+    ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
-    ("credit", {"rewards", "credit", "blame"}),
-    ("env", {"env"}),
-    ("learn", {"learn", "offline", "scale"}),
-    ("llm", {"llm"}),
+    ("rewards", {"rewards"}),
+    ("blame", {"blame"}),
+    ("credit", {"credit"}),
+    ("worlds", {"env", "logged", "scale"}),
+    ("policies", {"policies"}),
+    ("trainers", {"trainers"}),
+    ("evaluation", {"evaluation", "learn", "offline"}),
+    ("llm", {"llm", "collection"}),
     ("integrations", {"exporters", "frameworks"}),
     ("report", {"report"}),
     ("cli", {"cli", "__main__"}),
@@ -201,3 +205,22 @@ def test_no_library_module_imports_the_cli() -> None:
     bad = sorted((n, t) for n, p in modules.items() if not n.startswith(("orchestrace.cli", "orchestrace.__main__"))
                  for t in _imports(n, p, set(modules)) if t.startswith("orchestrace.cli"))
     assert bad == []
+
+
+def test_no_circle_between_folders_on_one_floor() -> None:
+    """Folders that share a floor (``env`` / ``logged`` / ``scale``; ``evaluation`` and the facades) may import
+    each other, but never in a circle: the floor is a convenience, not a hiding place for an arrow back up."""
+    folders: dict[str, set[str]] = defaultdict(set)
+    for src, targets in _graph().items():
+        a = _unit(src)
+        folders[a] |= {_unit(t) for t in targets} - {a, "orchestrace"}
+    assert _circles(folders) == []
+
+
+def test_the_architecture_page_draws_these_floors() -> None:
+    """``docs/architecture.md``'s floor table lists the folders of :data:`LAYERS`, floor by floor, bottom first."""
+    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc[doc.index("| floor | folders | holds |"):].split("\n\n", 1)[0].splitlines()[2:]
+    drawn = [{n.strip(" `/").removesuffix(".py") for n in row.split("|")[2].split(", ")} for row in table]
+    expected = [units - {"__main__"} for _, units in LAYERS]
+    assert drawn == expected

@@ -24,10 +24,10 @@ EXPORTED = {
 }
 #: The public modules and packages (``import orchestrace.X``); the rest start with ``_``.
 PUBLIC_MODULES = {
-    "advantages", "analysis", "blame", "builder", "cli", "core", "corpus", "credit", "dataset",
-    "env", "errors", "evidence", "exporters", "frameworks", "graph", "importers", "io", "learn",
-    "llm", "measures", "offline", "recorder", "report", "rewards", "scale", "schema", "trace",
-    "vocab",
+    "advantages", "analysis", "blame", "builder", "cli", "collection", "core", "corpus", "credit",
+    "dataset", "env", "errors", "evaluation", "evidence", "exporters", "frameworks", "graph",
+    "importers", "io", "learn", "llm", "logged", "measures", "offline", "papers", "policies",
+    "recorder", "report", "rewards", "scale", "schema", "trace", "trainers", "vocab",
 }
 
 

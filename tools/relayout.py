@@ -59,13 +59,11 @@ MOVES: list[tuple[str, str | None]] = [
     (f"{PKG}/graph.py", f"{PKG}/analysis/graph.py"),
     (f"{PKG}/measures.py", f"{PKG}/analysis/measures.py"),
     # -- credit and rewards: units, methods, advantages
-    (f"{PKG}/_units.py", f"{PKG}/credit/units.py"),
-    (f"{PKG}/_methods.py", f"{PKG}/credit/methods.py"),
     (f"{PKG}/advantages.py", f"{PKG}/credit/advantages.py"),
     # -- offline/ by job: collection with the LLM code, simulator fitting with the environment
-    (f"{PKG}/offline/collect.py", f"{PKG}/llm/collect.py"),
-    (f"{PKG}/offline/team.py", f"{PKG}/llm/team.py"),  # the team collector, beside the vote collector
-    (f"{PKG}/offline/logimport.py", f"{PKG}/llm/logimport.py"),  # your sampling logs -> a corpus
+    (f"{PKG}/offline/collect.py", f"{PKG}/collection/collect.py"),
+    (f"{PKG}/offline/team.py", f"{PKG}/collection/team.py"),  # the team collector, beside the vote collector
+    (f"{PKG}/offline/logimport.py", f"{PKG}/collection/logimport.py"),  # your sampling logs -> a corpus
     (f"{PKG}/learn/llm_policy.py", f"{PKG}/llm/llm_policy.py"),  # the LLM orchestrator (it loads the LLM)
     (f"{PKG}/learn/llm_grpo.py", f"{PKG}/llm/llm_grpo.py"),
     ("tests/offline/test_team_corpus.py", "tests/llm/test_llm_team.py"),
@@ -108,6 +106,43 @@ MOVES: list[tuple[str, str | None]] = [
     ("tests/package", "tests"),  # whole-package checks: layers, lint, docs, public API
     ("tests/package/test_cli_fast.py", "tests/cli/test_cli_fast.py"),
     ("tests/package/test_cli_surface.py", "tests/cli/test_cli_surface.py"),
+    # -- issue 39: folders by concept. The survey's paper pool is named for what it is ("corpus" is logged runs)
+    (f"{PKG}/corpus", f"{PKG}/papers"),
+    ("tests/corpus", "tests/papers"),
+    # -- issue 39: rewards < blame < credit, honest layers. The eight units partition a trace's events (analysis);
+    # the credit methods' names and options are what a reward spec's [credit] table is checked against (rewards)
+    (f"{PKG}/credit/units.py", f"{PKG}/analysis/units.py"),
+    (f"{PKG}/_units.py", f"{PKG}/analysis/units.py"),
+    (f"{PKG}/credit/methods.py", f"{PKG}/rewards/credit_methods.py"),
+    (f"{PKG}/_methods.py", f"{PKG}/rewards/credit_methods.py"),
+    # -- issue 39: the learning half by concept. Worlds: the logged runs beside the simulator (env/) and its Ray
+    # fan-out (scale/); policies: stop rules, fitted gate and team policy, the neural policy; trainers: the
+    # policy-gradient trainers and the fitted-Q fits; evaluation: the simulator's protocol and the log's.
+    # learn/ and offline/ keep only their __init__ (the public facades, above evaluation).
+    *[(f"{PKG}/offline/{a}.py", f"{PKG}/logged/{b}.py") for a, b in [
+        ("_readers", "readers"), ("_logged", "runs"), ("_value", "value"), ("_io", "corpus"),
+        ("_team_check", "team_check"), ("_team_synth", "team_synth"), ("logged_env", "logged_env"),
+        ("simfit", "simfit")]],
+    *[(f"{PKG}/offline/{a}.py", f"{PKG}/policies/{b}.py") for a, b in [
+        ("rules", "rules"), ("gate", "gate"), ("team_policy", "team_policy"), ("_features", "features"),
+        ("_team", "team")]],
+    (f"{PKG}/learn/anchors.py", f"{PKG}/policies/anchors.py"),
+    (f"{PKG}/learn/policy.py", f"{PKG}/policies/neural.py"),
+    (f"{PKG}/learn/checkpoint.py", f"{PKG}/policies/checkpoint.py"),
+    *[(f"{PKG}/learn/{a}.py", f"{PKG}/trainers/{b}.py") for a, b in [
+        ("_run", "_run"), ("_common", "common"), ("config", "config"), ("envs", "envs"), ("grpo", "grpo"),
+        ("ppo", "ppo"), ("reinforce", "reinforce"), ("losses", "losses"), ("rollout", "rollout"),
+        ("warmstart", "warmstart"), ("fitted_stop", "fitted_stop"), ("progress", "progress"),
+        ("rundir", "rundir")]],
+    (f"{PKG}/offline/_fit.py", f"{PKG}/trainers/fitted_q.py"),
+    (f"{PKG}/offline/_team_fit.py", f"{PKG}/trainers/team_fitted_q.py"),
+    *[(f"{PKG}/learn/{a}.py", f"{PKG}/evaluation/{b}.py") for a, b in [
+        ("evaluate", "simulated"), ("exact", "exact"), ("demo", "demo"), ("play", "play")]],
+    *[(f"{PKG}/offline/{a}.py", f"{PKG}/evaluation/{b}.py") for a, b in [
+        ("_eval", "logged"), ("_team_eval", "logged_team"), ("_family", "family"), ("_report", "summary"),
+        ("_demo", "logged_demo"), ("runfiles", "runfiles")]],
+    # -- issue 39: collection (vote and team collectors, task files, your logs → a corpus) beside the LLM code
+    *[(f"{PKG}/llm/{a}.py", f"{PKG}/collection/{a}.py") for a in ("collect", "team", "taskfile", "logimport")],
 ]
 
 #: Files deleted only while their code is nothing but these lines (else moved with their folder).
@@ -118,7 +153,7 @@ DELETE_IF_ONLY = {
 }
 
 #: Flat modules that stay at the package root: the words, the root exception, the problem record.
-KEEP_AT_ROOT = {"__init__.py", "__main__.py", "errors.py", "vocab.py", "_problems.py", "_limits.py", "_stats.py", "evidence.py"}
+KEEP_AT_ROOT = {"__init__.py", "__main__.py", "errors.py", "vocab.py", "_problems.py", "_limits.py", "_stats.py", "_vote.py", "evidence.py"}
 
 #: New packages and their docstrings (written only when the ``__init__.py`` is missing).
 NEW_PACKAGES = {
@@ -126,6 +161,18 @@ NEW_PACKAGES = {
                    "dataset,\nsynthetic traces and which files a path names. Every layer above builds on it.\n",
     f"{PKG}/analysis": "Analysis of one trace: the graph core (:mod:`orchestrace.analysis.graph`) and the "
                        "namespaced\nmeasures computed on it (:mod:`orchestrace.analysis.measures`).\n",
+    f"{PKG}/papers": "",  # issue 39: the survey's paper pool (was corpus/); its __init__ moves with it
+    f"{PKG}/logged": "Logged runs as a world: the reader and its checks, the exact valuation of every path, the "
+                     "environment\nover logs and the simulator fitted to them. A vote is a team of identical "
+                     "members.\n",
+    f"{PKG}/policies": "Policies: the stop rules (one definition each), the fitted stop gate and team policy, "
+                       "the neural\npolicy of the simulator and its checkpoints.\n",
+    f"{PKG}/trainers": "Trainers: REINFORCE / GRPO / PPO on the simulator (cleanrl-style, one file each), the "
+                       "fitted stop,\nand the fitted-Q fits of the gate and the team policy from logged runs.\n",
+    f"{PKG}/collection": "Collection: always-continue vote and team loops against an LLM endpoint, task files, and "
+                         "your own\nsampling logs turned into a corpus of logged runs.\n",
+    f"{PKG}/evaluation": "Evaluation: the simulator's fair protocol, the exact evaluation on logged runs, the rule "
+                         "family,\nthe claims and the summaries.\n",
 }
 
 #: Literals that look like a moved module's name but are data, kept as they are: the OTel resource
@@ -148,6 +195,17 @@ TEXT_EDITS: list[tuple[str, str, str, str]] = [
     ("benchmarks/offline_stop.py", r"(?m)^(\s+)from synthetic_runs import structured_runs\n",
      r'\1sys.path.insert(0, str(ROOT / "tests" / "support"))  # the test-only generator\n'
      r"\1from synthetic_runs import structured_runs\n", "# the test-only generator"),
+    ("tests/test_exported_names.py", r'(?m)^    "corpus": \{', '    "papers": {', '"papers": {'),  # issue 39
+    # issue 39: the learning folders import the module that defines a name, not the facades above them
+    (f"{PKG}/policies/anchors.py", r"from \.\.offline import continuation_values",
+     "from ..logged.value import continuation_values", ""),
+    (f"{PKG}/trainers/fitted_stop.py", r"from \.\.offline import continuation_values",
+     "from ..logged.value import continuation_values", ""),
+    (f"{PKG}/evaluation/demo.py", r"from \.\.offline import demo_ci_text as _ci", "from .logged_demo import ci_text as _ci",
+     ""),
+    (f"{PKG}/evaluation/demo.py", r"from \.\.offline import demo_verdict as _verdict",
+     "from .logged_demo import verdict as _verdict", ""),
+    (f"{PKG}/evaluation/demo.py", r"from \.\.offline import team_claims", "from .logged_demo import team_claims", ""),
 ]
 
 SCAN_DIRS = ["src", "tests", "benchmarks", "examples", "docs", ".ci"]
@@ -157,13 +215,17 @@ SKIP_PREFIXES = ("tools/relayout.py", "docs/architecture.md")  # the map is writ
 DATA_PREFIX, DATA_TEXT = "tests/data/", {".md", ".py"}  # test data: only its notes and generators are rewritten
 
 LAYERS_SOURCE = '''LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "evidence"}),
-    ("core", {"core", "importers", "corpus"}),
+    ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "_vote", "evidence"}),
+    ("core", {"core", "importers", "papers"}),
     ("analysis", {"analysis"}),
-    ("credit", {"rewards", "credit", "blame"}),
-    ("env", {"env"}),
-    ("learn", {"learn", "offline", "scale"}),
-    ("llm", {"llm"}),
+    ("rewards", {"rewards"}),
+    ("blame", {"blame"}),
+    ("credit", {"credit"}),
+    ("worlds", {"env", "logged", "scale"}),
+    ("policies", {"policies"}),
+    ("trainers", {"trainers"}),
+    ("evaluation", {"evaluation", "learn", "offline"}),
+    ("llm", {"llm", "collection"}),
     ("integrations", {"exporters", "frameworks"}),
     ("report", {"report"}),
     ("cli", {"cli", "__main__"}),
@@ -176,8 +238,8 @@ under ``TYPE_CHECKING`` — because a lazy import still ties two modules togethe
 the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a module may import
 from its own layer and the layers below it, never above::
 
-    cli  >  report  >  exporters / frameworks  >  llm  >  learn / offline / scale  >  env
-         >  rewards / credit / blame  >  analysis  >  core / importers / corpus  >  vocab / errors / _problems
+    cli  >  report  >  exporters / frameworks  >  llm / collection  >  evaluation / learn / offline  >  trainers
+         >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """'''

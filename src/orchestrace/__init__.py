@@ -51,23 +51,73 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 #: Modules that moved to the folder of their layer → where they live now (``tools/relayout.py``
 #: fills this table). ``import orchestrace.<old>`` / ``from orchestrace.<old> import X`` keep
-#: working and give the very module object of the new home (no copy, no shim file).
+#: working and give the very module object of the new home (no copy, no shim file), with a
+#: ``DeprecationWarning`` that names the new path; the old paths go in :data:`_MOVED_REMOVAL`.
 _MOVED: dict[str, str] = {
     "orchestrace.advantages": "orchestrace.credit.advantages",
     "orchestrace.builder": "orchestrace.core.builder",
+    "orchestrace.corpus": "orchestrace.papers",
+    "orchestrace.credit.methods": "orchestrace.rewards.credit_methods",
+    "orchestrace.credit.units": "orchestrace.analysis.units",
     "orchestrace.dataset": "orchestrace.core.dataset",
     "orchestrace.graph": "orchestrace.analysis.graph",
     "orchestrace.io": "orchestrace.core.io",
+    "orchestrace.learn.anchors": "orchestrace.policies.anchors",
+    "orchestrace.learn.checkpoint": "orchestrace.policies.checkpoint",
+    "orchestrace.learn.config": "orchestrace.trainers.config",
+    "orchestrace.learn.demo": "orchestrace.evaluation.demo",
+    "orchestrace.learn.envs": "orchestrace.trainers.envs",
+    "orchestrace.learn.evaluate": "orchestrace.evaluation.simulated",
+    "orchestrace.learn.exact": "orchestrace.evaluation.exact",
+    "orchestrace.learn.fitted_stop": "orchestrace.trainers.fitted_stop",
+    "orchestrace.learn.grpo": "orchestrace.trainers.grpo",
     "orchestrace.learn.llm_grpo": "orchestrace.llm.llm_grpo",
     "orchestrace.learn.llm_policy": "orchestrace.llm.llm_policy",
+    "orchestrace.learn.losses": "orchestrace.trainers.losses",
+    "orchestrace.learn.play": "orchestrace.evaluation.play",
+    "orchestrace.learn.policy": "orchestrace.policies.neural",
+    "orchestrace.learn.ppo": "orchestrace.trainers.ppo",
+    "orchestrace.learn.progress": "orchestrace.trainers.progress",
+    "orchestrace.learn.reinforce": "orchestrace.trainers.reinforce",
+    "orchestrace.learn.rollout": "orchestrace.trainers.rollout",
+    "orchestrace.learn.rundir": "orchestrace.trainers.rundir",
+    "orchestrace.learn.warmstart": "orchestrace.trainers.warmstart",
+    "orchestrace.llm.collect": "orchestrace.collection.collect",
+    "orchestrace.llm.logimport": "orchestrace.collection.logimport",
+    "orchestrace.llm.taskfile": "orchestrace.collection.taskfile",
+    "orchestrace.llm.team": "orchestrace.collection.team",
     "orchestrace.measures": "orchestrace.analysis.measures",
-    "orchestrace.offline.collect": "orchestrace.llm.collect",
-    "orchestrace.offline.logimport": "orchestrace.llm.logimport",
-    "orchestrace.offline.team": "orchestrace.llm.team",
+    "orchestrace.offline.collect": "orchestrace.collection.collect",
+    "orchestrace.offline.gate": "orchestrace.policies.gate",
+    "orchestrace.offline.logged_env": "orchestrace.logged.logged_env",
+    "orchestrace.offline.logimport": "orchestrace.collection.logimport",
+    "orchestrace.offline.rules": "orchestrace.policies.rules",
+    "orchestrace.offline.runfiles": "orchestrace.evaluation.runfiles",
+    "orchestrace.offline.simfit": "orchestrace.logged.simfit",
+    "orchestrace.offline.team": "orchestrace.collection.team",
+    "orchestrace.offline.team_policy": "orchestrace.policies.team_policy",
     "orchestrace.recorder": "orchestrace.frameworks.recorder",
     "orchestrace.schema": "orchestrace.core.schema",
     "orchestrace.trace": "orchestrace.core.trace",
 }
+
+
+#: When the old paths of :data:`_MOVED` stop working: the release, and the date at the latest.
+_MOVED_REMOVAL = ("0.3", "2027-03-01")
+
+
+def _importer_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the module doing the import (past importlib and this file)."""
+    frame: _typing.Any = _sys._getframe(1)
+    level = 1
+    while frame is not None:  # ``warnings`` itself skips importlib's frozen frames: count only the others
+        name = frame.f_code.co_filename
+        if not name.startswith("<frozen importlib"):
+            if name != __file__ and not frame.f_globals.get("__name__", "").startswith("importlib"):
+                return level
+            level += 1
+        frame = frame.f_back
+    return level
 
 
 class _MovedModules:
@@ -89,7 +139,13 @@ class _MovedModules:
 
     @staticmethod
     def exec_module(module: _typing.Any) -> None:
-        module.__spec__ = module.__spec__.loader_state
+        old, module.__spec__ = module.__spec__.name, module.__spec__.loader_state
+        import warnings
+
+        release, date = _MOVED_REMOVAL
+        warnings.warn(f"{old} moved to {module.__name__}; import {module.__name__} instead (the old path is "
+                      f"removed in orchestrace {release}, {date} at the latest)", DeprecationWarning,
+                      stacklevel=_importer_stacklevel())
 
 
 if not any(getattr(f, "__qualname__", None) == "_MovedModules" for f in _sys.meta_path):  # once, even on reload

@@ -3,8 +3,11 @@
 - :func:`ci_mean`: a mean with a normal-approximation 95 % interval over many units (tasks,
   episodes); a paired comparison passes the per-unit differences;
 - :func:`t_interval`: a mean with a Student-t 95 % interval over a few runs (fitting seeds);
-- :func:`t975`: the two-sided 95 % Student-t quantile (a table to 30 degrees of freedom, to 6
-  decimals, then the Cornish–Fisher expansion, within 2e-6 of the exact quantile; no scipy needed).
+- :func:`t_quantile`: the one Student-t quantile ``t_{q, dof}`` (the Cornish–Fisher expansion in
+  ``1/dof``, A&S 26.7.5; no scipy needed); :func:`t975`, its two-sided 95 % case, reads a table to
+  30 degrees of freedom (6 decimals) first. The credit module's CLT bounds use the same function;
+- :data:`Z975`: the 97.5 % normal quantile; :data:`Z975_ROUNDED` (1.96) where an evaluation has
+  always used the rounded value (Wilson intervals, the simulator's normal-approximation checks).
 
 Non-finite values are dropped (a run that produced no number does not count).
 
@@ -21,25 +24,47 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["ci_mean", "paired_ci", "t975", "t_interval"]
+__all__ = ["Z975", "Z975_ROUNDED", "ci_mean", "paired_ci", "t975", "t_interval", "t_quantile"]
 
-_Z = 1.959963984540054
+#: The 97.5 % quantile of the standard normal.
+Z975 = 1.959963984540054
+#: The same, rounded to 1.96, as the simulator's evaluation and the fitted stop's check have always used it.
+Z975_ROUNDED = 1.96
+_Z = Z975
 _T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
          2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
          2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
 
 
+def t_quantile(q: float, dof: float) -> float:
+    """Student-t quantile ``t_{q, dof}`` (Cornish–Fisher expansion in ``1/dof``; A&S 26.7.5).
+
+    Accurate to ~1e-3 for ``dof ≥ 10``; the normal quantile when ``dof`` is infinite.
+
+    >>> round(t_quantile(0.9995, 15), 3), round(t_quantile(0.975, 30), 3)
+    (4.073, 2.042)
+    """
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(q)
+    if not math.isfinite(dof):
+        return z
+    v = float(dof)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
+
+
 def t975(df: int) -> float:
-    """The 97.5 % quantile of Student's t with ``df`` ≥ 1 degrees of freedom."""
+    """The 97.5 % quantile of Student's t with ``df`` ≥ 1 degrees of freedom (exact table to 30, then
+    :func:`t_quantile`)."""
     if df < 1:
         raise ValueError(f"degrees of freedom {df}: must be ≥ 1")
     if df <= len(_T975):
         return _T975[df - 1]
-    z = _Z
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    return z + g1 / df + g2 / df**2 + g3 / df**3
+    return t_quantile(0.975, df)
 
 
 def _finite(x: Sequence[float] | np.ndarray) -> np.ndarray:

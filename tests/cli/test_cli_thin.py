@@ -10,7 +10,7 @@ Three static checks on ``src/orchestrace/cli`` (their failure names the function
   public API.
 
 And one check that the options of ``collect run`` / ``collect team`` default to what
-:class:`~orchestrace.llm.collect.CollectConfig` / :class:`~orchestrace.llm.team.TeamConfig` say,
+:class:`~orchestrace.collection.collect.CollectConfig` / :class:`~orchestrace.collection.team.TeamConfig` say,
 so a Python user and a CLI user collect the same corpus by default.
 """
 

@@ -12,8 +12,8 @@ import pytest
 from orchestrace.env.config import EnvConfig
 from orchestrace.env.workers import SimulatedWorkers, SubtaskSpec, WorkerContext
 from orchestrace.errors import ConfigError
-from orchestrace.offline._logged import load_logged_runs
-from orchestrace.offline.simfit import (
+from orchestrace.logged.runs import load_logged_runs
+from orchestrace.logged.simfit import (
     corpus_moments,
     fit_simulator,
     load_fitted_env,

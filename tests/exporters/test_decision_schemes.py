@@ -80,7 +80,7 @@ def test_the_schemes_differ_and_exact_is_unchanged(runs) -> None:
             if x < y:
                 assert not np.allclose(adv[x], adv[y]), (x, y)
     # exact: Q(state, action) under stop-next, advantage vs the mean Q over the valid actions (as before)
-    from orchestrace.offline.logged_env import LoggedDecisions, StopNext
+    from orchestrace.logged.logged_env import LoggedDecisions, StopNext
 
     dec = LoggedDecisions(runs, aggregations=("majority", "logprob"))
     ids = {str(t): i for i, t in enumerate(runs.task_ids.tolist())}

@@ -44,8 +44,8 @@ def test_parse_rejects_words_that_only_start_like_an_action() -> None:
 
 def test_unparsed_reply_gets_the_default_and_the_penalty() -> None:
     from orchestrace.llm.llm_grpo import decision_reward, decision_rows
+    from orchestrace.logged.logged_env import LoggedDecisions, StopNext
     from orchestrace.offline import load_logged_runs
-    from orchestrace.offline.logged_env import LoggedDecisions, StopNext
 
     dec = LoggedDecisions(load_logged_runs(TINY), aggregations=("majority", "logprob"))
     rows = decision_rows(dec, np.arange(len(dec.runs.task_ids)), 6, seed=0)
@@ -162,8 +162,8 @@ def test_export_trl_decisions_read_back_by_datasets(tmp_path) -> None:
     from trainer_helpers import cli
 
     from orchestrace.llm.llm_grpo import _state  # noqa: F401  (the same state decoding as training)
+    from orchestrace.logged.logged_env import LoggedDecisions, StopNext
     from orchestrace.offline import load_logged_runs
-    from orchestrace.offline.logged_env import LoggedDecisions, StopNext
 
     out = tmp_path / "dec.jsonl"
     cli("export", "trl", str(TINY), "-o", str(out), "--decisions", "exact", "--continuation", "stop-next",
@@ -241,8 +241,8 @@ def test_a_corpus_without_decisions_is_a_located_error(tmp_path) -> None:
 
 def test_team_rewards_value_member_subsets_exactly() -> None:
     from orchestrace.llm.llm_grpo import _state, decision_reward, decision_rows
+    from orchestrace.logged.logged_env import LoggedDecisions, StopNext
     from orchestrace.offline import make_synthetic_logged
-    from orchestrace.offline.logged_env import LoggedDecisions, StopNext
 
     team = make_synthetic_logged(40, 3, 3, seed=1, members=("cold", "hot", "reviser"))
     dec = LoggedDecisions(team)

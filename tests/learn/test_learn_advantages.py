@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.learn.losses import normalise
-from orchestrace.learn.rollout import (
+from orchestrace.trainers.losses import normalise
+from orchestrace.trainers.rollout import (
     discounted_returns,
     gae,
     group_normalise,

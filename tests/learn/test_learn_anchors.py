@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.learn.anchors import (
+from orchestrace.policies.anchors import (
     FITTED_FEATURES,
     BetaRule,
     CheckState,
@@ -137,7 +137,7 @@ def test_an_episode_stops_when_every_subtask_meets_the_criterion(episodes: list[
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 30), st.integers(1, 6), st.integers(0, 2**31 - 1))
 def test_continuation_values_match_the_fitted_stops_plain_loop(E: int, R: int, seed: int) -> None:
-    from orchestrace.learn.fitted_stop import StopPaths, continuation_targets
+    from orchestrace.trainers.fitted_stop import StopPaths, continuation_targets
 
     rng = np.random.default_rng(seed)
     n = rng.integers(1, R + 1, E)  # checks per episode

@@ -88,7 +88,7 @@ def test_corrupted_checkpoint_exit_code(tmp_path: Path) -> None:
 def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) -> None:
 
     import orchestrace.offline
-    import orchestrace.offline.rules  # noqa: F401  (the simulator's anchors use it: load it before the fake below)
+    import orchestrace.policies.rules  # noqa: F401  (the simulator's anchors use it: load it before the fake below)
     from orchestrace.learn import demo
 
     def demo_section(out_dir):  # the offline package's hook: a section from the real corpus
@@ -123,7 +123,7 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
 
 
 def test_the_real_sections_run_in_a_second_process_and_come_back_in_order(tmp_path: Path, monkeypatch) -> None:
-    from orchestrace.learn.demo import _RealRuns
+    from orchestrace.evaluation.demo import _RealRuns
 
     (tmp_path / "demo_hooks_x.py").write_text(
         "import os\nfrom pathlib import Path\n"
@@ -146,7 +146,7 @@ def test_the_real_sections_run_in_a_second_process_and_come_back_in_order(tmp_pa
 
 def test_demo_says_when_the_real_trace_result_is_not_available(tmp_path: Path, monkeypatch) -> None:
     import orchestrace.offline
-    from orchestrace.learn.demo import _offline_section
+    from orchestrace.evaluation.demo import _offline_section
 
     monkeypatch.delattr(orchestrace.offline, "demo_section")
     lines: list[str] = []

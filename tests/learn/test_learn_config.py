@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from orchestrace.errors import ConfigError
-from orchestrace.learn.config import TrainConfig, cli_fields, resolve_env_id
+from orchestrace.trainers.config import TrainConfig, cli_fields, resolve_env_id
 
 
 @pytest.mark.parametrize(

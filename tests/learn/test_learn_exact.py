@@ -7,9 +7,9 @@ import pytest
 
 from orchestrace.env import EnvConfig, make_baseline
 from orchestrace.env import evaluate as play
-from orchestrace.learn.anchors import family, fit_rule
-from orchestrace.learn.evaluate import SameHeads
-from orchestrace.learn.exact import collect
+from orchestrace.evaluation.exact import collect
+from orchestrace.evaluation.simulated import SameHeads
+from orchestrace.policies.anchors import family, fit_rule
 
 SEEDS = np.arange(300)
 KEYS = ("return", "success", "tokens", "decisions", "rounds", "critical_steps", "difficulty")

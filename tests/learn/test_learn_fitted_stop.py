@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from orchestrace.learn import fitted_stop as fs
-from orchestrace.learn.policy import StopCritic
+from orchestrace.policies.neural import StopCritic
 
 
 def _synthetic(n: int, seed: int) -> tuple[fs.StopPaths, np.ndarray]:
@@ -85,8 +85,8 @@ def _tiny(**kw):
 
 
 def test_fitted_stop_trains_a_tiny_budget_and_evaluates_through_the_protocol(tmp_path: Path) -> None:
+    from orchestrace.evaluation.simulated import evaluate
     from orchestrace.learn import train
-    from orchestrace.learn.evaluate import evaluate
 
     res = train(_tiny(), tmp_path / "run", progress=False)
     assert res.last_row["fitted/paths"] == 48 and np.isfinite(res.last_row["fitted/heldout_mse"])
@@ -106,7 +106,7 @@ def test_path_values_are_what_the_policy_earns_in_the_environment(tmp_path: Path
     lp = load_policy(tmp_path / "run")
     critic = lp.policy.stop_critic
     assert critic is not None
-    from orchestrace.learn.envs import env_config_for
+    from orchestrace.trainers.envs import env_config_for
 
     world = env_config_for("small-v1")
     seeds = np.arange(5000, 5040)
@@ -128,7 +128,7 @@ def test_same_seed_gives_the_same_checkpoint_and_the_heads_stay_the_warm_start(t
     assert a.keys() == b.keys() and any(k.startswith("stop_critic.") for k in a)
     assert all(torch.equal(a[k], b[k]) for k in a)
     # everything but the stop critic is exactly the warm start's: fitting the stop never moves the heads
-    from orchestrace.learn._run import Run
+    from orchestrace.trainers._run import Run
 
     warm = Run.start(_tiny(), tmp_path / "c", progress=False).policy.state_dict()
     rest = [k for k in a if not k.startswith("stop_critic.")]

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.learn.policy import (
+from orchestrace.policies.neural import (
     OrchestrationPolicy,
     RunningNorm,
     expected_decisions,

@@ -8,7 +8,7 @@ import pytest
 from orchestrace.env import EnvConfig, make_baseline
 from orchestrace.env import evaluate as play
 from orchestrace.errors import ConfigError
-from orchestrace.learn.evaluate import (
+from orchestrace.evaluation.simulated import (
     CLAIM_RULES,
     TUNING_BASE,
     SameHeads,
@@ -16,7 +16,7 @@ from orchestrace.learn.evaluate import (
     claims,
     t_interval,
 )
-from orchestrace.learn.rollout import HELD_OUT_BASE, VALIDATION_BASE, held_out_seeds, train_seeds
+from orchestrace.trainers.rollout import HELD_OUT_BASE, VALIDATION_BASE, held_out_seeds, train_seeds
 
 
 @pytest.mark.parametrize("cfg", [EnvConfig.small(), EnvConfig.small_v1()], ids=["small-v0", "small-v1"])
@@ -98,7 +98,7 @@ def test_aggregate_counts_runs_passing_and_gives_a_t_interval() -> None:
 
 
 def test_evaluate_runs_needs_two_runs_of_one_world(tmp_path) -> None:
-    from orchestrace.learn.evaluate import _check_same_world, evaluate_runs
+    from orchestrace.evaluation.simulated import _check_same_world, evaluate_runs
 
     with pytest.raises(ConfigError, match="at least 2 runs"):
         evaluate_runs([tmp_path])
@@ -121,8 +121,8 @@ def test_evaluate_runs_needs_two_runs_of_one_world(tmp_path) -> None:
 def test_every_evidence_variant_trains_a_tiny_budget_on_v1_and_evaluates(variant: dict, tmp_path) -> None:
     import torch
 
+    from orchestrace.evaluation.simulated import evaluate
     from orchestrace.learn import TrainConfig, train
-    from orchestrace.learn.evaluate import evaluate
 
     torch.set_num_threads(1)
     cfg = TrainConfig(**{"env": "small-v1", "steps": 2, "episodes_per_step": 16, "group_size": 4, "hidden": 16,
@@ -140,8 +140,8 @@ def test_a_policy_trained_on_2_to_4_subtasks_runs_on_4_to_7(tmp_path) -> None:
     import torch
 
     from orchestrace.learn import TrainConfig, train
-    from orchestrace.learn.checkpoint import load_policy
-    from orchestrace.learn.envs import env_config_for
+    from orchestrace.policies.checkpoint import load_policy
+    from orchestrace.trainers.envs import env_config_for
 
     torch.set_num_threads(1)
     train(TrainConfig(env="small-v1", steps=1, episodes_per_step=8, group_size=4, hidden=16, warm_start_episodes=8,

@@ -1,4 +1,4 @@
-"""The run directory rules of ``orchestrace train`` (orchestrace.learn.rundir), without training."""
+"""The run directory rules of ``orchestrace train`` (orchestrace.trainers.rundir), without training."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrace.errors import CheckpointError, ConfigError
-from orchestrace.learn.rundir import RUN_FILES, check_run_dir, run_config
+from orchestrace.trainers.rundir import RUN_FILES, check_run_dir, run_config
 
 
 def test_overwrite_removes_the_run_files_and_nothing_else(tmp_path: Path) -> None:

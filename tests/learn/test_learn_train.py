@@ -11,7 +11,7 @@ import torch
 
 from orchestrace.errors import CheckpointError, ConfigError, TrainingError
 from orchestrace.learn import load_policy, train
-from orchestrace.learn.checkpoint import load_checkpoint
+from orchestrace.policies.checkpoint import load_checkpoint
 
 
 def _log(run: Path) -> list[dict]:
@@ -113,9 +113,9 @@ def test_loaded_policy_acts_in_single_and_batched_env(tmp_path: Path, tiny_confi
 
 def test_stop_counterfactuals_are_exact_replays(tiny_config) -> None:
     """cf_stop equals the realised reward where the policy did stop; cf_cont is a real continuation."""
-    from orchestrace.learn.envs import env_heads, make_batch_env
-    from orchestrace.learn.policy import OrchestrationPolicy
-    from orchestrace.learn.rollout import collect, continue_values, discounted_returns
+    from orchestrace.policies.neural import OrchestrationPolicy
+    from orchestrace.trainers.envs import env_heads, make_batch_env
+    from orchestrace.trainers.rollout import collect, continue_values, discounted_returns
 
     torch.manual_seed(0)
     benv, cfg = make_batch_env("small", 32)
@@ -135,9 +135,9 @@ def test_stop_counterfactuals_are_exact_replays(tiny_config) -> None:
 def test_stop_counterfactual_agrees_with_the_env_replay() -> None:
     """cf_stop (batched "stop now" on a copy of the world) = env.replay(..., [StopAt(k)]) return − return so far."""
     from orchestrace.env.replay import StopAt, replay
-    from orchestrace.learn.envs import env_heads, make_batch_env
-    from orchestrace.learn.policy import OrchestrationPolicy
-    from orchestrace.learn.rollout import collect
+    from orchestrace.policies.neural import OrchestrationPolicy
+    from orchestrace.trainers.envs import env_heads, make_batch_env
+    from orchestrace.trainers.rollout import collect
 
     torch.manual_seed(1)
     benv, cfg = make_batch_env("small", 8)

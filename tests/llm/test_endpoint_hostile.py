@@ -153,7 +153,7 @@ def test_a_write_error_is_located_and_the_manifest_records_it(raw_server, tmp_pa
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(fd)
 
-    import orchestrace.llm.collect as coll
+    import orchestrace.collection.collect as coll
 
     monkeypatch.setattr(coll.os, "fsync", full_disk)  # os itself: the manifest's writer syncs too
     out = tmp_path / "c"
@@ -178,7 +178,7 @@ def test_a_team_reply_with_absurd_top_logprobs_stores_a_confidence_readers_accep
 
 
 def test_a_manifest_that_cannot_be_written_is_located(tmp_path: Path) -> None:
-    from orchestrace.llm.collect import _write_manifest
+    from orchestrace.collection.collect import _write_manifest
 
     os.mkfifo(tmp_path / "manifest.json")
     with pytest.raises(OSError, match="cannot write the manifest") as ei:

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.llm._sandbox import GraderFailed, run_grader
-from orchestrace.llm.taskfile import TaskFileError, load_task_file, parse_grader
+from orchestrace.collection._sandbox import GraderFailed, run_grader
+from orchestrace.collection.taskfile import TaskFileError, load_task_file, parse_grader
 
 pytest.importorskip("httpx")
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.llm.logimport import detect_format, import_logs
+from orchestrace.collection.logimport import detect_format, import_logs
 from orchestrace.offline import load_logged_runs
 
 

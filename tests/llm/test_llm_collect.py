@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrace.collection.collect import CollectConfig, collect, majority, parse_cells
 from orchestrace.errors import ConfigError, LLMError, TraceInvalidError
-from orchestrace.llm.collect import CollectConfig, collect, majority, parse_cells
 from orchestrace.llm.tasks import make_vote_task
-from orchestrace.offline._logged import (
+from orchestrace.logged.runs import (
     load_logged_runs,
     logged_from_codes,
     make_synthetic_logged,

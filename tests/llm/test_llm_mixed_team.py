@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.errors import ConfigError
-from orchestrace.llm.collect import collect
-from orchestrace.llm.mixed_team import (
+from orchestrace.collection.collect import collect
+from orchestrace.collection.mixed_team import (
     FAULT_OFFSETS,
     MIXED_TEAM,
     PRICES,
@@ -26,10 +25,11 @@ from orchestrace.llm.mixed_team import (
     cloze_prompt,
     tool_value,
 )
+from orchestrace.errors import ConfigError
 from orchestrace.llm.tasks import make_vote_task
-from orchestrace.offline._logged import load_logged_runs
-from orchestrace.offline._prices import charge_prices, member_prices
-from orchestrace.offline._team import TeamArrays
+from orchestrace.logged._prices import charge_prices, member_prices
+from orchestrace.logged.runs import load_logged_runs
+from orchestrace.policies.team import TeamArrays
 
 pytest.importorskip("httpx")
 
@@ -174,7 +174,7 @@ def _cfg(prices: list) -> dict:  # noqa: ANN001
 
 
 def test_a_price_missing_or_negative_is_a_located_error() -> None:
-    from orchestrace.offline._team_synth import make_synthetic_team
+    from orchestrace.logged.team_synth import make_synthetic_team
 
     runs = make_synthetic_team(4, 2, seed=0)
     ok = {"price_in": 0.15, "price_out": 0.6}
@@ -192,7 +192,7 @@ def test_a_price_missing_or_negative_is_a_located_error() -> None:
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.floats(0.01, 20), st.floats(0.01, 80)), min_size=4, max_size=4), st.integers(0, 999))
 def test_billed_tokens_match_a_plain_reference(prices: list, seed: int) -> None:
-    from orchestrace.offline._team_synth import make_synthetic_team
+    from orchestrace.logged.team_synth import make_synthetic_team
 
     runs = make_synthetic_team(5, 2, seed=seed)
     billed = charge_prices(runs, _cfg([{"price_in": a, "price_out": b} for a, b in prices]))
@@ -231,7 +231,7 @@ def test_one_server_dying_mid_collection_stops_cleanly_and_resumes(tmp_path: Pat
 
 
 def test_resuming_with_another_model_file_is_refused_naming_it(tmp_path: Path) -> None:
-    from orchestrace.llm.mixed_team import check_same_models
+    from orchestrace.collection.mixed_team import check_same_models
 
     info = {"servers": {"smollm2": {"model_file": "a.gguf", "model_sha256": "aa"},
                         "gemma": {"model_file": "g.gguf", "model_sha256": "gg"}}}

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from orchestrace.collection.mixed_team import MixedTeamConfig, collect_mixed_team
 from orchestrace.llm.gemma import gemma3_available
 from orchestrace.llm.local import local_server_available
-from orchestrace.llm.mixed_team import MixedTeamConfig, collect_mixed_team
-from orchestrace.offline._logged import load_logged_runs
+from orchestrace.logged.runs import load_logged_runs
 
 
 @pytest.mark.slow  # two servers start (~10-20 s on a busy 2-core machine)

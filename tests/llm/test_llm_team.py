@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrace.errors import ConfigError, TraceInvalidError
-from orchestrace.llm.collect import collect
-from orchestrace.llm.team import (
+from orchestrace.collection.collect import collect
+from orchestrace.collection.team import (
     DEFAULT_TEAM,
     Member,
     TeamConfig,
@@ -22,7 +21,8 @@ from orchestrace.llm.team import (
     deepconf_confidence,
     parse_team,
 )
-from orchestrace.offline._logged import load_logged_runs
+from orchestrace.errors import ConfigError, TraceInvalidError
+from orchestrace.logged.runs import load_logged_runs
 
 pytest.importorskip("httpx")
 

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.llm.team import TeamConfig
+from orchestrace.collection.team import TeamConfig
 from orchestrace.offline import check_team_runs, load_logged_runs
 
 pytest.importorskip("httpx")
@@ -157,7 +157,7 @@ def test_a_bad_task_file_on_the_team_path_is_located_and_nothing_is_called(
     long_only = write_lines(tmp_path / "long.jsonl", [rows[0], rows[-1]])
     cfg = TeamConfig(cells=(), n_tasks=0, task_file=str(long_only), context_limit=2000)
     assert cfg.n_tasks == 2 and cfg.prompt_margin() == 216
-    from orchestrace.llm.collect import CollectConfig
+    from orchestrace.collection.collect import CollectConfig
 
     assert CollectConfig(cells=(), n_tasks=0, task_file=str(long_only), context_limit=600).n_tasks == 2
 

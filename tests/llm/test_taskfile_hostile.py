@@ -6,6 +6,7 @@ lines) refused at load, a file of junk lines refused in bounded time and memory.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.llm.taskfile import TaskFileError, load_task_file
+from orchestrace.collection.taskfile import TaskFileError, load_task_file
 
 
 def _problems(path: Path) -> dict[str, str]:
@@ -118,7 +119,7 @@ def test_any_task_file_loads_or_is_a_located_refusal(lines: list[str]) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(max_size=80), st.sampled_from(_PIECES)))
 def test_the_log_decoder_returns_or_raises_value_error(text: str) -> None:
-    from orchestrace.llm._logread import loads
+    from orchestrace.collection._logread import loads
 
     try:
         out = loads(text)
@@ -131,5 +132,7 @@ def test_the_log_decoder_returns_or_raises_value_error(text: str) -> None:
             stack += list(x.values())
         elif isinstance(x, list):
             stack += x
-        elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        elif isinstance(x, float):
+            assert math.isfinite(x)
+        elif isinstance(x, int) and not isinstance(x, bool):
             assert -(2**63) < x < 2**63

@@ -21,8 +21,8 @@ from orchestrace.offline import (
     task_prices,
     valuation,
 )
-from orchestrace.offline._features import check_features
-from orchestrace.offline._fit import _ridge, ls_fit
+from orchestrace.policies.features import check_features
+from orchestrace.trainers.fitted_q import _ridge, ls_fit
 
 
 def structured(**kw: int) -> _LoggedRuns:

@@ -25,13 +25,13 @@ from typer.testing import CliRunner
 
 from orchestrace._limits import capped_lines, printable, read_capped, redact_url, scrub
 from orchestrace.cli import app
+from orchestrace.collection.collect import CorpusWriter
 from orchestrace.core.io import atomic_write
 from orchestrace.errors import ConfigError, TraceInvalidError
-from orchestrace.llm.collect import CorpusWriter
+from orchestrace.logged.corpus import read_corpus
+from orchestrace.logged.runs import load_logged_runs
 from orchestrace.offline import StopGate, make_synthetic_logged, save_runs
-from orchestrace.offline._io import read_corpus
-from orchestrace.offline._logged import load_logged_runs
-from orchestrace.offline.gate import GATE_FORMAT
+from orchestrace.policies.gate import GATE_FORMAT
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
 runner = CliRunner()
@@ -167,7 +167,7 @@ def test_an_npz_with_wrong_arrays_is_a_config_error(tmp_path: Path, name: str, v
 # -- 3. gate files: frozen, typed, bounded ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def gate_doc() -> dict:
-    from orchestrace.offline._features import FEATURES
+    from orchestrace.policies.features import FEATURES
 
     f = len(FEATURES)
     g = StopGate(model_class="linear", checks=[{"w": [0.0] * f, "b": 0.3}], mean=[0.0] * f, std=[1.0] * f,
@@ -422,7 +422,7 @@ def test_resume_cuts_a_torn_non_utf8_header_at_the_tail(plain: Path) -> None:
 
 
 def test_eval_warns_when_a_gate_was_fitted_on_another_corpus(tmp_path: Path, gate_doc: dict) -> None:
-    from orchestrace.offline._features import FEATURES
+    from orchestrace.policies.features import FEATURES
 
     doc = {**gate_doc, "max_rounds": 3, "checks": [{"w": [0.0] * len(FEATURES), "b": 0.3}] * 2,
            "meta": {"corpus_fingerprint": "0123456789abcdef", "corpus_path": "elsewhere"}}

@@ -49,7 +49,7 @@ def test_round_trip_keeps_every_array(tmp_path: Path) -> None:
 
 def test_inconsistent_shapes_are_refused_with_the_field() -> None:
     runs = structured(T=30, R=3, W=2, seed=3)
-    from orchestrace.offline._logged import LoggedRuns
+    from orchestrace.logged.runs import LoggedRuns
 
     bad = LoggedRuns(**{**runs.__dict__, "round_correct": runs.round_correct[:, :2]})
     with pytest.raises(ConfigError, match=r"round_correct has shape \(30, 2\), expected \(30, 3\)"):

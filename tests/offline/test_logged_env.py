@@ -12,8 +12,7 @@ gym = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from orchestrace.errors import ConfigError  # noqa: E402
-from orchestrace.offline import fit_gate, load_logged_runs, make_synthetic_logged, valuation  # noqa: E402
-from orchestrace.offline.logged_env import (  # noqa: E402
+from orchestrace.logged.logged_env import (  # noqa: E402
     OBS_FEATURES,
     FixedRule,
     GateContinuation,
@@ -22,6 +21,7 @@ from orchestrace.offline.logged_env import (  # noqa: E402
     StopNext,
     rollout,
 )
+from orchestrace.offline import fit_gate, load_logged_runs, make_synthetic_logged, valuation  # noqa: E402
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
 TEAM = ("cold", "hot", "calc", "reviser")
@@ -116,8 +116,8 @@ def test_gate_continuation_matches_the_gate_rollout() -> None:
     gate, _ = fit_gate(runs, classes=("linear",), widths=[2])
     dec = LoggedDecisions(runs, aggregations=("majority", "logprob"))
     g = GateContinuation(gate, dec)
-    from orchestrace.offline._features import check_features
-    from orchestrace.offline._value import first_stop
+    from orchestrace.logged.value import first_stop
+    from orchestrace.policies.features import check_features
 
     X = check_features(runs, 2, dec.price, gate.token_scale, gate.lp_fill, gate.len_scale)
     v = valuation(runs, 2, gate.aggregation, dec.price, dec.token_scale)

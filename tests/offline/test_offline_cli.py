@@ -12,9 +12,9 @@ from synthetic_runs import structured_runs
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
+from orchestrace.logged.runs import LoggedRuns
 from orchestrace.offline import LoggedRuns as _LoggedRuns
 from orchestrace.offline import save_runs
-from orchestrace.offline._logged import LoggedRuns
 
 runner = CliRunner()
 
@@ -76,7 +76,7 @@ def test_bad_input_exits_are_located(corpus: Path, run: Path, tmp_path: Path) ->
     # a corpus with another round limit: the gate says so
     other = save_runs(structured(T=120, R=4, W=2, seed=1), tmp_path / "r4.npz")
     r = runner.invoke(app, ["eval", "--traces", str(other), str(run)])
-    assert r.exit_code == 2 and "round limit of 3" in r.output
+    assert r.exit_code == 1 and "round limit of 3" in r.output  # every ConfigError of eval --traces: 1
     # grades that disagree with the attempts: a few are excluded and said, many are an error
     runs = structured(T=200, R=3, W=2, seed=9)
     flip = runs.round_correct.copy()
@@ -129,9 +129,9 @@ def test_eval_test_values_everything_on_fresh_collections(corpus: Path, run: Pat
 def test_eval_test_refuses_what_is_not_fresh(corpus: Path, run: Path, tmp_path: Path) -> None:
     r4 = save_runs(_fresh(13, R=4), tmp_path / "r4.npz")
     r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(r4)])
-    assert r.exit_code == 2 and f"--test {r4}" in r.output and "rounds: corpus 3, fresh 4" in r.output
+    assert r.exit_code == 1 and f"--test {r4}" in r.output and "rounds: corpus 3, fresh 4" in r.output
     r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(corpus)])
-    assert r.exit_code == 2 and "task id(s) are in the corpus too" in r.output
+    assert r.exit_code == 1 and "task id(s) are in the corpus too" in r.output
     r = runner.invoke(app, ["eval", "--traces", str(corpus), "--test", str(tmp_path / "missing")])
     assert r.exit_code == 2 and "no such --test collection" in r.output
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 not a zip")

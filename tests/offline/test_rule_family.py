@@ -13,9 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestrace.errors import ConfigError
-from orchestrace.offline import make_synthetic_logged, read_corpus
-from orchestrace.offline._eval import evaluate_traces, fresh_mismatch
-from orchestrace.offline._family import (
+from orchestrace.evaluation.family import (
     FAMILIES,
     Candidate,
     FeatureRule,
@@ -25,8 +23,9 @@ from orchestrace.offline._family import (
     fit_feature_rules,
     value_candidates,
 )
-from orchestrace.offline._fit import _logistic, _ridge, fit_gate
-from orchestrace.offline.rules import (
+from orchestrace.evaluation.logged import evaluate_traces, fresh_mismatch
+from orchestrace.offline import make_synthetic_logged, read_corpus
+from orchestrace.policies.rules import (
     CISC,
     ESC,
     AdaptiveBeta,
@@ -36,6 +35,7 @@ from orchestrace.offline.rules import (
     VoteShare,
     VoteState,
 )
+from orchestrace.trainers.fitted_q import _logistic, _ridge, fit_gate
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
 K = 4
@@ -157,7 +157,7 @@ def test_fitted_rules_solve_their_objectives() -> None:
 @given(st.lists(st.integers(0, K - 1), min_size=1, max_size=12), st.sampled_from([0.6, 0.8, 0.875, 0.9, 0.95]),
        st.integers(1, 5), st.sampled_from([0.5, 0.75, 1.0]))
 def test_simulator_and_log_evaluation_decide_alike(seq: list[int], c: float, w: int, s: float) -> None:
-    from orchestrace.learn.anchors import (
+    from orchestrace.policies.anchors import (
         BetaRule,
         CheckState,
         DirichletRule,
@@ -178,7 +178,7 @@ def test_simulator_and_log_evaluation_decide_alike(seq: list[int], c: float, w: 
 
 
 def test_the_issues_two_disagreements_are_settled_as_published() -> None:
-    from orchestrace.learn.anchors import dirichlet_confidence, esc_agrees
+    from orchestrace.policies.anchors import dirichlet_confidence, esc_agrees
 
     assert AdaptiveDirichlet(0.9).stop_now(_state([0, 0]))[0] == bool(dirichlet_confidence(np.array([[2, 0]]))[0] >= 0.9)
     assert float(dirichlet_confidence(np.array([[2, 0]]))[0]) == 0.875  # Beta(3, 1): one answer never certifies itself

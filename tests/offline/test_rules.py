@@ -17,8 +17,8 @@ from orchestrace.offline import (
     first_stop,
 )
 from orchestrace.offline import LoggedRuns as _LoggedRuns
-from orchestrace.offline._features import vote_states
-from orchestrace.offline.rules import beta_criterion, dirichlet_criterion
+from orchestrace.policies.features import vote_states
+from orchestrace.policies.rules import beta_criterion, dirichlet_criterion
 
 
 def structured(**kw: int) -> _LoggedRuns:

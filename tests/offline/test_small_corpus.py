@@ -11,9 +11,9 @@ from synthetic_runs import structured_runs
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.llm.collect import CollectConfig, collect
+from orchestrace.collection.collect import CollectConfig, collect
+from orchestrace.logged.corpus import MIN_TASKS, SmallCorpusError, require_tasks
 from orchestrace.offline import LoggedRuns, save_runs
-from orchestrace.offline._io import MIN_TASKS, SmallCorpusError, require_tasks
 
 runner = CliRunner()
 

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from orchestrace.errors import ConfigError
-from orchestrace.offline._team import TeamArrays, aggregations, rollout, subsets
-from orchestrace.offline._team_baselines import (
+from orchestrace.evaluation.team_baselines import (
     all_paths,
     escalations,
     fit_cascade,
@@ -19,7 +18,8 @@ from orchestrace.offline._team_baselines import (
     logistic_fit,
     price_order,
 )
-from orchestrace.offline._team_synth import make_synthetic_team
+from orchestrace.logged.team_synth import make_synthetic_team
+from orchestrace.policies.team import TeamArrays, aggregations, rollout, subsets
 
 MEMBERS = ("cold", "hot", "calc")
 

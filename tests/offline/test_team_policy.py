@@ -25,8 +25,8 @@ from orchestrace.offline import (
     rollout,
     save_runs,
 )
-from orchestrace.offline._team import aggregations, subsets
-from orchestrace.offline._team_fit import arrays_for, greedy, team_scales
+from orchestrace.policies.team import aggregations, subsets
+from orchestrace.trainers.team_fitted_q import arrays_for, greedy, team_scales
 
 runner = CliRunner()
 
@@ -254,7 +254,7 @@ def test_cli_train_and_eval_with_fresh_sets(tmp_path: Path) -> None:
     assert set(res["sets"]) == {"test", str(fresh_p)} and res["sets"][str(fresh_p)]["tasks"] == 200
     other = save_runs(make_synthetic_team(100, 3, seed=5, members=("cold", "hot", "calc")), tmp_path / "o.npz")
     r = runner.invoke(app, ["eval", "--traces", str(corpus), str(out), "--test", str(other), "-q"])
-    assert r.exit_code == 1 and "team differs" in r.output
+    assert r.exit_code == 1 and "settings differ" in r.output and "members: corpus" in r.output
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "team_policy.json").write_text('{"format": "orchestrace-team-policy/1"}')
@@ -263,9 +263,9 @@ def test_cli_train_and_eval_with_fresh_sets(tmp_path: Path) -> None:
 
 
 def test_count_rules_on_distinct_counts_decide_as_on_every_row() -> None:
-    from orchestrace.offline._eval import rule_grid
-    from orchestrace.offline._team_eval import _COUNT_RULES, _decide, _distinct_counts
-    from orchestrace.offline.rules import VoteState
+    from orchestrace.evaluation.logged import rule_grid
+    from orchestrace.evaluation.logged_team import _COUNT_RULES, _decide, _distinct_counts
+    from orchestrace.policies.rules import VoteState
 
     rng = np.random.default_rng(0)
     votes = rng.integers(0, 5, (400, 5)).astype(np.float64)
@@ -344,7 +344,7 @@ def test_a_policy_file_is_read_as_the_gate_file_is(tmp_path: Path) -> None:
     """Like the gate file: a regular file under the small-file cap, else a located error, never a block."""
     import os
 
-    from orchestrace.offline.team_policy import TeamPolicy
+    from orchestrace.policies.team_policy import TeamPolicy
 
     os.mkfifo(tmp_path / "team_policy.json")  # before: read_text() on a FIFO waited for a writer forever
     with pytest.raises(ConfigError, match="not a regular file \\(a FIFO\\); a team policy file"):

@@ -19,16 +19,16 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
-from orchestrace.errors import ConfigError
-from orchestrace.llm.collect import CollectConfig, collect
-from orchestrace.llm.logimport import ImportError_, import_logs
-from orchestrace.llm.taskfile import (
+from orchestrace.collection.collect import CollectConfig, collect
+from orchestrace.collection.logimport import ImportError_, import_logs
+from orchestrace.collection.taskfile import (
     Grader,
     TaskFileError,
     extract_answer,
     load_task_file,
     parse_number,
 )
+from orchestrace.errors import ConfigError
 from orchestrace.offline import load_logged_runs
 
 DEBATE = Path(__file__).resolve().parents[1] / "data" / "debate-smollm2" / "debate.json"

@@ -19,7 +19,7 @@ ENV = "orchestrace/Orchestrate-small-v0"
 @pytest.fixture
 def eager_progress(monkeypatch: pytest.MonkeyPatch) -> None:
     """Lines from the first tenth on (the default waits 2 s, longer than these tiny runs)."""
-    import orchestrace.learn.progress as progress
+    import orchestrace.trainers.progress as progress
 
     monkeypatch.setattr(progress, "progress_bar", functools.partial(progress.progress_bar, min_seconds=0))
 
@@ -52,7 +52,7 @@ def test_a_quick_piped_run_stays_quiet(tmp_path: Path) -> None:
 def test_progress_lines_say_what_runs_and_how_far() -> None:
     import io
 
-    from orchestrace.learn.progress import progress_bar
+    from orchestrace.trainers.progress import progress_bar
 
     buf = io.StringIO()
     with progress_bar(1000, "fitted stop: collect always-continue paths", stream=buf, min_seconds=0) as advance:

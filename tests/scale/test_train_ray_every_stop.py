@@ -55,7 +55,7 @@ def test_train_on_ray_steps_the_ray_env_with_every_stop_update(ray_cluster: Any,
 
 def test_the_fitted_stop_validates_once_when_steps_divide_by_eval_every(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrace.learn._run import Run
+    from orchestrace.trainers._run import Run
 
     calls: list[int] = []
     validate = Run.validate

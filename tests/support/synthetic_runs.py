@@ -24,8 +24,8 @@ __all__ = ["structured_runs"]
 
 def _majority_correct(answers: np.ndarray, correct_code: np.ndarray) -> np.ndarray:
     """(T, R) majority over rounds 0..r (ties → the earliest answer: codes are in order of appearance),
-    graded against ``correct_code`` — the one majority vote, :func:`~orchestrace.offline.rules.top_answer`."""
-    from orchestrace.offline.rules import top_answer
+    graded against ``correct_code`` — the one majority vote, :func:`~orchestrace.policies.rules.top_answer`."""
+    from orchestrace.policies.rules import top_answer
 
     T, R, W = answers.shape
     K = int(answers.max()) + 1 if answers.size and answers.max() >= 0 else 1

@@ -37,7 +37,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..analysis.graph import TraceGraph
-    from ..credit.units import UnitIndex
+    from ..analysis.units import UnitIndex
     from ._core import BlameResult
 
 __all__ = ["unit_values"]

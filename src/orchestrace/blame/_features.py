@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -149,30 +150,22 @@ def _descendants(g: TraceGraph) -> list[int]:
     return [b.bit_count() for b in bits]
 
 
-def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
-    """The candidate turns of ``trace`` and their features (see the module docstring)."""
-    from ..analysis.graph import TraceGraph
-    from ._origins import _fallback, _team, origins_of
-
-    g = graph if graph is not None else TraceGraph.from_trace(trace)
-    ev = trace.events
-    turns = _turns(trace)
-    n = len(turns)
-    if n == 0:
-        return Candidates((), np.zeros((0, len(FEATURES))))
-    meta = trace.meta if isinstance(trace.meta, dict) else {}
-    orch = meta.get("orchestrator")
-    seeds = [i for i in (g.output, g.stop) if i is not None and i >= 0]
-    reach = g.ancestor_mask(seeds, inclusive=True) if seeds else np.ones(g.n, dtype=bool)
-    cands, _, _ = origins_of(trace, g, None, reach)
+def _row_of_event(ev: Sequence[Event], turns: list[tuple[int, int]]) -> dict[int, int]:
+    """Event index → its turn's row (the other events of a turn, tool calls, map to the turn's row)."""
     row_of_event: dict[int, int] = {}
     for r, (_, i) in enumerate(turns):
         row_of_event[i] = r
     row_of_step = {s: r for r, (s, _) in enumerate(turns)}
-    for i, e in enumerate(ev):  # the other events of a turn (tool calls) map to the turn's row
+    for i, e in enumerate(ev):
         k = turn_of(e.source)
         if i not in row_of_event and k is not None and k in row_of_step:
             row_of_event[i] = row_of_step[k]
+    return row_of_event
+
+
+def _evidence_rows(cands: dict[int, Any], row_of_event: dict[int, int], n: int
+                   ) -> tuple[list[set[EvidenceKind]], set[int], np.ndarray]:
+    """Per row: the evidence kinds whose origin it is, the rows a flag sits on, the count of flags it originates."""
     kinds_at: list[set[EvidenceKind]] = [set() for _ in range(n)]
     flagged_rows: set[int] = set()
     count = np.zeros(n)
@@ -185,6 +178,148 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
             if ro is not None:
                 kinds_at[ro].add(rec.kind if rec is not None else EvidenceKind.ERROR_STATUS)
                 count[ro] += 1
+    return kinds_at, flagged_rows, count
+
+
+def _failures(ev: Sequence[Event], turns: list[tuple[int, int]], is_out: list[bool]
+              ) -> tuple[list[bool], list[int], int | None]:
+    """Per row: a failed output or not, the non-output turns since the last failed output (0: none before);
+    the first failed output's row."""
+    n = len(turns)
+    failed_out = [is_out[r] and any(isinstance(x, dict) and x.get("kind") in ("exec_failed", "traceback")
+                                    for x in (ev[turns[r][1]].attrs or {}).get("evidence", []) or [])
+                  for r in range(n)]
+    since = [0] * n
+    last_fail = None
+    for r in range(n):
+        if failed_out[r]:
+            last_fail, since[r] = r, 0
+        elif not is_out[r] and last_fail is not None:
+            since[r] = sum(1 for q in range(last_fail + 1, r + 1) if not is_out[q])
+    return failed_out, since, next((r for r in range(n) if failed_out[r]), None)
+
+
+def _next_worker(is_orch: list[bool]) -> list[int]:
+    """Per row: the next turn that is not the orchestrator's (−1: none)."""
+    out, nxt = [-1] * len(is_orch), -1
+    for q in range(len(is_orch) - 1, -1, -1):
+        out[q] = nxt
+        if not is_orch[q]:
+            nxt = q
+    return out
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the features of one turn read: the whole run's facts, computed once (:func:`candidates`)."""
+
+    g: TraceGraph
+    ev: Sequence[Event]
+    turns: list[tuple[int, int]]
+    agents: list[str]
+    texts: list[str]
+    is_orch: list[bool]
+    is_out: list[bool]
+    kinds_at: list[set[EvidenceKind]]
+    flagged_rows: set[int]
+    count: np.ndarray
+    first_origin: int | None
+    rule_row: int | None
+    chars: dict[str, int]
+    total: int
+    most: str | None
+    first_sp: str | None
+    last_sp: str | None
+    final: set[str]
+    intro: int | None
+    desc: np.ndarray
+    blamed_agents: set[str]
+    before_stall: int
+    next_worker: list[int]
+    failed_out: list[bool]
+    since: list[int]
+    first_fail: int | None
+    next_ledger: list[int | None]
+    reach: np.ndarray
+
+
+def _turn_features(c: _Context, r: int, seen: int) -> dict[str, float]:
+    """The features of row ``r`` (``seen``: how many turns its agent has had so far, this one included)."""
+    i = c.turns[r][1]
+    e, a, t, n = c.ev[i], c.agents[r], c.texts[r], len(c.turns)
+    is_orch, is_out, kinds_at, g, final = c.is_orch, c.is_out, c.kinds_at, c.g, c.final
+    nxt = c.next_worker[r] if c.next_worker[r] >= 0 else None
+    return {
+        "pos_rel": r / max(1, n - 1), "pos_first": float(r == 0), "pos_last": float(r == n - 1),
+        "log_rank": math.log1p(r) / 5, "agent_first_turn": float(seen == 1),
+        "agent_log_turn": math.log1p(seen - 1) / 3, "is_orch": float(is_orch[r]),
+        "is_instruction": float(is_orch[r] and e.to is not None), "is_output": float(is_out[r]),
+        "is_opener": float(g.pred_ptr[i + 1] == g.pred_ptr[i]), "has_code": float("```" in t),
+        "log_len": math.log1p(len(t)) / 10, "agent_share_chars": c.chars.get(a, 0) / c.total,
+        "agent_most_chars": float(a == c.most), "agent_first_speaker": float(a == c.first_sp),
+        "agent_last_speaker": float(a == c.last_sp), "ev_strong_origin": float(bool(kinds_at[r] & _STRONG)),
+        "ev_ledger_origin": float(bool(kinds_at[r] & _LEDGER)), "ev_weak_origin": float(bool(kinds_at[r] & _WEAK)),
+        "ev_first_origin": float(r == c.first_origin),
+        "ev_agent_blamed": float(a in c.blamed_agents),
+        "ev_carries": float(r in c.flagged_rows), "ev_count": math.log1p(c.count[r]) / 2,
+        "rule_pick": float(r == c.rule_row),
+        "orch_before_failure": float(is_orch[r] and nxt is not None and bool(kinds_at[nxt])),
+        "last_before_stall": float(r == c.before_stall),
+        "introduces_final": float(r == c.intro), "states_final": float(bool(final) and any(
+            tok in t.lower() for tok in final)),
+        "claim_unbacked": float(not is_out[r] and not is_orch[r] and "```" not in t and bool(_CLAIM.search(t))
+                                and not (r > 0 and is_out[r - 1])),
+        "after_output": float(r > 0 and is_out[r - 1] and not is_out[r]),
+        "after_failed_output": float(r > 0 and c.failed_out[r - 1] and not is_out[r]),
+        "fabrication_cue": float(bool(_FAB.search(t))), "verify_cue": float(bool(_VERIFY.search(t))),
+        "reaches_output": float(c.reach[i]), "desc_share": c.desc[r],
+        "since_fail_1": float(c.since[r] == 1), "since_fail_2": float(c.since[r] == 2),
+        "since_fail_3": float(c.since[r] >= 3), "before_first_fail": float(c.first_fail is not None
+                                                                          and r < c.first_fail and not is_out[r]),
+        "giving_up_cue": float(not is_out[r] and bool(_GIVE_UP.search(t))),
+        "done_claim_cue": float(not is_out[r] and bool(_DONE.search(t))),
+        "ledger_stall_next": float(not is_orch[r] and c.next_ledger[r] is not None
+                                   and c.next_ledger[r] in c.flagged_rows),
+        "ledger_ok_next": float(not is_orch[r] and c.next_ledger[r] is not None
+                                and c.next_ledger[r] not in c.flagged_rows),
+    }
+
+
+def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
+    """The candidate turns of ``trace`` and their features (see the module docstring)."""
+    from ..analysis.graph import TraceGraph
+    from ._origins import _team
+
+    g = graph if graph is not None else TraceGraph.from_trace(trace)
+    turns = _turns(trace)
+    if not turns:
+        return Candidates((), np.zeros((0, len(FEATURES))))
+    c, ledger_run = _context(trace, g, turns)
+    seen_agent: dict[str, int] = {}
+    x = np.zeros((len(turns), len(_BASE)))
+    for r in range(len(turns)):
+        seen_agent[c.agents[r]] = seen_agent.get(c.agents[r], 0) + 1
+        f = _turn_features(c, r, seen_agent[c.agents[r]])
+        x[r] = [f[k] for k in _BASE]
+    team, _ = _team(trace)
+    allowed = np.array([team is None or a in team for a in c.agents], dtype=bool)
+    ev = trace.events
+    return Candidates(tuple(Turn(s, c.agents[r], i, ev[i].id) for r, (s, i) in enumerate(turns)), x,
+                      "ledger" if ledger_run else "chat", allowed)
+
+
+def _context(trace: Trace, g: TraceGraph, turns: list[tuple[int, int]]) -> tuple[_Context, bool]:
+    """The run's facts every turn's features read, and whether the run keeps a progress ledger."""
+    from ._origins import _fallback, origins_of
+
+    ev, n = trace.events, len(turns)
+    meta = trace.meta if isinstance(trace.meta, dict) else {}
+    orch = meta.get("orchestrator")
+    seeds = [i for i in (g.output, g.stop) if i is not None and i >= 0]
+    reach = g.ancestor_mask(seeds, inclusive=True) if seeds else np.ones(g.n, dtype=bool)
+    cands, _, _ = origins_of(trace, g, None, reach)
+    row_of_event = _row_of_event(ev, turns)
+    kinds_at, flagged_rows, count = _evidence_rows(cands, row_of_event, n)
     order = sorted(cands, key=lambda o: (g.t[o], o))
     first_origin = row_of_event.get(order[0]) if order else None
     fb = _fallback(trace, g)
@@ -197,10 +332,7 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
     for a, t, o in zip(agents, texts, is_orch, strict=True):
         if not o:
             chars[a] = chars.get(a, 0) + len(t)
-    total = max(1, sum(chars.values()))
-    most = max(chars, key=lambda a: chars[a]) if chars else None
     workers = [a for a, o, u in zip(agents, is_orch, is_out, strict=True) if not o and not u]
-    first_sp, last_sp = (workers[0], workers[-1]) if workers else (None, None)
     ledger_run = meta.get("dialect") == "magentic-one" or any(k & _LEDGER for k in kinds_at) or any(
         '"is_progress_being_made"' in t for t in texts)
     # the first stall: the earliest origin of a ledger verdict (a judged streak's start)
@@ -213,72 +345,15 @@ def candidates(trace: Trace, graph: TraceGraph | None = None) -> Candidates:
         intro = next((r for r in range(n) if not is_out[r]
                       and sum(tok in texts[r].lower() for tok in final) >= need), None)
     below = _descendants(g)
-    desc = np.array([below[i] / max(1, g.n) for _, i in turns])
-    blamed_agents = {agents[q] for q in range(n) if kinds_at[q]}
-    before_stall = max((q for q in range(stall) if not is_orch[q]), default=-1) if stall is not None else -1
-    next_worker = [-1] * n  # the next turn that is not the orchestrator's
-    nxt_w = -1
-    for q in range(n - 1, -1, -1):
-        next_worker[q] = nxt_w
-        if not is_orch[q]:
-            nxt_w = q
-    failed_out = [is_out[r] and any(isinstance(x, dict) and x.get("kind") in ("exec_failed", "traceback")
-                                    for x in (ev[turns[r][1]].attrs or {}).get("evidence", []) or [])
-                  for r in range(n)]
-    since = [0] * n  # non-output turns since the last failed output (0: none before)
-    last_fail = None
-    for r in range(n):
-        if failed_out[r]:
-            last_fail, since[r] = r, 0
-        elif not is_out[r] and last_fail is not None:
-            since[r] = sum(1 for q in range(last_fail + 1, r + 1) if not is_out[q])
-    first_fail = next((r for r in range(n) if failed_out[r]), None)
+    failed_out, since, first_fail = _failures(ev, turns, is_out)
     ledger_rows = [r for r in range(n) if is_orch[r] and '"is_progress_being_made"' in texts[r]]
-    next_ledger = [next((q for q in ledger_rows if q > r), None) for r in range(n)]
-    seen_agent: dict[str, int] = {}
-    x = np.zeros((n, len(_BASE)))
-    for r, (_, i) in enumerate(turns):
-        e = ev[i]
-        a = agents[r]
-        t = texts[r]
-        seen_agent[a] = seen_agent.get(a, 0) + 1
-        nxt = next_worker[r] if next_worker[r] >= 0 else None
-        f = {
-            "pos_rel": r / max(1, n - 1), "pos_first": float(r == 0), "pos_last": float(r == n - 1),
-            "log_rank": math.log1p(r) / 5, "agent_first_turn": float(seen_agent[a] == 1),
-            "agent_log_turn": math.log1p(seen_agent[a] - 1) / 3, "is_orch": float(is_orch[r]),
-            "is_instruction": float(is_orch[r] and e.to is not None), "is_output": float(is_out[r]),
-            "is_opener": float(g.pred_ptr[i + 1] == g.pred_ptr[i]), "has_code": float("```" in t),
-            "log_len": math.log1p(len(t)) / 10, "agent_share_chars": chars.get(a, 0) / total,
-            "agent_most_chars": float(a == most), "agent_first_speaker": float(a == first_sp),
-            "agent_last_speaker": float(a == last_sp), "ev_strong_origin": float(bool(kinds_at[r] & _STRONG)),
-            "ev_ledger_origin": float(bool(kinds_at[r] & _LEDGER)), "ev_weak_origin": float(bool(kinds_at[r] & _WEAK)),
-            "ev_first_origin": float(r == first_origin),
-            "ev_agent_blamed": float(a in blamed_agents),
-            "ev_carries": float(r in flagged_rows), "ev_count": math.log1p(count[r]) / 2,
-            "rule_pick": float(r == rule_row),
-            "orch_before_failure": float(is_orch[r] and nxt is not None and bool(kinds_at[nxt])),
-            "last_before_stall": float(r == before_stall),
-            "introduces_final": float(r == intro), "states_final": float(bool(final) and any(
-                tok in t.lower() for tok in final)),
-            "claim_unbacked": float(not is_out[r] and not is_orch[r] and "```" not in t and bool(_CLAIM.search(t))
-                                    and not (r > 0 and is_out[r - 1])),
-            "after_output": float(r > 0 and is_out[r - 1] and not is_out[r]),
-            "after_failed_output": float(r > 0 and failed_out[r - 1] and not is_out[r]),
-            "fabrication_cue": float(bool(_FAB.search(t))), "verify_cue": float(bool(_VERIFY.search(t))),
-            "reaches_output": float(reach[i]), "desc_share": desc[r],
-            "since_fail_1": float(since[r] == 1), "since_fail_2": float(since[r] == 2),
-            "since_fail_3": float(since[r] >= 3), "before_first_fail": float(first_fail is not None and r < first_fail
-                                                                              and not is_out[r]),
-            "giving_up_cue": float(not is_out[r] and bool(_GIVE_UP.search(t))),
-            "done_claim_cue": float(not is_out[r] and bool(_DONE.search(t))),
-            "ledger_stall_next": float(not is_orch[r] and next_ledger[r] is not None
-                                       and next_ledger[r] in flagged_rows),
-            "ledger_ok_next": float(not is_orch[r] and next_ledger[r] is not None
-                                    and next_ledger[r] not in flagged_rows),
-        }
-        x[r] = [f[k] for k in _BASE]
-    team, _ = _team(trace)
-    allowed = np.array([team is None or a in team for a in agents], dtype=bool)
-    return Candidates(tuple(Turn(s, agents[r], i, ev[i].id) for r, (s, i) in enumerate(turns)), x,
-                      "ledger" if ledger_run else "chat", allowed)
+    return _Context(
+        g=g, ev=ev, turns=turns, agents=agents, texts=texts, is_orch=is_orch, is_out=is_out, kinds_at=kinds_at,
+        flagged_rows=flagged_rows, count=count, first_origin=first_origin, rule_row=rule_row, chars=chars,
+        total=max(1, sum(chars.values())), most=max(chars, key=lambda a: chars[a]) if chars else None,
+        first_sp=workers[0] if workers else None, last_sp=workers[-1] if workers else None, final=final,
+        intro=intro, desc=np.array([below[i] / max(1, g.n) for _, i in turns]),
+        blamed_agents={agents[q] for q in range(n) if kinds_at[q]},
+        before_stall=max((q for q in range(stall) if not is_orch[q]), default=-1) if stall is not None else -1,
+        next_worker=_next_worker(is_orch), failed_out=failed_out, since=since, first_fail=first_fail,
+        next_ledger=[next((q for q in ledger_rows if q > r), None) for r in range(n)], reach=reach), ledger_run

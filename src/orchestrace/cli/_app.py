@@ -239,7 +239,7 @@ def stdout_to_devnull() -> None:
 
 @contextlib.contextmanager
 def progress(total: int, label: str, *, enabled: bool = True, terminal_only: bool = True) -> Iterator[Any]:
-    """The one progress display of the CLI: :func:`orchestrace.learn.progress.progress_bar`, transient.
+    """The one progress display of the CLI: :func:`orchestrace.trainers.progress.progress_bar`, transient.
 
     Yields ``advance(n=1)``. ``terminal_only`` (the trace commands): nothing unless stderr is a
     terminal, so piped output stays exactly the command's; else a piped run gets the plain-text
@@ -248,7 +248,7 @@ def progress(total: int, label: str, *, enabled: bool = True, terminal_only: boo
     if not enabled or (terminal_only and not err_console.is_terminal):
         yield lambda n=1, **kw: None
         return
-    from ..learn.progress import progress_bar
+    from ..trainers.progress import progress_bar
 
     with progress_bar(total, label, transient=True) as advance:
         yield advance

@@ -1,6 +1,6 @@
 """``orchestrace collect``: a corpus of real always-continue vote runs, and ``collect fit-sim``.
 
-``collect run DIR`` runs the self-consistency vote loop of :mod:`orchestrace.llm.collect`
+``collect run DIR`` runs the self-consistency vote loop of :mod:`orchestrace.collection.collect`
 against ``--base-url`` (default: a local SmolLM2 server started for the run) and writes
 ``DIR/traces.jsonl`` + ``DIR/manifest.json``. Exit codes: 0 done · 1 the endpoint failed
 mid-collection (the count done is printed; ``--resume`` continues) · 2 usage.
@@ -46,7 +46,7 @@ def collect_run(
     no_logprobs: bool = typer.Option(False, "--no-logprobs", help="Do not ask for token log-probs."),
 ) -> None:
     """Run an always-continue self-consistency vote on verifiable tasks; log every round as traces."""
-    from ..llm.collect import CollectConfig
+    from ..collection.collect import CollectConfig
 
     def make() -> object:
         return CollectConfig(**_task_source(suites, tasks, task_file, context_limit, base_url), rounds=rounds,
@@ -84,7 +84,7 @@ def collect_team(
     threads: int = typer.Option(1, "--threads", help="Local server compute threads."),
 ) -> None:
     """Run a heterogeneous team on verifiable tasks, every member every round; log it as traces."""
-    from ..llm.team import TeamConfig, parse_team
+    from ..collection.team import TeamConfig, parse_team
 
     def make() -> object:
         members = parse_team(team)  # a bad --team is reported before the task file is read
@@ -107,9 +107,9 @@ def collect_mixed(
 ) -> None:
     """Run the two-family team (SmolLM2 + Gemma 3 270M, a fallible calculator, priced members) on two local
     servers, every member every round; see docs/team2.md."""
+    from ..collection.mixed_team import MixedTeamConfig, collect_mixed_team
     from ..errors import LLMError, OrchestraceError
-    from ..llm.collect import parse_cells
-    from ..llm.mixed_team import MixedTeamConfig, collect_mixed_team
+    from ..collection.collect import parse_cells
 
     try:
         cfg = MixedTeamConfig(cells=parse_cells(suites), n_tasks=tasks, seed=seed)
@@ -131,8 +131,8 @@ def _task_source(suites: str, tasks: int | None, task_file: Path | None, context
     """The task fields of a collection config: the built-in ``--suites`` cells (1000 tasks by default), or
     ``--task-file`` (all of its tasks by default, ``n_tasks=0``), checked against the context limit
     (serve-local: 1024 tokens per slot; an external endpoint: ``--context-limit`` if given)."""
+    from ..collection.collect import parse_cells
     from ..errors import ConfigError
-    from ..llm.collect import parse_cells
 
     if tasks is not None and tasks < 1:
         raise ConfigError(f"--tasks must be >= 1, got {tasks}")
@@ -151,8 +151,8 @@ def _run_collection(make: Callable[[], object], out: Path, *, resume: bool, base
     """Build the config, start serve-local unless a URL is given, collect with a progress line."""
     import signal
 
+    from ..collection.collect import collect, collection_endpoint
     from ..errors import LLMError, OrchestraceError
-    from ..llm.collect import collect, collection_endpoint
 
     def _term(*_: object) -> None:  # SIGTERM (and SIGINT, ignored in background jobs) end the run cleanly
         raise KeyboardInterrupt
@@ -211,10 +211,10 @@ def collect_fit_sim(
     """Fit the simulator's worker model to a real corpus; print real vs simulated moments.
 
     The output's "set" items are EnvConfig fields for --set (e.g. `env run --set ...`); the
-    fitted profile (tokens, confidence) is applied by orchestrace.offline.simfit.load_fitted_env.
+    fitted profile (tokens, confidence) is applied by orchestrace.logged.simfit.load_fitted_env.
     """
     from ..errors import OrchestraceError
-    from ..offline.runfiles import fit_simulator_file, load_split
+    from ..evaluation.runfiles import fit_simulator_file, load_split
 
     if split not in ("train", "validation", "test", "all"):
         raise fail(f"--split {split!r}: choose train, validation, test or all")
@@ -259,9 +259,9 @@ def collect_import(
     Every record that cannot be graded or shaped is excluded, counted and located; replies
     without a parsable answer or log-probs are counted. See docs/your-runs.md.
     """
+    from ..collection.logimport import ImportError_, import_logs
+    from ..collection.taskfile import TaskFileError
     from ..errors import OrchestraceError
-    from ..llm.logimport import ImportError_, import_logs
-    from ..llm.taskfile import TaskFileError
 
     if out.exists() and any(out.iterdir()) if out.is_dir() else out.exists():
         raise fail(f"{out}: already exists and is not an empty folder; choose a new corpus folder")

@@ -44,7 +44,7 @@ class CheckFormat(str, Enum):
 
 
 def _exit_code(problems: list) -> int:
-    from ..corpus import IO_CODES
+    from ..papers import IO_CODES
     from ..vocab import Severity
 
     if any(p.code in IO_CODES for p in problems):
@@ -70,7 +70,7 @@ def check_cmd(
 ) -> None:
     """Report every problem of a pool CSV, located as papers.csv:row 12:reward_type."""
     from .._problems import ValidationReport
-    from ..corpus import check
+    from ..papers import check
 
     fmt = CheckFormat.json if as_json else fmt
     problems = check(path)
@@ -98,7 +98,7 @@ def stats_cmd(
                                     "(json: also --json)."),
 ) -> None:
     """Print the pool's statistics: headline counts, counts per column, cross-tabs, sparse cells."""
-    from ..corpus import CorpusError, load_excluded, load_papers, stats, to_json, to_markdown
+    from ..papers import CorpusError, load_excluded, load_papers, stats, to_json, to_markdown
 
     fmt = StatsFormat.json if as_json else fmt
     try:

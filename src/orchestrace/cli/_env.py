@@ -87,7 +87,7 @@ def env_run(
     if workers == "llm" and (not base_url or not model):
         raise fail("--workers llm needs --base-url (e.g. http://127.0.0.1:8080/v1; `orchestrace serve-local` "
                    "prints one) and --model")
-    from ..learn.play import play_to_file
+    from ..evaluation.play import play_to_file
     from ..scale import EpisodeJob
 
     llm = _llm_workers(base_url or "", model or "", suite=suite, api_key_env=api_key_env, max_tokens=max_tokens) \
@@ -111,10 +111,10 @@ def env_run(
 
 
 def _policy(env_id: str, policy: str, param: list[str], sets: list[str]) -> tuple[str, Any, str]:
-    """The world id, the policy and the name its traces record (:func:`orchestrace.learn.play.policy_for`)."""
+    """The world id, the policy and the name its traces record (:func:`orchestrace.evaluation.play.policy_for`)."""
     from ..env import config_for
-    from ..learn.config import resolve_env_id
-    from ..learn.play import parse_params, policy_for
+    from ..evaluation.play import parse_params, policy_for
+    from ..trainers.config import resolve_env_id
 
     env_id = resolve_env_id(env_id)
     cfg = config_for(env_id).with_overrides(sets)

@@ -44,7 +44,7 @@ def _fail_from(exc: BaseException) -> typer.Exit:
 
 
 def _config_options() -> list[inspect.Parameter]:
-    from ..learn.config import cli_fields
+    from ..trainers.config import cli_fields
 
     params = []
     for name, typ, default, help_ in cli_fields():
@@ -82,7 +82,7 @@ def _train(**kw: Any) -> None:
     ray_n: int | None = kw.pop("ray")
     ray_address: str | None = kw.pop("ray_address")
     given = {k: v for k, v in kw.items() if v is not None}
-    from ..learn.rundir import check_run_dir, run_config
+    from ..trainers.rundir import check_run_dir, run_config
 
     check_run_dir(out, resume=resume, overwrite=overwrite)
     if from_traces is not None:  # the stop learned from logged runs only (cli/_offline.py)
@@ -138,7 +138,7 @@ def _on_ray(workers: int | None, address: str | None, *, envs: bool) -> Iterator
             finally:
                 maker.close()
         else:
-            from ..learn.evaluate import players
+            from ..evaluation.simulated import players
             from ..scale import ray_player
 
             with players(ray_player(cluster)):
@@ -206,11 +206,30 @@ def eval_cmd(
         return eval_traces(Path(traces), runs, out, quiet=quiet, tests=list(test or []))
     _check_sim_eval(runs, test=bool(test), seeds=seeds, episodes=episodes, validation=validation,
                     seed_offset=seed_offset)
-    n_traces = int(traces)
+    text = _simulated_eval(runs, env=env, set_=set_, suite=suite, episodes=episodes, validation=validation,
+                           seed_offset=seed_offset, out=out, n_traces=int(traces), oracle_all=oracle_all, quiet=quiet,
+                           ray=ray, ray_address=ray_address)
+    text = _provenance(runs, set_, suite) + text
+    if out is not None:
+        (out / "summary.md").write_text(text, encoding="utf-8")
+        console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+        return
+    short = claims_only(text)
+    console.print(short, markup=False, highlight=False, soft_wrap=True)
+    if short != text:
+        note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
+             "and traced samples")
+
+
+def _simulated_eval(runs: list[Path], *, env: str | None, set_: list[str], suite: str | None, episodes: int,
+                    validation: int, seed_offset: int, out: Path | None, n_traces: int, oracle_all: bool, quiet: bool,
+                    ray: int | None, ray_address: str | None) -> str:
+    """``eval`` in the simulator: one run, several runs of one world, or a suite; the summary text."""
     try:
         from ..env.config import parse_overrides
-        from ..learn.demo import render_aggregate, render_suite, render_summary
-        from ..learn.evaluate import evaluate, evaluate_runs, evaluate_suite
+        from ..evaluation.demo import render_aggregate, render_suite, render_summary
+        from ..evaluation.simulated import evaluate, evaluate_runs, evaluate_suite
 
         parse_overrides(set_)  # fail early, before any evaluation
         stack = contextlib.ExitStack()
@@ -239,17 +258,7 @@ def eval_cmd(
         raise _fail_from(exc) from None
     except OSError as exc:
         raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
-    text = _provenance(runs, set_, suite) + text
-    if out is not None:
-        (out / "summary.md").write_text(text, encoding="utf-8")
-        console.print(f"wrote {out}/ (summary.md and the JSON results)", markup=False)
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
-        return
-    short = claims_only(text)
-    console.print(short, markup=False, highlight=False, soft_wrap=True)
-    if short != text:
-        note("the claims only; -o DIR writes the whole summary (every rule and policy, summary.md), results.json "
-             "and traced samples")
+    return text
 
 
 def _check_sim_eval(runs: list[Path], *, test: bool, seeds: str, episodes: int, validation: int,
@@ -282,7 +291,7 @@ def claims_only(text: str) -> str:
 
 def _provenance(runs: list[Path], sets: list[str], suite: str | None) -> str:
     """The head of summary.md: which runs (seed, recipe) were evaluated, in which world overrides."""
-    from ..learn.evaluate import training_of
+    from ..evaluation.simulated import training_of
 
     lines = ["Runs evaluated:"]
     for r in runs:
@@ -323,7 +332,7 @@ def demo_cmd(
         require("torch", extra="demo")  # the demo's light extra: torch, gymnasium, matplotlib
         require("gymnasium", extra="demo")
         from ..env.config import parse_overrides
-        from ..learn.demo import run_demo
+        from ..evaluation.demo import run_demo
 
         parse_overrides(set_)
         run_demo(out, env=env, env_set=tuple(set_), algo=algo, steps=steps, episodes=episodes, validation=validation,

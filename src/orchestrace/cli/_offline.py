@@ -1,10 +1,10 @@
 """``orchestrace train --from-traces CORPUS`` and ``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]``.
 
 The stop learned and evaluated from logged real runs only (:mod:`orchestrace.offline`, the run
-files in :mod:`orchestrace.offline.runfiles`); the options live on the existing ``train`` /
-``eval`` commands (``cli/_learn.py`` dispatches here). Exit codes: 0 ok; 1 the corpus or a gate
-file is invalid; 2 usage or I/O (a missing corpus, an option that does not apply, an unwritable
-output).
+files in :mod:`orchestrace.evaluation.runfiles`); the options live on the existing ``train`` /
+``eval`` commands (``cli/_learn.py`` dispatches here). Exit codes: 0 ok; 1 the corpus, a gate
+file or a fresh collection is invalid (every ConfigError); 2 usage or I/O (a missing corpus, an
+option that does not apply, an unwritable output).
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._app import EXIT_INVALID, EXIT_USAGE, console, fail, note
+from ._app import EXIT_INVALID, console, fail, note
 
 __all__: list[str] = []
 
 
 def _read(corpus: Path, *, fresh: bool = False) -> Any:
-    """:func:`~orchestrace.offline.runfiles.load_corpus`; exit 2 for a missing path, 1 for an invalid corpus."""
+    """:func:`~orchestrace.evaluation.runfiles.load_corpus`; exit 2 for a missing path, 1 for an invalid corpus."""
     from ..errors import OrchestraceError
-    from ..offline.runfiles import load_corpus
+    from ..evaluation.runfiles import load_corpus
 
     what = "--test collection" if fresh else "corpus"
     if not (corpus.exists() or corpus.is_symlink()):  # a dangling link or a loop: the loader says which
@@ -46,7 +46,7 @@ def _log(quiet: bool) -> Callable[[str], None]:
 def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str], quiet: bool) -> None:
     """Fit the stop gate (a team corpus: the joint policy) from the corpus's logged paths into RUN."""
     from ..errors import ConfigError, MissingExtraError
-    from ..offline.runfiles import fit_run
+    from ..evaluation.runfiles import fit_run
 
     if ignored:
         raise fail(f"--from-traces learns the stop from logged runs; {', '.join(ignored)} do(es) not apply "
@@ -69,40 +69,26 @@ def train_from_traces(corpus: Path, out: Path, *, seed: int, ignored: list[str],
 def eval_traces(corpus: Path, runs: list[Path], out: Path | None, *, quiet: bool, tests: list[Path] | None = None
                 ) -> None:
     """Value every rule and every gate run exactly on the corpus's test tasks and on every fresh collection
-    (``--test``); print the summary (a team corpus: the joint policy's evaluation)."""
-    from ..errors import ConfigError
-    from ..offline import evaluate_team, evaluate_traces, render_summary, render_team
-    from ..offline.runfiles import foreign_gates, load_runs, run_names, write_results
+    (``--test``); print the summary (a team corpus: the joint policy's evaluation) —
+    :func:`orchestrace.evaluation.evaluate_logged` does the work."""
+    from ..errors import OrchestraceError
+    from ..evaluation import evaluate_logged
 
-    logged, _ = _read(corpus)
-    team = bool(logged.members)
-    def read_fresh() -> list[tuple[str, Any]]:
-        return [(str(t), _read(t, fresh=True)[0]) for t in tests or []]
-
-    fresh = [] if team else read_fresh()  # a vote corpus reads --test before the gates, a team one after
     try:
-        gates = load_runs(runs, team=team)
-    except ConfigError as exc:
-        raise fail(str(exc), code=EXIT_INVALID) from None
-    if team:
-        fresh = read_fresh()
-    for warning in [] if team else foreign_gates(runs, gates, logged.meta.get("fingerprint"), corpus):
-        note(warning, kind="warning")
-    names = run_names(runs, "team_policy.json" if team else "gate.json")
-    try:
-        if team:
-            res = evaluate_team(logged, gates, names=names, tests=fresh, log=_log(quiet))
-        else:
-            res = evaluate_traces(logged, gates, names=names, log=_log(quiet), tests=fresh)
-    except ConfigError as exc:
-        raise fail(str(exc), code=EXIT_INVALID if team else EXIT_USAGE) from None
-    text = render_team(res) if team else render_summary(res)
+        res = evaluate_logged(corpus, runs, tests=tests or [], log=_log(quiet),
+                              note=lambda message, kind: note(message, kind=kind))
+    except FileNotFoundError as exc:
+        if exc.errno is not None:  # the system's, from inside a reader: the I/O guard of _app says it
+            raise
+        raise fail(str(exc)) from None  # a named path that is not there
+    except OrchestraceError as exc:  # ConfigError, or a reader's TraceInvalidError with located problems
+        raise fail(str(exc), problems=getattr(exc, "problems", ()), code=EXIT_INVALID) from None
     if out is not None:
         try:
-            written = write_results(res, text, out, pareto=not team)
+            written = res.write(out)
         except OSError as exc:
             raise fail(f"cannot write the results to {out}: {exc.strerror or exc}") from None
         console.print(f"wrote {out}/ ({', '.join(written)})", markup=False)
     from .._limits import printable
 
-    console.print(printable(text, lines=True), markup=False, highlight=False, soft_wrap=True)
+    console.print(printable(res.summary, lines=True), markup=False, highlight=False, soft_wrap=True)

@@ -27,6 +27,8 @@ module             contents
 
 from __future__ import annotations
 
+from ..analysis.units import TURN_TYPES, UnitIndex, parse_unit, unit_index
+from ..rewards.credit_methods import CreditMethod, parse_method
 from ._assign import CreditResult, assign, group_baselines
 from ._baselines import c3_advantages, coma_advantage
 from ._bounds import hoeffding_epsilon, hoeffding_samples, t_quantile
@@ -34,8 +36,6 @@ from ._flow import graph_returns
 from ._games import GameResult, leave_one_out, owen, shapley
 from ._trace_value import TraceValue
 from ._value import Batched, batched
-from .methods import CreditMethod, parse_method
-from .units import TURN_TYPES, UnitIndex, parse_unit, unit_index
 
 __all__ = [
     "TURN_TYPES",

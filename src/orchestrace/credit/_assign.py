@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..analysis.units import UnitIndex, parse_unit, unit_index
 from ..errors import ConfigError
+from ..rewards.credit_methods import METHOD_OPTIONS, PLACEMENTS, CreditMethod, parse_method
 from ..vocab import CreditUnit
 from . import _flow
 from ._baselines import c3_advantages, coma_advantage
 from ._games import EXACT_MAX, leave_one_out, owen, shapley
 from ._trace_value import DESCRIPTION, TraceValue
 from ._value import Evaluator
-from .methods import METHOD_OPTIONS, PLACEMENTS, CreditMethod, parse_method
-from .units import UnitIndex, parse_unit, unit_index
 
 if TYPE_CHECKING:
     from ..analysis.graph import TraceGraph

@@ -11,8 +11,8 @@ a target needs.
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
+from .._stats import t_quantile  # the one Student-t quantile (re-exported: credit.t_quantile)
 from ..errors import ConfigError
 
 __all__ = ["MIN_BLOCKS", "hoeffding_epsilon", "hoeffding_samples", "t_quantile"]
@@ -43,25 +43,6 @@ def _check_eps_delta(epsilon: float | None, delta: float) -> None:
         raise ConfigError(f"epsilon must be a positive number, got {epsilon!r}")
     if not 0 < delta < 1:
         raise ConfigError(f"delta must be in (0, 1), got {delta!r} (e.g. 0.05 for 95% confidence)")
-
-
-def t_quantile(q: float, dof: int) -> float:
-    """Student-t quantile ``t_{q, dof}`` (Cornish–Fisher expansion in ``1/dof``; A&S 26.7.5).
-
-    Accurate to ~1e-3 for ``dof ≥ 10``; the normal quantile when ``dof`` is infinite.
-
-    >>> round(t_quantile(0.9995, 15), 3), round(t_quantile(0.975, 30), 3)
-    (4.073, 2.042)
-    """
-    z = NormalDist().inv_cdf(q)
-    if not math.isfinite(dof):
-        return z
-    v = float(dof)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
 
 
 #: fewest i.i.d. blocks before the CLT bound may stop sampling

@@ -42,8 +42,8 @@ from ..vocab import CreditUnit, EventType
 
 if TYPE_CHECKING:
     from ..analysis.graph import TraceGraph
+    from ..analysis.units import UnitIndex
     from ..core.trace import Signal
-    from .units import UnitIndex
 
 __all__ = ["Anchors", "anchor_signals", "broadcast", "causal", "error_origins", "event_weights", "graph_returns",
            "sharers"]

@@ -58,8 +58,8 @@ from ._flow import ancestors_of, sharers
 
 if TYPE_CHECKING:
     from ..analysis.graph import TraceGraph
+    from ..analysis.units import UnitIndex
     from ._flow import Anchors
-    from .units import UnitIndex
 
 __all__ = ["TraceValue"]
 

@@ -1,7 +1,7 @@
 """Decision episodes of a logged corpus, with per-decision credit, as training turns (TRL / verl rows).
 
 :func:`decision_turns` plays ``episodes`` episodes per task (of ``split``) with a behaviour
-policy (uniform over the valid actions, seeded) in :class:`~orchestrace.offline.logged_env.LoggedDecisions`;
+policy (uniform over the valid actions, seeded) in :class:`~orchestrace.logged.logged_env.LoggedDecisions`;
 each decision becomes a :class:`~orchestrace.exporters.training.Turn`: prompt = the state text
 (:func:`~orchestrace.llm.llm_policy.prompt_text`, one ``user`` message), completion = the
 action word, and
@@ -49,7 +49,7 @@ def decision_turns(runs: Any, *, credit: str = "exact", continuation: str = "gat
     """The decisions of ``episodes`` behaviour-policy episodes per task, credited (module docstring)."""
     from ..credit.schemes import CreditScheme, parse_scheme
     from ..llm.llm_policy import prompt_text
-    from ..offline.logged_env import GateContinuation, LoggedDecisions, StopNext
+    from ..logged.logged_env import GateContinuation, LoggedDecisions, StopNext
 
     scheme = parse_scheme(credit)  # a located ConfigError naming the schemes
     if continuation not in ("gate", "stop-next"):

@@ -4,7 +4,7 @@ Read top to bottom (:func:`train_llm_orchestrator`):
 
 1. **States.** Episodes of the training tasks are played by a *behaviour* policy (uniform over
    the valid actions, seeded); every decision state becomes a prompt (its text,
-   :meth:`~orchestrace.offline.logged_env.LoggedDecisions.text`) with its task row, calls so far and
+   :meth:`~orchestrace.logged.logged_env.LoggedDecisions.text`) with its task row, calls so far and
    the return collected before it.
 2. **Generation.** TRL samples ``generations`` replies per prompt (one GRPO group = one state).
 3. **Reward** of a reply (:func:`decision_reward`): the parsed action — or
@@ -101,7 +101,7 @@ class LLMGRPOConfig:
 def decision_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int) -> list[dict[str, Any]]:
     """``n`` decision states of the tasks ``rows`` visited by the uniform behaviour policy, as TRL rows
     (``prompt``, ``task``, ``calls`` (JSON), ``prefix``: the return collected before the state)."""
-    from ..offline.logged_env import DecisionState
+    from ..logged.logged_env import DecisionState
 
     rng = np.random.default_rng(seed)
     out: list[dict[str, Any]] = []
@@ -120,7 +120,7 @@ def decision_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int)
 
 
 def _state(dec: Any, task: int, calls: str) -> Any:
-    from ..offline.logged_env import DecisionState
+    from ..logged.logged_env import DecisionState
 
     c = tuple(tuple(int(x) for x in r) for r in json.loads(calls))
     return DecisionState(int(task), len(c), c)
@@ -143,7 +143,7 @@ def decision_reward(dec: Any, credit: str, continuation: Any, *, penalty: float 
     entry per call: the mean exact Q of the actions taken (stop-next continuation), the unparsed share,
     the mean reward.
     """
-    from ..offline.logged_env import StopNext
+    from ..logged.logged_env import StopNext
 
     rng = np.random.default_rng(seed)
     yard = StopNext()
@@ -208,7 +208,7 @@ def format_warmup(runs: Any, base: tuple[Any, Any, dict[str, Any]], *, steps: in
     import copy
     import tempfile
 
-    from ..offline.logged_env import LoggedDecisions
+    from ..logged.logged_env import LoggedDecisions
     from .llm_policy import prepare_tokenizer
 
     dec = LoggedDecisions(runs, aggregations=tuple(aggregations))
@@ -289,7 +289,7 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     torch = require("torch", extra="trainers")
     datasets = require("datasets", extra="trainers")
     trl = require("trl", extra="trainers")
-    from ..offline.logged_env import GateContinuation, LoggedDecisions, StopNext
+    from ..logged.logged_env import GateContinuation, LoggedDecisions, StopNext
     from .llm_policy import load_causal_lm, prepare_tokenizer
 
     out = Path(out)

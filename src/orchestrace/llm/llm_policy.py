@@ -1,6 +1,6 @@
 """An LLM as the orchestrator: a causal LM reads the decision state as text and answers one action word.
 
-The state text is :meth:`orchestrace.offline.logged_env.LoggedDecisions.text` (~40–60 tokens: prompt
+The state text is :meth:`orchestrace.logged.logged_env.LoggedDecisions.text` (~40–60 tokens: prompt
 tokens are most of GRPO's compute); the prompt is plain text (:func:`prompt_text`: the state,
 then "Reply with one action word.", then "Action:"), ~60 tokens with SmolLM2's tokenizer — the
 two-message chat (:func:`chat_prompt`, ``LLMPolicy(chat=True)``) costs ~20 tokens more and,
@@ -249,7 +249,7 @@ def reply_logprobs(model: Any, tokenizer: Any, prompts: Sequence[str], replies: 
 
 
 class LLMPolicy:
-    """Acts with a causal LM on :class:`~orchestrace.offline.logged_env.DecisionState` s, batched.
+    """Acts with a causal LM on :class:`~orchestrace.logged.logged_env.DecisionState` s, batched.
 
     ``act(dec, states)`` returns (actions, replies, unparsed flags); greedy unless
     ``temperature > 0``; the prompt is :func:`prompt_text` (as in training) or, with ``chat=True``,

@@ -22,7 +22,8 @@ deploys it (``decide(rounds, price=…, cell=…)`` once per round) and :func:`e
 it against every fixed team configuration × stop rule and the defaults people run.
 
 CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --traces CORPUS [RUN …]
-[--test FRESH …]`` (a team corpus dispatches to the joint policy).
+[--test FRESH …]`` (a team corpus dispatches to the joint policy) is one call:
+:func:`evaluate_logged` (``evaluate_logged(corpus, runs, tests=[…])`` → :class:`LoggedEvaluation`).
 
 >>> runs = make_synthetic_logged(T=200, R=3, W=2, seed=0)
 >>> gate, report = fit_gate(runs, classes=("linear",))
@@ -30,11 +31,7 @@ CLI: ``orchestrace train --from-traces CORPUS -o RUN``; ``orchestrace eval --tra
 True
 """
 
-from ._demo import ci_text as demo_ci_text
-from ._demo import demo_section, team_claims, team_demo_section
-from ._demo import verdict as demo_verdict
-from ._eval import evaluate_traces, fresh_mismatch
-from ._family import (
+from ..evaluation.family import (
     FAMILIES,
     Candidate,
     FeatureRule,
@@ -43,27 +40,36 @@ from ._family import (
     family_candidates,
     value_candidates,
 )
-from ._features import FEATURES
-from ._fit import fit_gate, fit_price_logistic
-from ._io import check_runs, read_corpus, save_runs
-from ._logged import (
+from ..evaluation.logged import evaluate_traces, fresh_mismatch
+from ..evaluation.logged_demo import ci_text as demo_ci_text
+from ..evaluation.logged_demo import demo_section, team_claims, team_demo_section
+from ..evaluation.logged_demo import verdict as demo_verdict
+from ..evaluation.logged_eval import LoggedEvaluation, evaluate_logged
+from ..evaluation.logged_team import evaluate_team, render_team
+from ..evaluation.summary import render as render_summary
+from ..evaluation.summary import write_pareto
+from ..logged.corpus import check_runs, read_corpus, save_runs
+from ..logged.readers import read_manifest
+from ..logged.runs import (
     LoggedRuns,
     load_logged_runs,
     logged_from_codes,
     make_synthetic_logged,
     split_of,
 )
-from ._readers import read_manifest
-from ._report import render as render_summary
-from ._report import write_pareto
-from ._team import TeamArrays, TeamState, rollout
-from ._team_check import check_team_runs
-from ._team_eval import evaluate_team, render_team
-from ._team_fit import fit_team_policy
-from ._team_synth import make_synthetic_team
-from ._value import AGGREGATIONS, Valuation, continuation_values, first_stop, task_prices, valuation
-from .gate import StopDecision, StopGate
-from .rules import (
+from ..logged.team_check import check_team_runs
+from ..logged.team_synth import make_synthetic_team
+from ..logged.value import (
+    AGGREGATIONS,
+    Valuation,
+    continuation_values,
+    first_stop,
+    task_prices,
+    valuation,
+)
+from ..policies.features import FEATURES
+from ..policies.gate import StopDecision, StopGate
+from ..policies.rules import (
     CISC,
     ESC,
     AdaptiveBeta,
@@ -76,7 +82,10 @@ from .rules import (
     VoteShare,
     VoteState,
 )
-from .team_policy import TeamDecision, TeamPolicy
+from ..policies.team import TeamArrays, TeamState, rollout
+from ..policies.team_policy import TeamDecision, TeamPolicy
+from ..trainers.fitted_q import fit_gate, fit_price_logistic
+from ..trainers.team_fitted_q import fit_team_policy
 
 __all__ = [
     "AGGREGATIONS",
@@ -90,6 +99,7 @@ __all__ = [
     "DeepConf",
     "FeatureRule",
     "FixedBudget",
+    "LoggedEvaluation",
     "LoggedRuns",
     "PriceLogistic",
     "StopDecision",
@@ -109,6 +119,7 @@ __all__ = [
     "configs",
     "check_team_runs",
     "demo_section",
+    "evaluate_logged",
     "evaluate_team",
     "evaluate_traces",
     "family_candidates",

@@ -217,7 +217,7 @@ def role_reward(
     >>> [(s.id, s.value) for s in role_reward(synth(events=60, agents=3, seed=4), scorers={"lead": "outcome"})]
     [('lead', 1.0), ('worker', 1.0)]
     """
-    from ..credit.units import role_codes
+    from ..analysis.units import role_codes
 
     g = _graph(trace)
     event_role, names, _ = role_codes(g)
@@ -253,7 +253,7 @@ def process(trace: Trace, *, truth: Any = None, default: float | None = None) ->
     >>> [(s.unit.value, s.id, s.value) for s in process(b.build())]
     [('turn', 'e1', 0.5)]
     """
-    from ..credit.units import TURN_TYPES
+    from ..analysis.units import TURN_TYPES
 
     out = [s for s in trace.signals if s.unit == CreditUnit.TURN or s.family == RewardFamily.PROCESS]
     named = {s.id for s in out}

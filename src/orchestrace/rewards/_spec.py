@@ -193,8 +193,8 @@ def _check_type(val: Any, default: Any, at: str) -> None:
 
 
 def _credit(c: Any, at: str) -> CreditSpec:
-    from ..credit.methods import METHOD_OPTIONS, parse_method
-    from ..credit.units import parse_unit
+    from ..analysis.units import parse_unit
+    from .credit_methods import METHOD_OPTIONS, parse_method
 
     if not isinstance(c, dict):
         raise ConfigError(f"{at}: must be a table with unit, method, samples, seed, params")

@@ -169,7 +169,7 @@ def _play_item(item: tuple[Any, Any, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def ray_player(cluster: Any, *, parts_per_worker: int = 1) -> Any:
-    """A ``play(cfg, policy, seeds)`` for :func:`orchestrace.learn.evaluate.players`: the seeds
+    """A ``play(cfg, policy, seeds)`` for :func:`orchestrace.evaluation.simulated.players`: the seeds
     split into contiguous shards evaluated as Ray tasks, the per-episode arrays concatenated in
     seed order (every episode depends on its seed alone). The uniform-random baseline is the
     exception: it draws one random stream across the whole batch, so its rows depend on the

@@ -1,0 +1,190 @@
+"""Reading a corpus of logged runs for fitting and evaluation, with its checks and stated exclusions.
+
+:func:`read_corpus` takes a native-trace corpus directory (through the corpus helper's
+:func:`~orchestrace.offline.load_logged_runs`) or an ``.npz`` written by :func:`save_runs`;
+:func:`check_runs` holds the arrays to the contract and returns the runs it keeps with a
+list of stated exclusions:
+
+- shapes that disagree, an unknown split, a missing train/validation/test split → ConfigError;
+- tasks whose logged aggregate grade (``round_correct``) disagrees with the grade recomputed
+  from their attempts are excluded and counted (more than 5 % of the tasks → ConfigError: the
+  corpus's grading or answer codes are not what the valuation assumes).
+
+>>> from orchestrace.offline import make_synthetic_logged
+>>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
+>>> len(runs.task_ids), notes
+(20, [])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .runs import LoggedRuns, load_logged_runs
+from .value import valuation
+
+__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "check_runs", "read_corpus", "require_tasks", "save_runs"]
+
+SPLITS = ("train", "validation", "test")
+_TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
+_ARRAYS = [f.name for f in dataclasses.fields(LoggedRuns) if f.name not in ("meta", *_TEAM)]
+_SHARE = {"train": 0.6, "validation": 0.2, "test": 0.2}
+#: Fewest tasks per split: to fit a stop (train fits, validation chooses) and to evaluate with
+#: intervals (validation tunes the rules, test values them).
+MIN_TASKS: dict[str, dict[str, int]] = {"fit": {"train": 20, "validation": 10},
+                                        "evaluate": {"validation": 10, "test": 10}}
+
+
+class SmallCorpusError(ConfigError):
+    """Too few tasks in a split for a fit or for intervals; the message says how many are needed."""
+
+
+def _need(purpose: str) -> str:
+    return " / ".join(f"{n} {s}" for s, n in MIN_TASKS[purpose].items())
+
+
+def _total(purposes: tuple[str, ...] = ("fit", "evaluate")) -> int:
+    """About how many tasks give every split its minimum (60/20/20, with a margin for the hash split)."""
+    t = max(math.ceil(n / _SHARE[s]) for p in purposes for s, n in MIN_TASKS[p].items())
+    return int(math.ceil(t * 1.2 / 10) * 10)
+
+
+def require_tasks(runs: LoggedRuns, purpose: str, *, where: str = "corpus") -> None:
+    """Refuse (:class:`SmallCorpusError`) a corpus with fewer tasks per split than :data:`MIN_TASKS` asks.
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> try:
+    ...     require_tasks(make_synthetic_logged(T=8, R=2, W=2, seed=0), "fit")
+    ... except SmallCorpusError as e:
+    ...     print(str(e).split(";")[0])
+    corpus: too few tasks to fit a stop: 6 train / 1 validation
+    """
+    need = MIN_TASKS[purpose]
+    have = {s: int((runs.split == s).sum()) for s in SPLITS}
+    if all(have[s] >= n for s, n in need.items()):
+        return
+    total = _total((purpose,))
+    what = {"fit": "fit a stop", "evaluate": "evaluate with 95 % intervals"}[purpose]
+    raise SmallCorpusError(
+        f"{where}: too few tasks to {what}: {' / '.join(f'{have[s]} {s}' for s in need)}; it needs at least "
+        f"{_need(purpose)} tasks (the {len(runs.task_ids)} tasks are split "
+        f"60/20/20 by a hash of their id: about {total} tasks in all). Grow the corpus: `orchestrace collect run "
+        f"DIR -n {total} --resume` with the same options, or import more logs")
+MAX_GRADE_MISMATCH = 0.05
+
+
+def save_runs(runs: LoggedRuns, path: str | os.PathLike[str]) -> Path:
+    """Write the arrays and the manifest to one compressed ``.npz`` (no pickle)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {n: np.asarray(getattr(runs, n)) for n in _ARRAYS}
+    for n in ("task_ids", "suite", "split"):
+        arrays[n] = arrays[n].astype(str)
+    payload: dict[str, Any] = {**arrays, "meta": np.array(json.dumps(runs.meta, default=str)),
+                               "team": np.array(json.dumps({"members": list(runs.members),
+                                                            "sees": [list(x) for x in runs.sees]}))}
+    if runs.confidence is not None:
+        payload["confidence"] = np.asarray(runs.confidence, np.float32)
+    np.savez_compressed(p, **payload)
+    return p
+
+
+def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
+    """Logged runs from ``path``: an ``.npz`` (:func:`save_runs`) or a native-trace corpus directory."""
+    p = Path(path)
+    if not (p.exists() or p.is_symlink()):
+        raise ConfigError(f"{p}: no such corpus (a directory of logged traces with manifest.json, or an .npz)")
+    if p.is_dir() and (p / "logged.npz").is_file():
+        p = p / "logged.npz"
+    if p.suffix != ".npz":
+        return load_logged_runs(p)
+    from .readers import read_npz
+
+    arrays, meta = read_npz(p, _ARRAYS)  # regular file, capped sizes, dtypes, shapes, bounds, answer codes
+    kw: dict[str, Any] = dict(arrays)
+    try:  # a team corpus's columns and confidences (the file passed read_npz's size and type checks)
+        with np.load(p, allow_pickle=False) as z:
+            team = json.loads(str(z["team"])) if "team" in z.files else {}
+            kw["members"] = tuple(str(m) for m in team.get("members", ()))
+            kw["sees"] = tuple(tuple(int(c) for c in x) for x in team.get("sees", ()))
+            conf = z["confidence"] if "confidence" in z.files else None
+    except (OSError, ValueError, TypeError, AttributeError, EOFError, zipfile.BadZipFile) as exc:
+        raise ConfigError(f"{p}: unreadable team fields ({type(exc).__name__}: {exc})") from None
+    if conf is not None and (conf.shape != kw["answers"].shape or conf.dtype.kind != "f"):
+        raise ConfigError(f"{p}: confidence must be a float array shaped like answers {kw['answers'].shape}")
+    kw["confidence"] = conf
+    return LoggedRuns(**kw, meta=meta)
+
+
+def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) -> tuple[LoggedRuns, list[str]]:
+    """Hold ``runs`` to the contract; return the runs kept and the stated exclusions (module docstring).
+
+    ``splits=False``: a fresh collection valued on all its tasks, which need not hold every split."""
+    if runs.answers.ndim != 3:
+        raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
+    T, R, W = runs.answers.shape
+    if T == 0:
+        raise ConfigError(f"{where}: no tasks")
+    for n in _ARRAYS:
+        a = np.asarray(getattr(runs, n))
+        want = {"round_correct": (T, R)}.get(n, (T, R, W) if a.ndim == 3 else (T,))
+        if a.shape != want:
+            raise ConfigError(f"{where}: {n} has shape {a.shape}, expected {want} (every task needs R = {R} rounds "
+                              f"of W = {W} attempts; a truncated run must be excluded by the loader)")
+    if runs.confidence is not None and np.shape(runs.confidence) != (T, R, W):
+        raise ConfigError(f"{where}: confidence has shape {np.shape(runs.confidence)}, expected {(T, R, W)}")
+    if runs.members and len(runs.members) != W:
+        raise ConfigError(f"{where}: {len(runs.members)} member kinds for {W} attempt columns")
+    if runs.sees and (len(runs.sees) != W or any(not 0 <= c < W for x in runs.sees for c in x)):
+        raise ConfigError(f"{where}: sees must list, for each of the {W} columns, columns in 0..{W - 1}; got "
+                          f"{runs.sees}")
+    bad = sorted(set(runs.split.tolist()) - set(SPLITS))
+    if bad:
+        raise ConfigError(f"{where}: unknown split(s) {bad}; expected {', '.join(SPLITS)}")
+    for s in SPLITS if splits else ():
+        if not (runs.split == s).any():
+            have = " / ".join(f"{int((runs.split == x).sum())} {x}" for x in SPLITS)
+            raise SmallCorpusError(
+                f"{where}: no {s!r} tasks; the corpus must be split by task into {', '.join(SPLITS)} ({have}). "
+                f"Fitting a stop needs at least {_need('fit')} tasks, evaluating at least {_need('evaluate')} (the "
+                f"split is 60/20/20 by a hash of the task id: about {_total()} tasks in all). Grow the corpus: "
+                f"`orchestrace collect run DIR -n {_total()} --resume` with the same options, or import more logs")
+    if (runs.answers < -1).any() or ((runs.correct_code < -1).any()):
+        raise ConfigError(f"{where}: answer codes below −1")
+    tokens = runs.prompt_tokens.astype(np.int64) + runs.completion_tokens.astype(np.int64)
+    if (runs.prompt_tokens < 0).any() or (runs.completion_tokens < 0).any():
+        raise ConfigError(f"{where}: negative token counts (task {runs.task_ids[(tokens < 0).any((1, 2))][0]})")
+    if not tokens.any():
+        raise ConfigError(f"{where}: every attempt has 0 tokens (tokens_in / tokens_out); the price of a round "
+                          "(token_scale) is measured in tokens and must be > 0")
+    notes: list[str] = []
+    excluded = runs.meta.get("excluded") or {}
+    if isinstance(excluded, dict):  # the loader's counted exclusions: reason → task ids
+        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+    lost = runs.meta.get("lost_runs")
+    if isinstance(lost, int) and lost > 0:
+        notes.append(f"{lost} run(s) the manifest records could not be read (unreadable data)")
+    recomputed = valuation(runs, W, "majority", np.zeros(T), 1.0).correct
+    mismatch = (recomputed != runs.round_correct.astype(bool)).any(1)
+    if mismatch.any():
+        ids = runs.task_ids[mismatch][:5].tolist()
+        msg = (f"{int(mismatch.sum())} of {T} task(s) excluded: their logged aggregate grades disagree with the "
+               f"majority recomputed from their attempts (first: {', '.join(map(str, ids))})")
+        if mismatch.mean() > MAX_GRADE_MISMATCH:
+            raise ConfigError(f"{where}: {msg}; more than {MAX_GRADE_MISMATCH:.0%} — the grades or answer codes are "
+                              "not consistent")
+        notes.append(msg)
+        runs = runs.subset(~mismatch)
+    from .readers import corpus_fingerprint
+
+    runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a gate records it; eval warns on another corpus
+    return runs, notes

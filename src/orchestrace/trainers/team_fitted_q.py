@@ -1,0 +1,331 @@
+"""Fitting the joint team policy from logged runs only: backward induction over the per-round joint action.
+
+:func:`fit_team_policy`, read top to bottom:
+
+1. **Action space** (:mod:`._team`): before round d the policy calls one of the valid member
+   subsets, or (d ≥ 1) stops with one of the aggregations; after the last round it must stop.
+   A homogeneous vote corpus is the special case whose subsets are the first k columns.
+2. **Roll-in states.** Every training task is walked along ``histories`` member-call histories
+   (the first: all members every round; then alternately one random subset kept every round and
+   a random valid subset each round — drawn from the fitting seed), so the states at each
+   decision cover what policies reach. By default as many histories as fit in ``max_rows`` rows
+   (3 to 12 per task: a small corpus gets more).
+3. **Targets, exact from the log, backward** (d = R … 0): for every state and every action the
+   realised return-to-go — stop with g: the aggregate's correctness; call S: −price × tokens(S) /
+   token_scale plus the exact return of following the already-fitted greedy policy from the next
+   state on (Longstaff–Schwartz's realised cash flows, generalised to a joint action: every
+   action's outcome is in the log, so each state gets a target for every action).
+4. **Model classes**: ``linear`` (ridge, one output per action), ``quadratic`` (ridge on the
+   features plus the pairwise products of the vote block), ``mlp`` (one hidden layer of 32 tanh
+   units, all actions as outputs, torch on 1 thread, early stopping on a 20 % hold-out; torch
+   imported lazily); each with a small regularisation grid.
+5. **Validation only chooses** the class and its regularisation, by the greedy policy's exact
+   mean return on the validation tasks (:func:`~orchestrace.policies.team.rollout`).
+
+>>> from orchestrace.logged.team_synth import make_synthetic_team
+>>> pol, rep = fit_team_policy(make_synthetic_team(500, 3, seed=1), classes=("linear",), seed=0)
+>>> pol.model_class, len(pol.models), rep["chosen"]["class"]
+('linear', 4, 'linear')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..logged.runs import LoggedRuns
+from ..logged.value import task_prices
+from ..policies.team import (
+    TeamArrays,
+    TeamState,
+    aggregations,
+    feature_names,
+    rollout,
+    subsets,
+    team_features,
+    valid_subsets,
+)
+from ..policies.team_policy import TeamPolicy, predict_q, quad
+from .fitted_q import _split
+
+__all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
+
+#: Model classes of the joint policy, simplest first, with their regularisation grids.
+TEAM_CLASSES: dict[str, tuple[float, ...]] = {"linear": (1.0, 100.0), "quadratic": (10.0, 1000.0), "mlp": (1e-4,)}
+
+
+def team_scales(train: LoggedRuns) -> dict[str, Any]:
+    """Constants of the valuation and features from the training tasks: ``token_scale`` (one full round of
+    every member, mean), ``lp_fill`` / ``cf_fill`` (means, for a missing value), ``member_tokens``, ``cells``."""
+    tok = train.prompt_tokens.astype(np.float64) + train.completion_tokens
+    lp = train.logprob_mean.astype(np.float64)
+    cf = None if train.confidence is None else train.confidence.astype(np.float64)
+    return {"token_scale": float(max(tok.sum(2).mean(), 1e-9)),
+            "lp_fill": float(np.nanmean(lp)) if np.isfinite(lp).any() else 0.0,
+            "cf_fill": float(np.nanmean(cf)) if cf is not None and np.isfinite(cf).any() else 1.0,
+            "member_tokens": tok.mean((0, 1)).tolist(),
+            "cells": tuple(sorted({f"{s}:{d}" for s, d in zip(train.suite.tolist(), train.difficulty.tolist(),
+                                                               strict=True)}))}
+
+
+def arrays_for(runs: LoggedRuns, sc: dict[str, Any], price_seed: int) -> TeamArrays:
+    """``runs`` prepared with the training constants ``sc`` and the per-task prices."""
+    return TeamArrays.build(runs, task_prices(runs.task_ids, price_seed), sc["token_scale"], lp_fill=sc["lp_fill"],
+                            cf_fill=sc["cf_fill"], cells=sc["cells"])
+
+
+# ----------------------------------------------------------------------------- the greedy policy of fitted models
+def _available(arr: TeamArrays, st: TeamState, d: int, subs: list[tuple[int, ...]], n_agg: int) -> np.ndarray:
+    R = arr.shape[1]
+    out = np.zeros((len(st.idx), len(subs) + n_agg), bool)
+    if d < R:
+        out[:, : len(subs)] = valid_subsets(st, subs, arr.sees)
+    if d >= 1:
+        out[:, len(subs):] = True
+    return out
+
+
+def greedy(arr: TeamArrays, cls: str, models: Sequence[dict[str, Any]], subs: list[tuple[int, ...]],
+           n_agg: int) -> Callable[[int, TeamState], np.ndarray]:
+    """The policy that takes the available action of highest fitted value (a :func:`rollout` policy)."""
+    R = arr.shape[1]
+
+    def pol(d: int, st: TeamState) -> np.ndarray:
+        q = predict_q(cls, models[d], team_features(arr, st, R))
+        return np.where(_available(arr, st, d, subs, n_agg), q, -np.inf).argmax(1)
+
+    return pol
+
+
+def _follow(arr: TeamArrays, st: TeamState, d0: int, pol: Callable[[int, TeamState], np.ndarray],
+            subs: list[tuple[int, ...]], aggs: Sequence[str], masks: np.ndarray) -> np.ndarray:
+    """(N,) the exact return-to-go (correct − price × further tokens / scale) of ``pol`` from decision d0."""
+    R = arr.shape[1]
+    N = len(st.idx)
+    out = np.zeros(N)
+    spent0 = st.tokens.copy()
+    active = np.arange(N)
+    for d in range(d0, R + 1):
+        if not len(active):
+            break
+        act = pol(d, st)
+        stop = act >= len(subs)
+        for g in np.unique(act[stop]):
+            rows = np.flatnonzero(act == g)
+            sub = st.take(rows)
+            out[active[rows]] = arr.correct(sub, aggs[int(g) - len(subs)]) - arr.price[sub.idx] * (
+                sub.tokens - spent0[active[rows]]) / arr.token_scale
+        keep = np.flatnonzero(~stop)
+        st, active = st.take(keep), active[keep]
+        if len(active):
+            st = arr.step(st, masks[act[keep]])
+    return out
+
+
+# ----------------------------------------------------------------------------- regressors
+def _ridge(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float, expand: bool) -> dict[str, Any]:
+    mu = X.mean(0)
+    sd = np.maximum(X.std(0), 1e-6)
+    Z = (X - mu) / sd
+    Z = quad(Z) if expand else Z
+    Za = np.concatenate([Z, np.ones((len(Z), 1))], 1)
+    P = Za.shape[1]
+    reg = alpha * np.eye(P)
+    reg[-1, -1] = 0.0
+    coef = np.zeros((Y.shape[1], P))
+    patterns: dict[bytes, list[int]] = {}
+    for j in range(Y.shape[1]):
+        patterns.setdefault(np.packbits(ok[:, j]).tobytes(), []).append(j)
+    for cols in patterns.values():
+        rows = ok[:, cols[0]]
+        if not rows.any():
+            continue
+        Zr = Za[rows]
+        G = Zr.T @ Zr + reg + 1e-9 * np.eye(P)
+        coef[cols] = np.linalg.solve(G, Zr.T @ Y[rows][:, cols]).T
+    return {"mean": mu.tolist(), "std": sd.tolist(), "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()}
+
+
+def _mlp(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, wd: float, seed: int, hidden: int = 32) -> dict[str, Any]:
+    from ..errors import require
+
+    torch = require("torch", extra="learn")
+    torch.set_num_threads(1)
+    g = torch.Generator().manual_seed(seed)
+    mu = X.mean(0)
+    sd = np.maximum(X.std(0), 1e-6)
+    Zt = torch.as_tensor((X - mu) / sd, dtype=torch.float32)
+    Yt = torch.as_tensor(np.where(ok, Y, 0.0), dtype=torch.float32)
+    Mt = torch.as_tensor(ok, dtype=torch.float32)
+    n = len(X)
+    perm = torch.randperm(n, generator=g)
+    hold, fit = perm[: max(1, n // 5)], perm[max(1, n // 5):]
+    l1, l2 = torch.nn.Linear(X.shape[1], hidden), torch.nn.Linear(hidden, Y.shape[1])
+    with torch.no_grad():
+        for lin in (l1, l2):
+            lin.weight.copy_(torch.randn(lin.weight.shape, generator=g) / math.sqrt(lin.weight.shape[1]))
+            lin.bias.zero_()
+        mean_y = (np.where(ok, Y, 0.0).sum(0) / np.maximum(ok.sum(0), 1)).astype(np.float32)
+        l2.bias.copy_(torch.as_tensor(mean_y))
+    params = [*l1.parameters(), *l2.parameters()]
+    opt = torch.optim.Adam(params, lr=1e-2, weight_decay=wd)
+
+    def loss(ix: Any) -> Any:
+        err = (l2(torch.tanh(l1(Zt[ix]))) - Yt[ix]) ** 2 * Mt[ix]
+        return err.sum() / Mt[ix].sum().clamp(min=1.0)
+
+    best, best_state, bad = float("inf"), [p.detach().clone() for p in params], 0
+    for _ in range(200):
+        opt.zero_grad()
+        lo = loss(fit)
+        lo.backward()
+        opt.step()
+        with torch.no_grad():
+            h = float(loss(hold))
+        if h < best - 1e-7:
+            best, bad, best_state = h, 0, [p.detach().clone() for p in params]
+        else:
+            bad += 1
+            if bad >= 10:
+                break
+    W1, b1, W2, b2 = (p.numpy().astype(np.float64) for p in best_state)
+    return {"mean": mu.tolist(), "std": sd.tolist(), "W1": W1.tolist(), "b1": b1.tolist(), "W2": W2.tolist(),
+            "b2": b2.tolist()}
+
+
+def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.ndarray) -> dict[str, Any]:
+    if cls == "linear":
+        return _ridge(X, Y, ok, reg, expand=False)
+    if cls == "quadratic":
+        return _ridge(X, Y, ok, reg, expand=True)
+    if cls == "mlp":
+        return _mlp(X, Y, ok, reg, seed)
+    raise ConfigError(f"model class {cls!r}: use one of {', '.join(TEAM_CLASSES)}")
+
+
+# ----------------------------------------------------------------------------- roll-in and backward induction
+def roll_in(arr: TeamArrays, idx: np.ndarray, subs: list[tuple[int, ...]], histories: int, seed: int,
+            max_rows: int) -> list[TeamState]:
+    """The states at decisions 0..R of ``histories`` member-call histories per task (step 2 of the docstring)."""
+    T, R, W = arr.shape
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.asarray(idx, np.int64), histories)
+    kind = np.tile(np.where(np.arange(histories) == 0, 0, 1 + np.arange(histories) % 2), len(idx))
+    if len(rows) > max_rows:
+        pick = np.sort(rng.choice(len(rows), max_rows, replace=False))
+        rows, kind = rows[pick], kind[pick]
+    masks = np.zeros((len(subs), W), bool)
+    for j, s in enumerate(subs):
+        masks[j, list(s)] = True
+    full = int(np.argmax(masks.sum(1)))
+    const = rng.integers(0, len(subs), len(rows))
+    st = arr.start(rows)
+    out = [st]
+    for _ in range(R):
+        valid = valid_subsets(st, subs, arr.sees)
+        u = rng.uniform(size=valid.shape) * valid
+        rand = u.argmax(1)
+        a = np.where(kind == 0, full, np.where(kind == 1, const, rand))
+        a = np.where(valid[np.arange(len(a)), a], a, rand)
+        st = arr.step(st, masks[a])
+        out.append(st)
+    return out
+
+
+def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, seed: int, subs: list[tuple[int, ...]],
+             aggs: Sequence[str]) -> list[dict[str, Any]]:
+    """One fitted Q-model per decision 0..R by backward induction on the roll-in ``states`` (steps 3–4)."""
+    T, R, W = arr.shape
+    nS, nG = len(subs), len(aggs)
+    masks = np.zeros((nS, W), bool)
+    for j, s in enumerate(subs):
+        masks[j, list(s)] = True
+    models: list[dict[str, Any]] = [{} for _ in range(R + 1)]
+    for d in range(R, -1, -1):
+        st = states[d]
+        N = len(st.idx)
+        X = team_features(arr, st, R)
+        Y = np.zeros((N, nS + nG))
+        ok = _available(arr, st, d, subs, nG)
+        if d >= 1:
+            for g, agg in enumerate(aggs):
+                Y[:, nS + g] = arr.correct(st, agg)
+        if d < R:
+            pol = greedy(arr, cls, models, subs, nG)
+            for j in range(nS):
+                rows = np.flatnonzero(ok[:, j])
+                if not len(rows):
+                    continue
+                s0 = st.take(rows)
+                s1 = arr.step(s0, masks[j])
+                cost = arr.price[s0.idx] * (s1.tokens - s0.tokens) / arr.token_scale
+                Y[rows, j] = _follow(arr, s1, d + 1, pol, subs, aggs, masks) - cost
+        models[d] = _fit(cls, reg, seed + d, X, Y, ok)
+    return models
+
+
+def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLASSES), seed: int = 0,
+                    price_seed: int = 0, histories: int | None = None, max_rows: int = 24_000,
+                    only: tuple[tuple[int, ...], str] | None = None,
+                    log: Callable[[str], None] = lambda s: None) -> tuple[TeamPolicy, dict[str, Any]]:
+    """Fit the joint policy on the train tasks, choose class and regularisation on validation (docstring).
+
+    ``only`` = (subset, aggregation) restricts the action space to calling that one subset or stopping
+    with that one aggregation: the fitted *stop-only* policy of a fixed team (a baseline).
+    Returns the policy and a report (every candidate's validation return, the chosen one).
+    """
+    for c in classes:
+        if c not in TEAM_CLASSES:
+            raise ConfigError(f"model class {c!r}: use one of {', '.join(TEAM_CLASSES)}")
+    if tuple(classes) == tuple(TEAM_CLASSES):
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            classes = tuple(c for c in classes if c != "mlp")
+            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
+    train, val = _split(runs, "train"), _split(runs, "validation")
+    T, R, W = runs.answers.shape
+    sc = team_scales(train)
+    a_tr, a_va = arrays_for(train, sc, price_seed), arrays_for(val, sc, price_seed)
+    subs, aggs = subsets(runs), aggregations(runs)
+    if only is not None:
+        if tuple(only[0]) not in subs or only[1] not in aggs:
+            raise ConfigError(f"only={only}: not a subset / aggregation of this corpus")
+        subs, aggs = [tuple(only[0])], (only[1],)
+    n_tr = len(train.task_ids)
+    if histories is None:
+        histories = int(min(12, max(3, max_rows // max(n_tr, 1))))
+    states = roll_in(a_tr, np.arange(n_tr), subs, histories, seed, max_rows)
+    cands: list[dict[str, Any]] = []
+    best: tuple[float, str, float, list[dict[str, Any]]] | None = None
+    for cls in classes:
+        for reg in TEAM_CLASSES[cls]:
+            models = backward(a_tr, states, cls, reg, seed, subs, aggs)
+            o = rollout(a_va, greedy(a_va, cls, models, subs, len(aggs)), subs, aggs)
+            v = float(o["return"].mean())
+            cands.append({"class": cls, "reg": reg, "validation_return": v,
+                          "validation_accuracy": float(o["correct"].mean()),
+                          "validation_calls": float(o["calls"].mean())})
+            log(f"  {cls:9s} reg {reg:g}: validation return {v:.4f}, accuracy {o['correct'].mean():.3f}, "
+                f"calls {o['calls'].mean():.2f}")
+            if best is None or v > best[0] + 1e-12:
+                best = (v, cls, reg, models)
+    assert best is not None
+    v, cls, reg, models = best
+    by_class = {c: max(x["validation_return"] for x in cands if x["class"] == c) for c in classes}
+    names = list(a_tr.members)
+    pol = TeamPolicy(
+        model_class=cls, models=models, members=names, sees=[list(s) for s in a_tr.sees],
+        subsets=[list(s) for s in subs], aggregations=list(aggs), cells=list(sc["cells"]),
+        features=feature_names(a_tr), max_rounds=R, token_scale=sc["token_scale"], lp_fill=sc["lp_fill"],
+        cf_fill=sc["cf_fill"], member_tokens=[float(x) for x in sc["member_tokens"]], price_seed=price_seed,
+        meta={"fit_seed": seed, "reg": reg, "validation_return": v, "validation_by_class": by_class,
+              "histories": histories, "stop_only": None if only is None else [list(only[0]), only[1]],
+              "tasks": {"train": len(train.task_ids), "validation": len(val.task_ids)},
+              "corpus": {k: runs.meta.get(k) for k in ("name", "path", "model", "source") if k in runs.meta}})
+    return pol, {"chosen": {"class": cls, "reg": reg, "validation_return": v}, "by_class": by_class,
+                 "candidates": cands}

@@ -70,9 +70,10 @@ def _pruned(app: typer.Typer, names: Sequence[str]) -> typer.Typer | None:
     out.registered_commands = cmds
     out.registered_groups = []
     if groups:
-        if groups[0].typer_instance.registered_callback is not None:
+        group_app = groups[0].typer_instance
+        if group_app is None or group_app.registered_callback is not None:
             return None  # click would call that group's callback too: typer's job
-        inner = _pruned(groups[0].typer_instance, rest)
+        inner = _pruned(group_app, rest)
         if inner is None:
             return None
         out.registered_groups = [copy.copy(groups[0])]

@@ -58,9 +58,10 @@ def _name_of_group(info: Any) -> str | None:
 
 
 def _pruned(app: typer.Typer, names: Sequence[str]) -> typer.Typer | None:
-    """A shallow copy of ``app`` holding only the branch that ``names`` walk down (or None)."""
+    """A shallow copy of ``app`` holding only the branch that ``names`` walk down (or None); a group
+    at the end of the walk is :func:`_listing_only`."""
     if not names:
-        return app
+        return _listing_only(app)
     name, rest = names[0], names[1:]
     cmds = [c for c in app.registered_commands if _name_of_command(c) == name]
     groups = [g for g in app.registered_groups if _name_of_group(g) == name and g.typer_instance is not None]
@@ -79,6 +80,32 @@ def _pruned(app: typer.Typer, names: Sequence[str]) -> typer.Typer | None:
         out.registered_groups = [copy.copy(groups[0])]
         out.registered_groups[0].typer_instance = inner
     return out
+
+
+def _listing_only(app: typer.Typer) -> typer.Typer:
+    """A copy of ``app`` whose commands take no parameters (same names, docs and flags): a group's
+    help lists each command by name and short help only, so their parameters need not be built."""
+    out = copy.copy(app)
+    out.registered_commands = []
+    for info in app.registered_commands:
+        light = copy.copy(info)
+        light.name, light.callback = _name_of_command(info), _stub(info.callback)
+        out.registered_commands.append(light)
+    out.registered_groups = []
+    for group in app.registered_groups:
+        light_group = copy.copy(group)
+        if group.typer_instance is not None:
+            light_group.typer_instance = _listing_only(group.typer_instance)
+        out.registered_groups.append(light_group)
+    return out
+
+
+def _stub(callback: Any) -> Any:
+    def stub() -> None:  # pragma: no cover - never called: only listed
+        return None
+
+    stub.__doc__ = getattr(callback, "__doc__", None)
+    return stub if callback is not None else None
 
 
 def _help_names(app: typer.Typer) -> tuple[str, ...]:

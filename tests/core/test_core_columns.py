@@ -98,7 +98,7 @@ def test_object_bytes_and_shared_columns_report_the_same(tr: Trace) -> None:
 def test_first_positions_is_a_plain_first_index() -> None:
     rng = np.random.default_rng(0)
     names = [f"a{k}" for k in rng.integers(0, 50, 2000)]
-    codes, first = first_positions(names)
+    codes, first = first_positions(names, len(names))
     assert codes.tolist() == [names.index(x) for x in names]
     assert list(first) == list(dict.fromkeys(names))
 

@@ -175,7 +175,7 @@ class TraceGraph:
         self.type = codes
         # agents as first-position codes (the validator's column): acting agents in order of appearance
         agent_code, first_of = column(columns, trace, "agent_first", lambda: first_positions(
-            list(map(attrgetter("agent"), ev))))
+            map(attrgetter("agent"), ev), n))
         names = dict.fromkeys(first_of)
         for i in np.flatnonzero(self.type == _EV[EventType.SPAWN]).tolist():
             to = ev[i].to  # spawned agents that never act still exist

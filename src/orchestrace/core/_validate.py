@@ -230,8 +230,12 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     t = column(columns, tr, "t", lambda: np.fromiter(map(_get["t"], ev), np.float64, n))  # (n,)
     types = column(columns, tr, "event_type_code", lambda: np.fromiter(
         map(_EV_CODE.get, map(_get["type"], ev), repeat(-1)), np.int8, n))  # (n,) -1 = not a type
-    ids = column(columns, tr, "list:id", lambda: list(map(_get["id"], ev)))  # the graph's `ids`
-    index = column(columns, tr, "id_index", lambda: IdIndex(np.fromiter(map(hash, ids), np.int64, n), ids.__getitem__))
+    if columns is None:  # validation alone: no id list to keep
+        index = IdIndex(np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id)
+    else:  # the graph's `ids` too
+        ids = column(columns, tr, "list:id", lambda: list(map(_get["id"], ev)))
+        index = column(columns, tr, "id_index", lambda: IdIndex(np.fromiter(map(hash, ids), np.int64, n),
+                                                                 ids.__getitem__))
 
     bad_type = np.flatnonzero(types < 0)
     col.add_many("schema.enum", bad_type, lambda i: (loc.event(i, "type"), f"invalid event type {short(ev[i].type)}", ""))
@@ -266,7 +270,7 @@ def _check_ids(d: Decoded, col: Collector, columns: Columns | None,
 
     col.add_many("id.duplicate", index.duplicates(), dup)
     empty_code = "reference.empty-string" if d.reference else "id.empty"
-    agents = column(columns, tr, "agent_first", lambda: first_positions(list(map(_get["agent"], ev))))
+    agents = column(columns, tr, "agent_first", lambda: first_positions(map(_get["agent"], ev), n))
     for field, empty in (("id", bool((index.hashes == _EMPTY_HASH).any())), ("agent", "" in agents[1])):
         if empty:
             col.add_many(empty_code, [i for i in range(n) if getattr(ev[i], field) == ""],

@@ -175,7 +175,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--sizes", type=int, nargs="*", default=[200_000, 1_000_000])
-    ap.add_argument("--metrics-size", type=int, default=200_000)
+    ap.add_argument("--metrics-size", type=int, nargs="*", default=[200_000],
+                    help="sizes of the metrics group (e.g. 200000 1000000; 1,000 agents each)")
     ap.add_argument("--jsonschema-repeats", type=int, default=3,
                     help="runs of the jsonschema anchor (only at the smallest size; 0 = skip)")
     ap.add_argument("--quick", action="store_true", help="20k events, 3 runs, no jsonschema")
@@ -183,7 +184,7 @@ def main() -> None:
                     "folder, e.g. an older checkout) in the same runs, as help@base, validate@base, metrics@base")
     args = ap.parse_args()
     if args.quick:
-        args.repeats, args.sizes, args.metrics_size, args.jsonschema_repeats = 3, [20_000], 20_000, 0
+        args.repeats, args.sizes, args.metrics_size, args.jsonschema_repeats = 3, [20_000], [20_000], 0
 
     import orchestrace
     from orchestrace.core.schema import reference_schema  # noqa: F401 - the schema file ships with the package
@@ -233,16 +234,16 @@ def main() -> None:
             results.append((f"validate, {n:,} events ({ref.stat().st_size / 1e6:.0f} MB)", timed(group, env), shown))
             print_group(*results[-1])
 
-        n = args.metrics_size
-        native, _ = files(n, agents=1000)
-        group = {
-            "metrics": ([py, "-m", "orchestrace", "metrics", str(native)], r),
-            "networkx": ([py, str(scripts["nx_critical_path.py"]), str(native)], r),
-        }
-        with_base(group, "metrics")
-        shown = {k: _shown(v[0]) for k, v in group.items()}
-        results.append((f"metrics, {n:,} events, 1,000 agents", timed(group, env), shown))
-        print_group(*results[-1])
+        for n in args.metrics_size:
+            native, _ = files(n, agents=1000)
+            group = {
+                "metrics": ([py, "-m", "orchestrace", "metrics", str(native)], r),
+                "networkx": ([py, str(scripts["nx_critical_path.py"]), str(native)], r),
+            }
+            with_base(group, "metrics")
+            shown = {k: _shown(v[0]) for k, v in group.items()}
+            results.append((f"metrics, {n:,} events, 1,000 agents", timed(group, env), shown))
+            print_group(*results[-1])
 
     print(f"\nratios (medians of whole processes, same run; {args.repeats} runs each):")
     for title, res, _ in results:

@@ -61,6 +61,7 @@ Final output
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -81,6 +82,7 @@ from ..core._dag import (
     dangling_message,
     duplicate_message,
     find_cycle,
+    first_positions,
     unique_ints,
 )
 from ..errors import TraceInvalidError
@@ -162,24 +164,28 @@ class TraceGraph:
         ev = trace.events
         n = self.n = len(ev)
         # columns the validator may already have pulled out of this trace (handed over explicitly as a _dag.Columns)
-        self.ids: list[str] = list(map(attrgetter("id"), ev))
+        self.ids: list[str] = column(columns, trace, "list:id", lambda: list(map(attrgetter("id"), ev)))
         self.t = column(columns, trace, "t", lambda: np.fromiter(map(attrgetter("t"), ev), dtype=np.float64, count=n))
-        t_end = np.array(column(columns, trace, "list:t_end", lambda: list(map(attrgetter("t_end"), ev))),
-                         dtype=np.float64).reshape(n)
+        t_end = column(columns, trace, "float:t_end", lambda: _floats(
+            column(columns, trace, "list:t_end", lambda: list(map(attrgetter("t_end"), ev))))).reshape(n)
         codes = column(columns, trace, "event_type_code", lambda: np.fromiter(
             map(_EV_CODE_OR_NONE.get, map(attrgetter("type"), ev), itertools.repeat(-1)), dtype=np.int8, count=n))
         if n and codes.min() < 0:  # not an EventType: fail as the plain column would
             codes = np.fromiter(map(_EV.__getitem__, map(attrgetter("type"), ev)), dtype=np.int8, count=n)
         self.type = codes
-        agent_names = list(map(attrgetter("agent"), ev))
-        names = dict.fromkeys(agent_names)
+        # agents as first-position codes (the validator's column): acting agents in order of appearance
+        agent_code, first_of = column(columns, trace, "agent_first", lambda: first_positions(
+            map(attrgetter("agent"), ev), n))
+        names = dict.fromkeys(first_of)
         for i in np.flatnonzero(self.type == _EV[EventType.SPAWN]).tolist():
             to = ev[i].to  # spawned agents that never act still exist
             if to is not None:
                 names.setdefault(to, None)
         self.agents: list[str] = list(names)
         self.agent_index: dict[str, int] = dict(zip(self.agents, range(len(self.agents)), strict=True))
-        self.agent = np.fromiter(map(self.agent_index.__getitem__, agent_names), dtype=_I32, count=n)
+        rank = np.zeros(n, dtype=_I32)  # first position → agent index (positions ascend with the index)
+        rank[np.fromiter(first_of.values(), np.int64, len(first_of))] = np.arange(len(first_of), dtype=_I32)
+        self.agent = rank[agent_code]
         ed = trace.edges
         m = self.m = len(ed)
         ix = column(columns, trace, "id_index", lambda: IdIndex.of(self.ids))  # the validator's id index (one core)
@@ -273,8 +279,8 @@ class TraceGraph:
 
     @cached_property
     def _tokens(self) -> tuple[np.ndarray, np.ndarray, bool]:
-        raw_in = _floats(self._column("tokens_in")).reshape(self.n)
-        raw_out = _floats(self._column("tokens_out")).reshape(self.n)
+        raw_in, raw_out = (column(self._columns, self.trace, f"float:{f}", lambda f=f: _floats(self._column(f))).reshape(self.n)  # type: ignore[misc]
+                           for f in ("tokens_in", "tokens_out"))
         known = bool((~np.isnan(raw_in)).any() or (~np.isnan(raw_out)).any())
         return np.nan_to_num(raw_in), np.nan_to_num(raw_out), known
 
@@ -320,8 +326,10 @@ class TraceGraph:
         msg = self.is_type(EventType.MESSAGE)
         idx = np.flatnonzero(msg)
         out = np.zeros(self.n, dtype=bool)
-        ev = self.trace.events
-        out[idx] = [ev[i].to is None or ev[i].to == ev[i].agent for i in idx.tolist()]
+        sub = list(map(self.trace.events.__getitem__, idx.tolist()))  # C-level maps, no Python loop
+        to, agent = list(map(attrgetter("to"), sub)), list(map(attrgetter("agent"), sub))
+        out[idx] = (np.fromiter(map(operator.is_, to, itertools.repeat(None)), dtype=bool, count=len(sub))
+                    | np.fromiter(map(operator.eq, to, agent), dtype=bool, count=len(sub)))
         return out
 
     def is_type(self, *kinds: EventType) -> np.ndarray:

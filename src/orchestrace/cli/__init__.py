@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import _app, _fast
+from . import _app, _fast, _help
 from ._app import app, guard_all, plain_help
 
 # Each module registers its commands on ``app`` when imported (heavy imports stay inside
@@ -46,7 +46,9 @@ def main() -> None:
         # --help and every malformed line included, go to typer (see ._fast)
         argv = sys.argv[1:]
         _app.QUICK_EXIT = bool(argv) and argv[0] in _QUICK_EXIT_COMMANDS
-        code = _fast.run(app, argv)
+        code = _help.run(app, argv)  # plain `CMD --help`: click's help text without its parser
+        if code is None:
+            code = _fast.run(app, argv)
         if code is None:
             _app.QUICK_EXIT = False
             app()

@@ -98,6 +98,7 @@ from ._dag import (
     cycle_message,
     dangling_message,
     duplicate_message,
+    first_positions,
 )
 from ._dag import (
     find_cycle as find_cycle,  # re-exported: the one cycle finder, shared with the graph core
@@ -229,19 +230,23 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     t = column(columns, tr, "t", lambda: np.fromiter(map(_get["t"], ev), np.float64, n))  # (n,)
     types = column(columns, tr, "event_type_code", lambda: np.fromiter(
         map(_EV_CODE.get, map(_get["type"], ev), repeat(-1)), np.int8, n))  # (n,) -1 = not a type
-    index = column(columns, tr, "id_index", lambda: IdIndex(
-        np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id))
+    if columns is None:  # validation alone: no id list to keep
+        index = IdIndex(np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id)
+    else:  # the graph's `ids` too
+        ids = column(columns, tr, "list:id", lambda: list(map(_get["id"], ev)))
+        index = column(columns, tr, "id_index", lambda: IdIndex(np.fromiter(map(hash, ids), np.int64, n),
+                                                                 ids.__getitem__))
 
     bad_type = np.flatnonzero(types < 0)
     col.add_many("schema.enum", bad_type, lambda i: (loc.event(i, "type"), f"invalid event type {short(ev[i].type)}", ""))
 
-    agent_hash = _check_ids(d, col, index)
+    agents = _check_ids(d, col, columns, index)
     finite = d.finite  # the strict JSON decode already excluded NaN/Infinity
     tol = _tol(t)
     _check_numbers(d, col, columns, t, tol)
     s, _, causal = _check_edges(d, col, columns, index, t, tol)
     # -- agents: spawned before acting, return to the spawner -----------------------------
-    _check_agents(ev, agent_hash, t, types, tol, loc, col)
+    _check_agents(ev, agents, t, types, tol, loc, col)
     _check_decisions(d, col, types, t, s, causal)
 
     # -- outcomes -------------------------------------------------------------------------
@@ -252,9 +257,12 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
                 col.add("number.non-finite", loc.event(i, "outcome.score"), f"score = {o.score!r}")
 
 
-def _check_ids(d: Decoded, col: Collector, index: IdIndex) -> np.ndarray:
-    """Duplicate and empty event ids and agents; returns the agents' 64-bit hashes (n,)."""
-    ev, loc, n = d.trace.events, d.loc, len(d.trace.events)
+def _check_ids(d: Decoded, col: Collector, columns: Columns | None,
+               index: IdIndex) -> tuple[np.ndarray, dict[str, int]]:
+    """Duplicate and empty event ids and agents; returns the agents as :func:`~._dag.first_positions`
+    codes (n,) and name → first position (the graph core's agent column)."""
+    tr, loc = d.trace, d.loc
+    ev, n = tr.events, len(tr.events)
 
     def dup(i: int) -> tuple[str, str, str]:
         first = int(index.lookup([ev[i].id])[0])
@@ -262,12 +270,12 @@ def _check_ids(d: Decoded, col: Collector, index: IdIndex) -> np.ndarray:
 
     col.add_many("id.duplicate", index.duplicates(), dup)
     empty_code = "reference.empty-string" if d.reference else "id.empty"
-    agent_hash = np.fromiter(map(hash, map(_get["agent"], ev)), np.int64, n)  # (n,)
-    for field, hashes in (("id", index.hashes), ("agent", agent_hash)):
-        if bool((hashes == _EMPTY_HASH).any()):
+    agents = column(columns, tr, "agent_first", lambda: first_positions(map(_get["agent"], ev), n))
+    for field, empty in (("id", bool((index.hashes == _EMPTY_HASH).any())), ("agent", "" in agents[1])):
+        if empty:
             col.add_many(empty_code, [i for i in range(n) if getattr(ev[i], field) == ""],
                          _empty_problem(loc, field))
-    return agent_hash
+    return agents
 
 
 def _check_numbers(d: Decoded, col: Collector, columns: Columns | None, t: np.ndarray, tol: float) -> None:
@@ -281,7 +289,7 @@ def _check_numbers(d: Decoded, col: Collector, columns: Columns | None, t: np.nd
         col.add_many("reference.negative-time", np.flatnonzero(t < 0),
                      lambda i: (loc.event(i, "t"), f"t = {float(t[i])!r} is negative", "reference traces need t ≥ 0"))
     t_end_list = column(columns, tr, "list:t_end", lambda: list(map(_get["t_end"], ev)))
-    t_end = _float_column(t_end_list)
+    t_end = column(columns, tr, "float:t_end", lambda: _float_column(t_end_list))  # (n,) NaN = none
     if not finite:
         _finite(col, t_end, lambda i: loc.event(i, "t_end"), t_end_list)
     early = np.flatnonzero((t_end < t - tol) & np.isfinite(t_end) & np.isfinite(t))
@@ -291,7 +299,7 @@ def _check_numbers(d: Decoded, col: Collector, columns: Columns | None, t: np.nd
         values = column(columns, tr, f"list:{field}", lambda f=field: list(map(_get[f], ev)))  # type: ignore[misc]
         if values.count(None) == n:
             continue
-        arr = _float_column(values)
+        arr = column(columns, tr, f"float:{field}", lambda v=values: _float_column(v))  # type: ignore[misc]
         if field == "cost" and not finite:
             _finite(col, arr, lambda i, f=field: loc.event(i, f), values)
         col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (  # type: ignore[misc]
@@ -473,44 +481,43 @@ def _check_dag(cs: np.ndarray, cd: np.ndarray, causal: np.ndarray, t: np.ndarray
 
 
 # ----------------------------------------------------------------------------- agents
-def _check_agents(ev: Sequence[Any], agent_hash: np.ndarray, t: np.ndarray, types: np.ndarray,
+def _check_agents(ev: Sequence[Any], agents: tuple[np.ndarray, dict[str, int]], t: np.ndarray, types: np.ndarray,
                   tol: float, loc: Locator, col: Collector) -> None:
     """Spawned agents act only after their first spawn, and return to their spawner.
 
-    Agents are matched by string hash (vectorised); every reported problem is confirmed
-    on the strings themselves.
+    Agents are matched by their first-position codes (exact, vectorised); a child that never
+    acts has nothing to check.
     """
+    agent_code, first_of = agents  # (n,) position of the agent's first event; name → that position
     spawn_idx = np.flatnonzero(types == _SPAWN)
-    children = [ev[i].to for i in spawn_idx.tolist()]  # spawns are few relative to events
-    keep = [k for k, c in enumerate(children) if c is not None]
-    if not keep:
+    codes = [first_of.get(c, -1) if c is not None else -1 for c in map(_get["to"], map(ev.__getitem__, spawn_idx.tolist()))]
+    child = np.array(codes, np.int64)  # (spawns,) the spawned agent's code, -1 = none or never acts
+    spawn_idx, child = spawn_idx[child >= 0], child[child >= 0]
+    if not len(spawn_idx):
         return
-    spawn_idx = spawn_idx[keep]
-    child_hash = np.array([hash(children[k]) for k in keep], np.int64)
-    order = np.lexsort((t[spawn_idx], child_hash))  # by child, then time
-    first = spawn_idx[order[np.r_[True, child_hash[order][1:] != child_hash[order][:-1]]]]
-    spawned = np.array([hash(ev[i].to) for i in first.tolist()], np.int64)  # sorted, unique
-    pos = np.minimum(np.searchsorted(spawned, agent_hash), len(spawned) - 1)  # (n,)
-    is_child = spawned[pos] == agent_hash
-    spawn_of = np.where(is_child, first[pos], -1)  # (n,) the event that first spawned ev[i].agent
+    order = np.lexsort((t[spawn_idx], child))  # by child, then time (ties: position)
+    firsts = order[np.r_[True, child[order][1:] != child[order][:-1]]]
+    spawn_of_code = np.full(len(t), -1, np.int64)
+    spawn_of_code[child[firsts]] = spawn_idx[firsts]
+    spawn_of = spawn_of_code[agent_code]  # (n,) the event that first spawned ev[i].agent, -1 = not spawned
+    is_child = spawn_of >= 0
     spawn_t = np.where(is_child, t[np.maximum(spawn_of, 0)], -np.inf)
-    early = [i for i in np.flatnonzero(t < spawn_t - tol).tolist() if ev[i].agent == ev[int(spawn_of[i])].to]
+    early = np.flatnonzero(t < spawn_t - tol).tolist()
     if early:
-        firsts: dict[str, int] = {}
+        firsts_of: dict[str, int] = {}
         counts: dict[str, int] = {}
         for i in early:
             a = ev[i].agent
             counts[a] = counts.get(a, 0) + 1
-            if a not in firsts or t[i] < t[firsts[a]]:
-                firsts[a] = i
-        col.add_many("agent.before-spawn", sorted(firsts.values()), lambda i: (
+            if a not in firsts_of or t[i] < t[firsts_of[a]]:
+                firsts_of[a] = i
+        col.add_many("agent.before-spawn", sorted(firsts_of.values()), lambda i: (
             loc.event(i, "t"),
             f"agent {short(ev[i].agent)} acts at t={float(t[i])!r} ({counts[ev[i].agent]} event(s) in all) before "
             f"it is first spawned at t={float(spawn_t[i])!r} ({loc.event(int(spawn_of[i]))})",
             "spawn the agent before it acts (or fix the times)"))
     ret = np.flatnonzero((types == _RETURN) & is_child)
-    wrong = [i for i in ret.tolist()
-             if ev[i].to is not None and ev[i].agent == ev[spawn_of[i]].to and ev[i].to != ev[spawn_of[i]].agent]
+    wrong = [i for i in ret.tolist() if ev[i].to is not None and ev[i].to != ev[spawn_of[i]].agent]
     col.add_many("return.wrong-target", wrong, lambda i: (
         loc.event(i, "to"), f"agent {short(ev[i].agent)} returns to {short(ev[i].to)} but was spawned by "
         f"{short(ev[spawn_of[i]].agent)} ({loc.event(int(spawn_of[i]))})", "return to the spawner"))

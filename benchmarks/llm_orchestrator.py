@@ -437,7 +437,8 @@ def plot(res: dict, path: Path) -> None:
     for x in ax:
         x.legend(fontsize=7, loc="best")
         x.grid(alpha=0.3)
-    fig.suptitle(f"SmolLM2-135M trained as orchestrator with TRL GRPO on {corpus}: exact vs broadcast credit",
+    credits = " vs ".join(dict.fromkeys(r["credit"] for r in res["runs"])) or "no run"
+    fig.suptitle(f"SmolLM2-135M trained as orchestrator with TRL GRPO on {corpus}: {credits} credit",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -286,7 +286,7 @@ def test_every_batched_env_is_a_batched_env() -> None:
 # ----------------------------------------------------------------------------- the grep guard
 #: where the simulation's own state may be read: the env package itself and the stop rules that
 #: are handed the world by the env's evaluator (orchestrace.env.baselines.evaluate)
-WORLD_READERS = ("env/", "learn/evaluate.py")
+WORLD_READERS = ("env/", "evaluation/simulated.py")
 #: (pattern, what it is, files where it is the definition) — a reading of env → learner by raw numbers
 FORBIDDEN: list[tuple[str, str, tuple[str, ...]]] = [
     (r"\b(?:o|o5|off|offsets|starts)\[\s*\d+\s*\]", "a head offset by number (use layout.heads / Heads.action)", ()),

@@ -42,14 +42,6 @@ def tiny_model(smollm2_tokenizer):
     """(model, tokenizer): a 2-layer Llama (SmolLM2's architecture, hidden size 64) with SmolLM2's
     tokenizer, randomly initialised — a real transformers model, trained for a few CPU steps in
     seconds (the full 135M model loads in ~30 s; ``examples/trl_train.py`` uses it)."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from trainer_helpers import tiny_llama
 
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    tok = smollm2_tokenizer
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                      tie_word_embeddings=True)
-    return LlamaForCausalLM(cfg), tok
+    return tiny_llama(smollm2_tokenizer), smollm2_tokenizer

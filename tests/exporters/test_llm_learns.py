@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from trainer_helpers import needs
+from trainer_helpers import needs, tiny_llama
 
 from orchestrace.offline import load_logged_runs
 
@@ -26,20 +26,11 @@ G = 8  # replies per state (one GRPO group)
 def warmed(smollm2_tokenizer):
     """A tiny random Llama with SmolLM2's tokenizer, taught the reply format by ``format_warmup`` (TRL SFT)
     — so it carries TRL's per-object forward, as a warmed SmolLM2 does."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
     from orchestrace.llm.llm_grpo import format_warmup
 
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
     tok = smollm2_tokenizer
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
-                      tie_word_embeddings=True)
     runs = load_logged_runs(TINY)
-    model, tok2, ident = format_warmup(runs, (LlamaForCausalLM(cfg), tok, {"model": "tiny-llama"}), steps=16,
+    model, tok2, ident = format_warmup(runs, (tiny_llama(tok), tok, {"model": "tiny-llama"}), steps=16,
                                        batch=8, lora_r=0, learning_rate=1e-2)
     return runs, (model, tok2, ident)
 

@@ -26,3 +26,18 @@ def cli(*args: str) -> str:
                        timeout=300)
     assert r.returncode == 0, f"orchestrace {' '.join(args)} exited {r.returncode}: {r.stderr}"
     return r.stdout
+
+
+def tiny_llama(tok):
+    """A 2-layer Llama (SmolLM2's architecture, hidden size 64) for ``tok``, randomly initialised
+    (seeded, one torch thread): a real transformers model that trains for a few CPU steps in seconds."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                      tie_word_embeddings=True)
+    return LlamaForCausalLM(cfg)

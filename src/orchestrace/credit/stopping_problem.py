@@ -153,7 +153,7 @@ def _groups(problem: StoppingProblem, theta: np.ndarray, X: np.ndarray, n: int,
     r_cont = -problem.cost + np.where(k == T - 1, stop_r[:, -1:], 0.0)  # (B, T)
     rewards = np.where(cont, r_cont[:, None, :], stop_r[:, None, :T])
     act = cont.astype(np.int64)
-    q = np.take_along_axis(np.broadcast_to(Qx[:, None], (B, n, T, 2)), act[..., None], axis=3)[..., 0]
+    q = np.take_along_axis(np.broadcast_to(Qx[:, None], (B, n, T, 2)), act[..., None], axis=3).squeeze(axis=3)
     v = (pc * Qx[..., CONTINUE] + (1 - pc) * Qx[..., STOP])[:, None, :].repeat(n, 1)
     return {"states": np.broadcast_to(dec[:, None, :], (B, n, T)), "actions": act, "rewards": rewards,
             "lengths": lengths, "q": q, "v": v}

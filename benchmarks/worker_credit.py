@@ -56,10 +56,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-tasks", type=int, default=32)
     ap.add_argument("--probe-every", type=int, default=4)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (GPU numbers are labelled by this field)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "worker_credit_results.json"))
     ap.add_argument("--picture", default=str(ROOT / "docs" / "worker-credit.png"))
     ap.add_argument("--work", default="/tmp/worker-credit-runs")
+    ap.add_argument("--credit-only", action="store_true",
+                    help="no LLM: how each credit scheme ranks a right reply against a wrong one, from the log alone")
+    ap.add_argument("--draws", type=int, default=200)
+    ap.add_argument("--merge", nargs="+", default=None,
+                    help="results files of runs made in parallel: combine them into --out and draw --picture")
     a = ap.parse_args(argv)
+    if a.merge:
+        return merge([Path(p) for p in a.merge], Path(a.out), Path(a.picture))
+    if a.credit_only:
+        return credit_only(a)
 
     import shutil
 
@@ -86,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     val = np.flatnonzero(train.runs.split == "validation")
     val = np.random.default_rng(54321).permutation(val)[: a.probe_tasks]
     logged = team_return(fresh, a.member, rows, [fresh.texts[t, :, k] for t in rows])
-    base = load_causal_lm(None)
+    base = load_causal_lm(None, device=a.device)
     t1 = time.perf_counter()
     base_ans, base_rep = greedy_answers(base[0], base[1], fresh, a.member, rows)
     start = team_return(fresh, a.member, rows, [[x] for x in base_ans])
@@ -108,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         for credit in a.credits:
             cfg = WorkerGRPOConfig(credit=credit, updates=a.updates, prompts_per_update=a.tasks_per_update,
                                    generations=a.generations, learning_rate=a.lr, lora_r=a.lora_r,
-                                   temperature=a.temperature, seed=seed, save_every=10_000)
+                                   temperature=a.temperature, seed=seed, save_every=10_000,
+                                   device=a.device)
             out = Path(a.work) / f"{credit}-{seed}"
             shutil.rmtree(out, ignore_errors=True)
             t = time.perf_counter()
@@ -135,6 +146,60 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def credit_only(a: argparse.Namespace) -> int:
+    """The signal each credit gives GRPO, from the log alone (no LLM): on every train task of the team
+    corpus where the member logged a wrong answer, a right reply (the task's answer) and that wrong
+    reply are credited in independently drawn contexts (the other members' logged rounds, as in
+    training); per scheme: P(right credited above wrong), P(tie), P(below), the mean and standard
+    deviation of the credit difference, their ratio (the signal-to-noise of one pair)."""
+    from orchestrace.core.io import atomic_write
+    from orchestrace.llm.worker_grpo import TeamLog, member_credit
+
+    t0, load0 = time.perf_counter(), _load()
+    log = TeamLog.load(CORPORA / "smollm2-team-v1")
+    k, team = log.column(a.member), log.team(a.member)
+    kk, R = team.index(k), log.texts.shape[1]
+    rng = np.random.default_rng(0)
+    diffs: dict[str, list[float]] = {c: [] for c in a.credits}
+    pairs = 0
+    for t in np.flatnonzero(log.runs.split == "train"):
+        truth = str(log.tasks[t].answer)
+        wrong = sorted({x for x in log.texts[t, :, k].tolist() if x is not None and x != truth})
+        for w in wrong:
+            pairs += 1
+            for _ in range(a.draws):
+                ctx = [[log.texts[t, int(rng.integers(R)), c] for c in team] for _ in range(2)]
+                ctx[0][kk], ctx[1][kk] = truth, w
+                for c in diffs:
+                    diffs[c].append(member_credit(ctx[0], truth, kk, c) - member_credit(ctx[1], truth, kk, c))
+    out = {"member": a.member, "team": [log.runs.members[c] for c in team], "pairs": pairs, "draws": a.draws,
+           "loadavg_start": load0}
+    for c, d in diffs.items():
+        x = np.asarray(d)
+        out[c] = {"p_above": float((x > 0).mean()), "p_tie": float((x == 0).mean()), "p_below": float((x < 0).mean()),
+                  "mean": float(x.mean()), "std": float(x.std()), "snr": float(x.mean() / max(x.std(), 1e-12))}
+    out["loadavg_end"], out["seconds"] = _load(), time.perf_counter() - t0
+    atomic_write(Path(a.out), json.dumps(out, indent=1).encode())
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+def merge(files: list[Path], out: Path, pic: Path) -> int:
+    """Combine the results of runs made in parallel (one process per seed / scheme)."""
+    from orchestrace._stats import t_interval
+    from orchestrace.core.io import atomic_write
+
+    parts = [json.loads(f.read_text()) for f in files]
+    res = {**parts[0], "parts": [{k: p.get(k) for k in ("config", "loadavg_start", "loadavg_end", "wall_seconds",
+                                                           "fresh", "validation_start")} for p in parts],
+           "runs": [r for p in parts for r in p["runs"]]}
+    res["summary"] = summarise(res["runs"], int(parts[0]["config"]["updates"]), t_interval)
+    atomic_write(out, json.dumps(res, indent=1).encode())
+    picture(res, pic)
+    print(json.dumps(res["summary"], indent=1))
+    return 0
+
+
 def reach(probes: list[dict], target: float) -> float | None:
     """The first probed update whose validation team return is ≥ ``target`` (None: never)."""
     for p in probes:
@@ -152,9 +217,12 @@ def summarise(runs: list[dict], updates: int, t_interval) -> dict:
         ex, br = by.get((s, "exact")), by.get((s, "broadcast"))
         if not (ex and br):
             continue
-        target = br["probes"][-1]["val_team_return"]
-        u = reach(ex["probes"], target)
-        out["per_seed"].append({"seed": s, "broadcast_final_val": target, "exact_final_val": ex["probes"][-1]["val_team_return"],
+        target, start = br["probes"][-1]["val_team_return"], br["probes"][0]["val_team_return"]
+        # learning speed is defined only when broadcast improved on the start (else exact "reaches" it at 0)
+        u = reach(ex["probes"][1:], target) if target > start + 1e-12 else None
+        out["per_seed"].append({"seed": s, "start_val": start, "broadcast_final_val": target,
+                                "exact_final_val": ex["probes"][-1]["val_team_return"],
+                                "broadcast_improved": target > start + 1e-12,
                                 "exact_updates_to_reach": u, "share_of_broadcast_updates": None if u is None else u / updates,
                                 "fresh_exact": ex["fresh_team_return"], "fresh_broadcast": br["fresh_team_return"]})
     for c in ("exact", "broadcast"):

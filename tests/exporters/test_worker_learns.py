@@ -194,7 +194,7 @@ def _train(fresh, base, out, **kw):
     from orchestrace.llm.worker_grpo import train_team_member
 
     cfg = WorkerGRPOConfig(**{"credit": "exact", "updates": 1, "prompts_per_update": 1, "generations": G,
-                              "lora_r": 0, "learning_rate": 1e-3, "seed": 0, **kw})
+                              "lora_r": 0, "learning_rate": 2e-4, "max_completion_length": 4, "seed": 0, **kw})
     return train_team_member(fresh, "cold", cfg, out, base=base)
 
 

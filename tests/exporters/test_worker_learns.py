@@ -212,9 +212,12 @@ def test_one_update_moves_the_generating_member_toward_its_exact_credit(answerin
     after = reply_logprobs(res["model"], answering[1], s["prompts"], s["replies"])
     d = after - before
     adv = (r - r.mean()) / (r.std() + 1e-4)
-    best, worst = int(np.argmax(adv)), int(np.argmin(adv))
-    assert d[best] > 0 > d[worst], (d, adv, s["replies"])
-    assert np.corrcoef(d, adv)[0, 1] > 0.5
+    # the tiny model is nearly uniform (SFT entropy ≈ 10 nats), so one AdamW step shifts every reply's
+    # log-prob by a common amount; what GRPO must do is move the odds: the higher-credit replies gain on
+    # the lower-credit ones, in proportion to their advantage
+    hi, lo = adv >= adv.max() - 1e-9, adv <= adv.min() + 1e-9
+    assert d[hi].mean() > d[lo].mean(), (d, adv, s["replies"])
+    assert np.corrcoef(d, adv)[0, 1] > 0.5, (d, adv)
     assert res["curve"][0]["unparsed"] < 1.0
 
     # a resumed run refuses another credit scheme, member, model or corpus — before any training

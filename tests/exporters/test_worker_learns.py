@@ -131,7 +131,8 @@ def test_a_corpus_without_every_answer_is_a_located_error(tmp_path) -> None:
         TeamLog.load(_write_corpus(tmp_path / "bad", 6, drop_return=True))
 
 
-@pytest.mark.parametrize("kw", [{"credit": "sometimes"}, {"generations": 1}, {"updates": 0}, {"learning_rate": 0.0}])
+@pytest.mark.parametrize("kw", [{"credit": "sometimes"}, {"generations": 1}, {"updates": 0}, {"learning_rate": 0.0},
+                                {"optim": "adamw_banana"}])
 def test_bad_config_is_a_located_error(kw) -> None:
     with pytest.raises(ConfigError):
         WorkerGRPOConfig(**kw)
@@ -194,7 +195,8 @@ def _train(fresh, base, out, **kw):
     from orchestrace.llm.worker_grpo import train_team_member
 
     cfg = WorkerGRPOConfig(**{"credit": "exact", "updates": 1, "prompts_per_update": 1, "generations": G,
-                              "lora_r": 0, "learning_rate": 2e-4, "max_completion_length": 4, "seed": 0, **kw})
+                              "lora_r": 0, "learning_rate": 2e-2, "optim": "sgd", "max_completion_length": 4, "seed": 0,
+                              **kw})
     return train_team_member(fresh, "cold", cfg, out, base=base)
 
 
@@ -212,9 +214,10 @@ def test_one_update_moves_the_generating_member_toward_its_exact_credit(answerin
     after = reply_logprobs(res["model"], answering[1], s["prompts"], s["replies"])
     d = after - before
     adv = (r - r.mean()) / (r.std() + 1e-4)
-    # the tiny model is nearly uniform (SFT entropy ≈ 10 nats), so one AdamW step shifts every reply's
-    # log-prob by a common amount; what GRPO must do is move the odds: the higher-credit replies gain on
-    # the lower-credit ones, in proportion to their advantage
+    # the tiny model is nearly uniform (SFT entropy ≈ 10 nats): one AdamW step (±lr on every weight) moves
+    # every reply's log-prob by several nats whatever its advantage, so the update is a plain SGD step —
+    # to first order Δ = lr·K·adv with K the Gram matrix of the replies' gradients, so advᵀΔ ≥ 0: the
+    # higher-credit replies gain on the lower-credit ones
     hi, lo = adv >= adv.max() - 1e-9, adv <= adv.min() + 1e-9
     assert d[hi].mean() > d[lo].mean(), (d, adv, s["replies"])
     assert np.corrcoef(d, adv)[0, 1] > 0.5, (d, adv)

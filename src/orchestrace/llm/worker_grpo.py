@@ -43,8 +43,10 @@ log. Read top to bottom (:func:`train_team_member`):
 Evaluation (:func:`team_return`): the exact expected team return of a task, averaged over every
 combination of the other members' logged rounds, with a given answer of the member in place.
 
->>> member_credit(["7", "5", "7"], "7", 0, "exact"), member_credit(["7", "5", None], "7", 0, "exact")
-(0.0, 1.0)
+>>> member_credit(["7", "7", "5"], "7", 0, "exact")  # the team is right without it too
+0.0
+>>> member_credit(["7", "5", None], "7", 0, "exact")  # without it the tie goes to "5"
+1.0
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ __all__ = ["WORKER_RUN_FORMAT", "TeamLog", "WorkerGRPOConfig", "member_credit", 
 
 WORKER_RUN_FORMAT = "orchestrace-worker-grpo/1"
 CREDITS = ("exact", "shapley", "broadcast")
+OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "sgd", "adafactor")
 _TASK_ID = re.compile(r"(add|mentor)-s([1-3])-(\d{1,9})")
 
 
@@ -89,6 +92,7 @@ class WorkerGRPOConfig:
     seed: int = 0
     device: str = "cpu"
     save_every: int = 10
+    optim: str = "adamw_torch"  # transformers' optimizer name (e.g. "sgd": a first-order step, for tests)
 
     def __post_init__(self) -> None:
         if self.credit not in CREDITS:
@@ -98,6 +102,8 @@ class WorkerGRPOConfig:
                 raise ConfigError(f"{name} {getattr(self, name)!r}: must be an integer ≥ 1")
         if self.generations < 2:
             raise ConfigError("generations must be ≥ 2: GRPO compares replies within a group")
+        if self.optim not in OPTIMIZERS:
+            raise ConfigError(f"optim {self.optim!r}: use one of {', '.join(OPTIMIZERS)}")
         if self.lora_r < 0 or not self.learning_rate > 0 or not self.temperature > 0:
             raise ConfigError("lora_r ≥ 0, learning_rate > 0 and temperature > 0 are required")
 
@@ -114,8 +120,8 @@ def member_credit(team: Sequence[str | None], truth: str, k: int, credit: str) -
 
     >>> member_credit(["5", "7", "7"], "7", 0, "broadcast"), member_credit(["5", "7", "7"], "7", 0, "exact")
     (1.0, 0.0)
-    >>> member_credit(["7", None, "5"], "7", 0, "shapley")
-    0.5
+    >>> round(member_credit(["5", "7", "7"], "7", 1, "shapley"), 4)
+    0.6667
     """
     def v(cols: Sequence[int]) -> float:
         return float(_majority([team[c] for c in sorted(cols)]) == truth)
@@ -346,6 +352,18 @@ def greedy_answers(model: Any, tok: Any, log: TeamLog, member: str, rows: Sequen
     return [log.grade(int(t), member, r) for t, r in zip(rows, replies, strict=True)], replies
 
 
+def _grpo_args(trl: Any, cfg: WorkerGRPOConfig, out: Path) -> Any:
+    """TRL's ``GRPOConfig`` for ``cfg``: one update = ``prompts_per_update`` groups of ``generations`` replies."""
+    return trl.GRPOConfig(
+        output_dir=str(out), max_steps=cfg.updates, per_device_train_batch_size=cfg.prompts_per_update * cfg.generations,
+        num_generations=cfg.generations, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
+        gradient_checkpointing=False, max_completion_length=cfg.max_completion_length, temperature=cfg.temperature,
+        beta=0.0, logging_steps=1, save_strategy="steps", save_steps=cfg.save_every, save_total_limit=1,
+        report_to="none", use_cpu=cfg.device == "cpu", bf16=False, fp16=False, seed=cfg.seed, data_seed=cfg.seed,
+        dataloader_num_workers=0, disable_tqdm=True, remove_unused_columns=False, shuffle_dataset=False,
+        optim=cfg.optim)
+
+
 def train_team_member(log: TeamLog | str | os.PathLike[str], member: str, cfg: WorkerGRPOConfig,
                       out: str | os.PathLike[str], *, model: Any = None, base: tuple[Any, Any, dict[str, Any]] | None = None,
                       resume: bool = False, probe: Callable[[Any, Any, int], dict[str, float]] | None = None,
@@ -397,13 +415,7 @@ def train_team_member(log: TeamLog | str | os.PathLike[str], member: str, cfg: W
     curve: list[dict[str, float]] = []
     samples: list[dict[str, Any]] = []
     reward = _reward(tlog, member, cfg.credit, cfg.seed + 1, curve, samples)
-    args = trl.GRPOConfig(
-        output_dir=str(out), max_steps=cfg.updates, per_device_train_batch_size=cfg.prompts_per_update * cfg.generations,
-        num_generations=cfg.generations, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
-        gradient_checkpointing=False, max_completion_length=cfg.max_completion_length, temperature=cfg.temperature,
-        beta=0.0, logging_steps=1, save_strategy="steps", save_steps=cfg.save_every, save_total_limit=1,
-        report_to="none", use_cpu=cfg.device == "cpu", bf16=False, fp16=False, seed=cfg.seed, data_seed=cfg.seed,
-        dataloader_num_workers=0, disable_tqdm=True, remove_unused_columns=False, shuffle_dataset=False)
+    args = _grpo_args(trl, cfg, out)
     trainer = trl.GRPOTrainer(model=lm, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok)
     probes: list[dict[str, float]] = []
     paused = [0.0]

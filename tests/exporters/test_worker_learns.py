@@ -195,7 +195,7 @@ def _train(fresh, base, out, **kw):
     from orchestrace.llm.worker_grpo import train_team_member
 
     cfg = WorkerGRPOConfig(**{"credit": "exact", "updates": 1, "prompts_per_update": 1, "generations": G,
-                              "lora_r": 0, "learning_rate": 2e-2, "optim": "sgd", "max_completion_length": 4, "seed": 0,
+                              "lora_r": 0, "learning_rate": 1e-2, "optim": "sgd", "max_completion_length": 4, "seed": 0,
                               **kw})
     return train_team_member(fresh, "cold", cfg, out, base=base)
 
@@ -210,9 +210,14 @@ def test_one_update_moves_the_generating_member_toward_its_exact_credit(answerin
     s = res["samples"][0]
     r = np.asarray(s["rewards"])
     assert r.std() > 0, ("the group must hold unequal credits", s)
-    before = reply_logprobs(answering[0], answering[1], s["prompts"], s["replies"])
-    after = reply_logprobs(res["model"], answering[1], s["prompts"], s["replies"])
-    d = after - before
+    def tokens_lp(model):  # the reply's own tokens: reply_logprobs adds the eos, which a truncated sample lacks
+        tok = answering[1]
+        whole = reply_logprobs(model, tok, s["prompts"], s["replies"])
+        eos = reply_logprobs(model, tok, [p + x for p, x in zip(s["prompts"], s["replies"], strict=True)],
+                             [""] * len(s["replies"]))
+        return whole - eos
+
+    d = tokens_lp(res["model"]) - tokens_lp(answering[0])
     adv = (r - r.mean()) / (r.std() + 1e-4)
     # the tiny model is nearly uniform (SFT entropy ≈ 10 nats): one AdamW step (±lr on every weight) moves
     # every reply's log-prob by several nats whatever its advantage, so the update is a plain SGD step —

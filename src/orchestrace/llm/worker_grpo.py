@@ -436,5 +436,7 @@ def train_team_member(log: TeamLog | str | os.PathLike[str], member: str, cfg: W
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if has_ckpt else None)
     secs = time.perf_counter() - t0 - paused[0]
-    return {"model": own_forward(trainer.model), "tokenizer": tok, "log": tlog, "curve": curve, "samples": samples,
+    model = own_forward(trainer.model)
+    model.eval()  # left in train mode, a model with gradient checkpointing generates other log-probs (measured)
+    return {"model": model, "tokenizer": tok, "log": tlog, "curve": curve, "samples": samples,
             "probes": probes, "seconds": secs, "identity": ident, "run": doc}

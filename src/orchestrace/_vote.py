@@ -6,9 +6,11 @@ import the same function without pointing up; :mod:`orchestrace.policies.rules` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-__all__ = ["top_answer"]
+__all__ = ["majority", "top_answer"]
 
 
 def top_answer(votes: np.ndarray, first: np.ndarray | None = None) -> np.ndarray:
@@ -29,3 +31,18 @@ def top_answer(votes: np.ndarray, first: np.ndarray | None = None) -> np.ndarray
     tied = present & np.isclose(v, v.max(-1, keepdims=True), rtol=0, atol=1e-9)
     top = np.where(tied, order, np.iinfo(np.int64).max).argmin(-1)
     return np.where(present.any(-1), top, -1)
+
+
+def majority(answers: Sequence[str | None]) -> str | None:
+    """The most frequent parsed answer (None ignored); ties go to the answer that appeared first —
+    :func:`top_answer` over answers coded in order of appearance.
+
+    >>> majority(["7", None, "5", "5", "7"]), majority([None, None])
+    ('7', None)
+    """
+    counts: dict[str, int] = {}
+    for a in answers:
+        if a is not None:
+            counts[a] = counts.get(a, 0) + 1  # dicts keep first-appearance order: codes 0, 1, … as seen
+    top = int(top_answer(np.array([list(counts.values())], np.float64))[0]) if counts else -1
+    return list(counts)[top] if top >= 0 else None

@@ -107,9 +107,9 @@ def collect_mixed(
 ) -> None:
     """Run the two-family team (SmolLM2 + Gemma 3 270M, a fallible calculator, priced members) on two local
     servers, every member every round; see docs/team2.md."""
+    from ..collection.collect import parse_cells
     from ..collection.mixed_team import MixedTeamConfig, collect_mixed_team
     from ..errors import LLMError, OrchestraceError
-    from ..collection.collect import parse_cells
 
     try:
         cfg = MixedTeamConfig(cells=parse_cells(suites), n_tasks=tasks, seed=seed)

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .._vote import majority  # re-exported: the collectors' vote over parsed answers
 from ..errors import ConfigError, LLMError
 from ..llm.tasks import SUITES, VOTE_SUITES, Task, make_task, make_vote_task
 
@@ -186,24 +187,6 @@ class CollectConfig:
         d["cells"] = [list(c) for c in self.cells]
         d["stop"] = list(self.stop)
         return d
-
-
-def majority(answers: Sequence[str | None]) -> str | None:
-    """The most frequent parsed answer (None ignored); ties go to the answer that appeared first.
-
-    >>> majority(["7", None, "5", "5", "7"]), majority([None, None])
-    ('7', None)
-    """
-    import numpy as np
-
-    from ..policies.rules import top_answer  # the one majority vote
-
-    counts: dict[str, int] = {}
-    for a in answers:
-        if a is not None:
-            counts[a] = counts.get(a, 0) + 1  # dicts keep first-appearance order: codes 0, 1, … as seen
-    top = int(top_answer(np.array([list(counts.values())], np.float64))[0]) if counts else -1
-    return list(counts)[top] if top >= 0 else None
 
 
 @dataclass(frozen=True)

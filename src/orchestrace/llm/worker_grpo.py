@@ -1,6 +1,6 @@
 """A team member (worker) LLM trained with TRL's GRPO, credited by its exact counterfactual contribution.
 
-A team corpus (:mod:`orchestrace.llm.team`) logs every member's answer in every round
+A team corpus (:mod:`orchestrace.collection.team`) logs every member's answer in every round
 (always-continue), so one member can be the LLM under training while the others replay from the
 log. Read top to bottom (:func:`train_team_member`):
 
@@ -9,7 +9,7 @@ log. Read top to bottom (:func:`train_team_member`):
    differently; its logged answer is not a valid counterfactual. The team is therefore the
    trained member plus every member that does not see it — on the default team, training
    ``cold`` gives the team ``{cold, hot, calc}`` — aggregated by **majority** (ties → the
-   answer of the earlier column, :func:`~orchestrace.llm.collect.majority`, the one majority
+   answer of the earlier column, :func:`~orchestrace._vote.majority`, the one majority
    vote). A member that itself sees others (the reviser) cannot be trained here: its prompt is
    built from one logged round's answers, which fixes its context (a :class:`ConfigError`).
 2. **Prompts.** The member's own logged prompt, rebuilt from the task id
@@ -109,7 +109,7 @@ class WorkerGRPOConfig:
 
 
 def _majority(answers: Sequence[str | None]) -> str | None:
-    from .collect import majority  # the one majority vote (ties: the answer seen first)
+    from .._vote import majority  # the one majority vote (ties: the answer seen first)
 
     return majority(answers)
 

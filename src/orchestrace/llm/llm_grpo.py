@@ -381,5 +381,5 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
                   if toks else float("nan"), "peak_rss_gib": peak}
     if torch.cuda.is_available() and cfg.device.startswith("cuda"):
         throughput["peak_cuda_gib"] = torch.cuda.max_memory_allocated() / 2**30
-    return {"model": own_forward(trainer.model), "tokenizer": tok, "decisions": dec, "curve": curve,
+    return {"model": own_forward(trainer.model).eval(), "tokenizer": tok, "decisions": dec, "curve": curve,
             "samples": samples, "probes": probes, "throughput": throughput, "identity": ident, "run": doc}

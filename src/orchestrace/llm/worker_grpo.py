@@ -238,14 +238,14 @@ class TeamLog:
 
     def messages(self, t: int, member: str) -> list[dict[str, str]]:
         """The chat messages the collector sent ``member`` for task row ``t``."""
-        from .team import _calc_prompt
+        from .calculator import _calc_prompt
 
         task = self.tasks[t]
         return _calc_prompt(task) if self.style(member) == "calc" else task.whole_prompt()
 
     def grade(self, t: int, member: str, reply: str) -> str | None:
         """The answer the collector would have logged for ``reply`` (None: unparsed)."""
-        from .team import _calc_answer
+        from .calculator import _calc_answer
 
         text = reply.split("\n", 1)[0]  # the collector stopped at the first newline
         task = self.tasks[t]

@@ -19,6 +19,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchestrace"
 #: Module-level state that is there on purpose, with the reason (each entry is a decision).
 ALLOWED = {
     ("cli/_app.py", "_KEPT"): "holds at most one object until os._exit (cli._app.keep): bounded to 1",
+    ("collection/_sandbox.py", "_workers"): "the grader worker processes, keyed by grader and import path: "
+                                            "bounded to _MAX_WORKERS (least recently used killed), locked, "
+                                            "all killed at exit",
 }
 _MUTATORS = {"append", "extend", "update", "setdefault", "pop", "popitem", "clear", "add", "insert", "remove",
              "discard", "appendleft"}

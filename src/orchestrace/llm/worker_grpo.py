@@ -182,7 +182,8 @@ class TeamLog:
                 if rec.kind == "header":
                     cur = row.get(str(body.get("task_id")), -1)
                 elif rec.kind == "event" and cur >= 0 and body.get("type") == "return":
-                    a = body.get("attrs") if isinstance(body.get("attrs"), dict) else {}
+                    attrs = body.get("attrs")
+                    a: dict[str, Any] = attrs if isinstance(attrs, dict) else {}
                     r, w = a.get("round"), a.get("worker")
                     if isinstance(r, int) and isinstance(w, int) and 0 <= r < R and 0 <= w < W:
                         ans = a.get("answer")

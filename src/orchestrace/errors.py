@@ -34,13 +34,16 @@ surely_not_a_module_xyz is needed for this; install it with: pip install 'orches
 
 from __future__ import annotations
 
+import enum as _enum
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from ._problems import Problem
+
+E = TypeVar("E", bound=_enum.Enum)
 
 __all__ = [
     "CheckpointError",
@@ -182,6 +185,28 @@ def did_you_mean(name: object, choices: Iterable[str], *, prefix: str = "", n: i
     names = [repr(c) for c in close]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
     return f"{prefix}did you mean {listed}?"
+
+
+def parse_named(value: object, enum: type[E], *, aliases: Mapping[str, str] | None = None, what: str) -> E:
+    """The member of the string enum ``enum`` that ``value`` names (case, ``_``/``-`` and ``aliases``
+    forgiven), or a :class:`ConfigError` with a "did you mean" hint and the choices.
+
+    >>> import enum
+    >>> class Colour(enum.Enum):
+    ...     DARK_RED = "dark-red"
+    >>> parse_named("Dark_Red", Colour, what="colour")
+    <Colour.DARK_RED: 'dark-red'>
+    """
+    if isinstance(value, enum):
+        return value
+    key = str(value).strip().lower().replace("_", "-")
+    key = (aliases or {}).get(key, key)
+    try:
+        return enum(key)
+    except ValueError:
+        names = [m.value for m in enum]  # type: ignore[attr-defined]
+        tip = did_you_mean(key, names, prefix="; ")
+        raise ConfigError(f"unknown {what} {value!r}{tip} (choose from {', '.join(names)})") from None
 
 
 def require(module: str, *, extra: str) -> ModuleType:

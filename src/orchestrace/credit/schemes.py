@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError, did_you_mean
+from ..errors import ConfigError, parse_named
 from ..vocab import _StrEnum
 
 __all__ = ["SCALES", "CreditScheme", "DecisionEpisode", "group_advantages", "parse_scheme",
@@ -81,16 +81,7 @@ def parse_scheme(scheme: CreditScheme | str) -> CreditScheme:
     ...
     orchestrace.errors.ConfigError: unknown credit scheme 'braodcast'; did you mean 'broadcast'? (choose from broadcast, per-turn, per-agent, exact)
     """
-    if isinstance(scheme, CreditScheme):
-        return scheme
-    key = str(scheme).strip().lower().replace("_", "-")
-    key = _ALIASES.get(key, key)
-    try:
-        return CreditScheme(key)
-    except ValueError:
-        names = [s.value for s in CreditScheme]
-        tip = did_you_mean(key, names, prefix="; ")
-        raise ConfigError(f"unknown credit scheme {scheme!r}{tip} (choose from {', '.join(names)})") from None
+    return parse_named(scheme, CreditScheme, aliases=_ALIASES, what="credit scheme")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ and ``orchestrace.credit.parse_method``; :data:`METHOD_OPTIONS` is what a reward
 
 from __future__ import annotations
 
-from ..errors import ConfigError, did_you_mean
+from ..errors import parse_named
 from ..vocab import _StrEnum
 
 __all__ = ["METHOD_OPTIONS", "PLACEMENTS", "CreditMethod", "parse_method"]
@@ -55,13 +55,4 @@ def parse_method(method: CreditMethod | str) -> CreditMethod:
     >>> parse_method("LOO"), parse_method("shapley")
     (<CreditMethod.LEAVE_ONE_OUT: 'leave-one-out'>, <CreditMethod.SHAPLEY: 'shapley'>)
     """
-    if isinstance(method, CreditMethod):
-        return method
-    key = str(method).strip().lower().replace("_", "-")
-    key = ALIASES.get(key, key)
-    try:
-        return CreditMethod(key)
-    except ValueError:
-        names = [m.value for m in CreditMethod]
-        tip = did_you_mean(key, names, prefix="; ")
-        raise ConfigError(f"unknown credit method {method!r}{tip} (choose from {', '.join(names)})") from None
+    return parse_named(method, CreditMethod, aliases=ALIASES, what="credit method")

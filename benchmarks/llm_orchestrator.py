@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=2e-4)
     ap.add_argument("--temperature", type=float, default=0.7, help="sampling temperature of the GRPO replies")
     ap.add_argument("--lora-r", type=int, default=16)
+    ap.add_argument("--beta", type=float, default=0.0, help="KL to the warmed start (TRL's beta)")
+    ap.add_argument("--balance-cells", action="store_true", help="every update: one state of each task cell")
     ap.add_argument("--format-warmup", type=int, default=0, metavar="STEPS",
                     help="TRL SFT steps on uniformly random valid action words before GRPO (0 = none)")
     ap.add_argument("--warmup-lr", type=float, default=1e-3, help="learning rate of the format warm-up (LoRA)")
@@ -238,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
                 cfg = LLMGRPOConfig(credit=credit, continuation="stop-next" if team else "gate", updates=a.updates,
                                     prompts_per_update=a.prompts, generations=a.generations, learning_rate=a.lr,
                                     lora_r=a.lora_r, seed=seed, device=a.device, save_every=max(a.updates, 1),
-                                    temperature=a.temperature, max_completion_length=a.max_completion)
+                                    temperature=a.temperature, max_completion_length=a.max_completion,
+                                    beta=a.beta, balance_cells=a.balance_cells)
                 run_dir = out / f"seed-{seed}-{credit}"
                 if run_dir.exists():
                     import shutil

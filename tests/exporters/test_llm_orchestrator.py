@@ -259,3 +259,20 @@ def test_team_rewards_value_member_subsets_exactly() -> None:
             else:  # an action word not valid here: unparsed → the default (stop, else the first valid), half penalty
                 want = dec.q_value(s, 0 if dec.valid(s)[0] else int(np.flatnonzero(dec.valid(s))[0]), StopNext()) - 0.5
             assert g == pytest.approx(want)
+
+
+def test_balanced_rows_take_the_task_cells_in_turn() -> None:
+    from orchestrace.llm.llm_grpo import LLMGRPOConfig, balanced_rows
+    from orchestrace.logged.logged_env import LoggedDecisions
+    from orchestrace.offline import make_synthetic_logged
+
+    team = make_synthetic_logged(60, 3, 3, seed=2, members=("cold", "hot", "reviser"))
+    dec = LoggedDecisions(team)
+    rows = balanced_rows(dec, np.arange(60), 14, seed=0)
+    cells = [f"{team.suite[r['task']]}:{team.difficulty[r['task']]}" for r in rows]
+    k = len(set(cells))
+    assert len(rows) == 14 and k >= 2
+    for i in range(0, 14 - k + 1, k):  # every block of k consecutive rows holds each cell once
+        assert sorted(cells[i: i + k]) == sorted(set(cells))
+    with pytest.raises(ConfigError, match="beta"):
+        LLMGRPOConfig(beta=-0.1)

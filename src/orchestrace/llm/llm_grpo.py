@@ -53,7 +53,7 @@ import numpy as np
 from ..errors import ConfigError, require
 from .llm_policy import DEFAULT_ACTION, own_forward, parse_action, prompt_text
 
-__all__ = ["RUN_FORMAT", "LLMGRPOConfig", "decision_reward", "decision_rows", "format_warmup",
+__all__ = ["RUN_FORMAT", "LLMGRPOConfig", "balanced_rows", "decision_reward", "decision_rows", "format_warmup",
            "train_llm_orchestrator"]
 
 RUN_FORMAT = "orchestrace-llm-grpo/1"
@@ -79,6 +79,8 @@ class LLMGRPOConfig:
     seed: int = 0
     device: str = "cpu"
     save_every: int = 5
+    beta: float = 0.0  # KL to the start (TRL's reference model); > 0 holds the policy near its warmed start
+    balance_cells: bool = False  # every update holds one state of each task cell, in turn (balanced_rows)
     aggregations: tuple[str, ...] = ("majority", "logprob")
     price_seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -94,8 +96,8 @@ class LLMGRPOConfig:
                 raise ConfigError(f"{name} {getattr(self, name)}: must be ≥ 1")
         if self.generations < 2:
             raise ConfigError("generations must be ≥ 2: GRPO compares replies within a group")
-        if self.lora_r < 0 or not self.learning_rate > 0 or self.penalty < 0:
-            raise ConfigError("lora_r ≥ 0, learning_rate > 0 and penalty ≥ 0 are required")
+        if self.lora_r < 0 or not self.learning_rate > 0 or self.penalty < 0 or not self.beta >= 0:
+            raise ConfigError("lora_r ≥ 0, learning_rate > 0, penalty ≥ 0 and beta ≥ 0 are required")
 
 
 def decision_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int) -> list[dict[str, Any]]:
@@ -117,6 +119,19 @@ def decision_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int)
             prefix += r
     perm = rng.permutation(len(out))[:n]
     return [out[i] for i in perm]
+
+
+def balanced_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int) -> list[dict[str, Any]]:
+    """:func:`decision_rows` in **task-cell order**: the cells (suite:difficulty) take turns, so every
+    ``k`` consecutive rows (k = the number of cells) hold one state of each cell. Fed unshuffled to GRPO
+    with ``prompts_per_update`` a multiple of k, every update pushes a shared action word up in the cells
+    where it is good and down where it is bad, so what is left of the update is what depends on the cell."""
+    runs = dec.runs
+    rows = np.asarray(rows)
+    cell = np.array([f"{runs.suite[int(t)]}:{runs.difficulty[int(t)]}" for t in rows])
+    names = sorted(set(cell.tolist()))
+    per = [decision_rows(dec, rows[cell == c], -(-n // len(names)), seed + 1000 * i) for i, c in enumerate(names)]
+    return [per[i % len(names)][i // len(names)] for i in range(n)]
 
 
 def _state(dec: Any, task: int, calls: str) -> Any:
@@ -333,7 +348,7 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
         lm = peft.get_peft_model(lm, peft.LoraConfig(
             r=cfg.lora_r, lora_alpha=2 * cfg.lora_r, lora_dropout=0.0, task_type="CAUSAL_LM",
             target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]))
-    rows = decision_rows(dec, train_rows, cfg.states, cfg.seed)
+    rows = (balanced_rows if cfg.balance_cells else decision_rows)(dec, train_rows, cfg.states, cfg.seed)
     ds = datasets.Dataset.from_list(rows)
     curve: list[dict[str, float]] = []
     samples: list[dict[str, Any]] = []
@@ -343,7 +358,7 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
         output_dir=str(out), max_steps=cfg.updates, per_device_train_batch_size=cfg.prompts_per_update * cfg.generations,
         num_generations=cfg.generations, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
         gradient_checkpointing=False, max_completion_length=cfg.max_completion_length, temperature=cfg.temperature,
-        beta=0.0, logging_steps=1, save_strategy="steps", save_steps=cfg.save_every, save_total_limit=2,
+        beta=cfg.beta, shuffle_dataset=not cfg.balance_cells, logging_steps=1, save_strategy="steps", save_steps=cfg.save_every, save_total_limit=2,
         report_to="none", use_cpu=cfg.device == "cpu", bf16=False, fp16=False, seed=cfg.seed, data_seed=cfg.seed,
         dataloader_num_workers=0, disable_tqdm=True, remove_unused_columns=False)
     trainer = trl.GRPOTrainer(model=lm, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok)

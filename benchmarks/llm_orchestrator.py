@@ -357,7 +357,8 @@ def team_baselines(runs, dec, sets, per, res, say):
     the same family chosen per task cell on validation. Per-task returns of the joint policy come from the
     team rollout, checked equal to the environment's on a fixed rule."""
     from orchestrace.logged.logged_env import rollout
-    from orchestrace.offline import _team, fit_team_policy
+    from orchestrace.offline import fit_team_policy
+    from orchestrace.policies import team as _team
     from orchestrace.trainers.team_fitted_q import _split, arrays_for, greedy, team_scales
 
     def rule(opt: str, k: int, agg: str):

@@ -19,6 +19,12 @@ two-round corpus at once; the per-task **oracle** is its row maximum.
   model on the joint policy's features predicts whether the aggregate is right; stop when P ≥ τ, else
   call every member once more and answer with the same aggregation. The model is fitted on the fitting
   rows for every (S0, aggregation); S0, the aggregation and τ per cell on the selection rows.
+- :func:`fit_fitted_rules` — baseline 6, the fitted ridge / logistic rules on the joint policy's features:
+  per cell, whichever of two fitted rules has the higher validation return: the fitted-Q joint policy restricted
+  to the linear class (ridge over its α grid, :func:`~orchestrace.trainers.team_fitted_q.fit_team_policy`) or
+  the logistic stop rule (:func:`fit_logistic_stop`: call a team S; stop with the aggregation of highest
+  P(right) when that P ≥ τ, else call S once more and answer with a fixed aggregation; S, that aggregation
+  and τ per cell on the selection rows, the models fitted on the fitting rows).
 
 >>> from orchestrace.logged.team_synth import make_synthetic_team
 >>> runs = make_synthetic_team(40, 2, seed=0, members=("cold", "hot", "calc"))
@@ -35,10 +41,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
-from ..policies.team import TeamArrays, team_features
+from ..logged.runs import LoggedRuns
+from ..policies.team import TeamArrays, rollout, team_features
+from ..policies.team_policy import TeamPolicy
+from ..trainers.team_fitted_q import fit_team_policy, greedy
 
-__all__ = ["Cascade", "KnnRouter", "LearnStop", "all_paths", "escalations", "fit_cascade", "fit_knn_router",
-           "fit_learnstop", "logistic_fit", "price_order"]
+__all__ = ["Cascade", "FittedRules", "KnnRouter", "LearnStop", "LogisticStop", "all_paths", "escalations",
+           "fit_cascade", "fit_fitted_rules", "fit_knn_router", "fit_learnstop", "fit_logistic_stop", "logistic_fit",
+           "policy_outcome", "price_order"]
 
 Path = tuple[tuple[int, ...], tuple[int, ...] | None, str]
 
@@ -301,3 +311,136 @@ def fit_learnstop(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, r
                     best = (v, s0, g, float(tau))
         first[c] = best[1:]
     return LearnStop(first, models)
+
+
+# ----------------------------------------------------------------------------- baseline 6: fitted linear rules
+def _aggs_of(arr: TeamArrays, s: tuple[int, ...]) -> tuple[str, ...]:
+    """The aggregations over the columns ``s`` (``latest:<m>`` only for a member m of s)."""
+    return tuple(g for g in arr.aggs if not g.startswith("latest:") or arr.members.index(g.split(":", 1)[1]) in s)
+
+
+@dataclass(frozen=True)
+class LogisticStop:
+    """Baseline 6b, per task cell: a team S, the aggregation ``g_end`` of the continuation and τ; per team S the
+    logistic models (one per aggregation over S) of "that aggregate is right" on the joint policy's features.
+
+    Call S; P_g = the model's probability that aggregation g is right; stop with g* = argmax P_g when
+    P_g* ≥ τ, else call S once more and answer with ``g_end``.
+    """
+
+    team: dict[int, tuple[tuple[int, ...], str, float]]  # cell → (S, g_end, τ)
+    models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray]]  # S → mean, sd, aggs, (G, F + 1)
+
+    def probs(self, arr: TeamArrays, rows: np.ndarray, s: tuple[int, ...]) -> np.ndarray:
+        """(len(rows), G) P(aggregation g over S is right) after one call of S, G = the models' aggregations."""
+        mu, sd, _, w = self.models[s]
+        x = (team_features(arr, arr.step(arr.start(rows), _mask(arr, len(rows), s)), arr.shape[1]) - mu) / sd
+        return 1.0 / (1.0 + np.exp(-np.clip(x @ w[:, :-1].T + w[:, -1], -30, 30)))
+
+    def _choose(self, arr: TeamArrays, rows: np.ndarray, s: tuple[int, ...], g_end: str, tau: float,
+                index: dict[Path, int]) -> np.ndarray:
+        aggs = self.models[s][2]
+        p = self.probs(arr, rows, s)
+        stop_at = np.array([index[(s, None, g)] for g in aggs])[p.argmax(1)]
+        return np.where(p.max(1) >= tau, stop_at, index[(s, s, g_end)])
+
+    def choose(self, arr: TeamArrays, rows: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) the index into ``names`` (:func:`all_paths`) of the path the rule takes on each task."""
+        rows = np.asarray(rows, np.int64)
+        index = {n: i for i, n in enumerate(names)}
+        out = np.zeros(len(rows), np.int64)
+        for c, sub in _cells(arr, rows).items():
+            if c not in self.team:
+                raise ConfigError(f"the logistic stop rule was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+            out[np.isin(rows, sub)] = self._choose(arr, sub, *self.team[c], index)
+        return out
+
+    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on every task (row = task)."""
+        rows = np.asarray(rows, np.int64)
+        return ret[rows, self.choose(arr, rows, names)]
+
+
+def fit_logistic_stop(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, ret: np.ndarray,
+                      names: list[Path], l2: float = 1.0) -> LogisticStop:
+    """Fit every team's models on ``fit_rows``; choose S, ``g_end`` and τ per cell on ``sel_rows`` (highest mean
+    return, ties: the first in subset, aggregation, τ order; τ: 0 = always stop, the deciles of max P, 1.01 = never
+    stop)."""
+    fit_rows, sel_rows = np.asarray(fit_rows, np.int64), np.asarray(sel_rows, np.int64)
+    models: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray]] = {}
+    for s in _subsets(arr.shape[2]):
+        st = arr.step(arr.start(fit_rows), _mask(arr, len(fit_rows), s))
+        x = team_features(arr, st, arr.shape[1])
+        mu, sd = x.mean(0), x.std(0)
+        sd = np.where(sd > 1e-12, sd, 1.0)
+        aggs = _aggs_of(arr, s)
+        w = np.stack([logistic_fit((x - mu) / sd, arr.correct(st, g).astype(float), l2) for g in aggs])
+        models[s] = (mu, sd, aggs, w)
+    rule = LogisticStop({}, models)
+    index = {n: i for i, n in enumerate(names)}
+    team: dict[int, tuple[tuple[int, ...], str, float]] = {}
+    for c, sub in _cells(arr, sel_rows).items():
+        best: tuple[float, tuple[int, ...], str, float] = (-np.inf, (0,), arr.aggs[0], 0.0)
+        for s, (_, _, aggs, _) in models.items():
+            pmax = rule.probs(arr, sub, s).max(1)
+            for g_end in aggs:
+                for tau in (0.0, *np.unique(np.percentile(pmax, np.arange(10, 100, 10))), 1.01):
+                    v = float(ret[sub, rule._choose(arr, sub, s, g_end, float(tau), index)].mean())
+                    if v > best[0] + 1e-12:
+                        best = (v, s, g_end, float(tau))
+        team[c] = best[1:]
+    return LogisticStop(team, models)
+
+
+def policy_outcome(arr: TeamArrays, pol: TeamPolicy, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The fitted joint policy's exact outcome per task on ``rows`` (:func:`~orchestrace.policies.team.rollout`:
+    ``return``, ``correct``, ``tokens``, ``calls``…); ``arr`` must be built with the policy's constants
+    (:func:`~orchestrace.trainers.team_fitted_q.arrays_for` on the corpus it was fitted on)."""
+    diff = [f"{k} {getattr(arr, k)!r} vs the policy's {getattr(pol, k)!r}" for k in ("token_scale", "lp_fill", "cf_fill")
+            if abs(getattr(arr, k) - getattr(pol, k)) > 1e-9 * max(1.0, abs(getattr(pol, k)))]
+    if list(arr.cells) != list(pol.cells) or list(arr.members) != list(pol.members):
+        diff.append(f"cells/members {list(arr.cells)}/{list(arr.members)} vs {pol.cells}/{pol.members}")
+    if diff:
+        raise ConfigError("the arrays were not built with the policy's constants: " + "; ".join(diff))
+    subs = [tuple(s) for s in pol.subsets]
+    return rollout(arr, greedy(arr, pol.model_class, pol.models, subs, len(pol.aggregations)), subs,
+                   tuple(pol.aggregations), idx=np.asarray(rows, np.int64))
+
+
+@dataclass(frozen=True)
+class FittedRules:
+    """Baseline 6, the fitted ridge / logistic rules on the joint policy's features: per task cell, the one of
+    its two members chosen on validation — ``linear``, the fitted-Q joint policy restricted to the linear class
+    (ridge, its α grid), or ``logistic``, the :class:`LogisticStop` rule."""
+
+    linear: TeamPolicy
+    logistic: LogisticStop
+    pick: dict[int, str]  # cell → "linear" | "logistic"
+
+    def returns(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> dict[str, np.ndarray]:
+        """(len(rows),) exact returns per task of ``linear``, ``logistic`` and ``chosen`` (baseline 6 itself)."""
+        rows = np.asarray(rows, np.int64)
+        lin = policy_outcome(arr, self.linear, rows)["return"]
+        lo = self.logistic.value(arr, rows, ret, names)
+        cell = arr.cell[rows]
+        if not np.isin(cell, list(self.pick)).all():
+            raise ConfigError(f"baseline 6 was not fitted on cell(s) {sorted(set(cell.tolist()) - set(self.pick))}")
+        use_lin = np.array([self.pick[int(c)] == "linear" for c in cell], bool)
+        return {"linear": lin, "logistic": lo, "chosen": np.where(use_lin, lin, lo)}
+
+
+def fit_fitted_rules(runs: LoggedRuns, arr: TeamArrays, ret: np.ndarray, names: list[Path], *, seed: int = 0,
+                     price_seed: int = 0, l2: float = 1.0) -> FittedRules:
+    """Baseline 6 on a corpus: the linear fitted-Q policy (:func:`~orchestrace.trainers.team_fitted_q.fit_team_policy`
+    with ``classes=("linear",)``: fitted on train, α chosen on validation, fitting seed ``seed``), the logistic
+    stop rule (models fitted on train, settings chosen on validation), and per cell the one of higher validation
+    mean return (ties: linear). ``arr``: ``arrays_for(runs, team_scales(train), price_seed)``; ``ret``/``names``:
+    :func:`all_paths` on it, every task."""
+    train, val = np.flatnonzero(runs.split == "train"), np.flatnonzero(runs.split == "validation")
+    pol, _ = fit_team_policy(runs, classes=("linear",), seed=seed, price_seed=price_seed)
+    lo = fit_logistic_stop(arr, train, val, ret, names, l2)
+    lin = policy_outcome(arr, pol, val)["return"]
+    lg = lo.value(arr, val, ret, names)
+    pick = {c: ("linear" if lin[arr.cell[val] == c].mean() >= lg[arr.cell[val] == c].mean() - 1e-12 else "logistic")
+            for c in np.unique(arr.cell[val]).tolist()}
+    return FittedRules(pol, lo, pick)

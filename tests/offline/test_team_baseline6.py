@@ -124,3 +124,37 @@ def test_policy_outcome_refuses_arrays_built_with_other_constants() -> None:
     other = dataclasses.replace(arr, token_scale=arr.token_scale * 2)
     with pytest.raises(ConfigError, match="token_scale"):
         policy_outcome(other, b6.linear, np.arange(10))
+
+
+def test_every_baselines_chosen_path_gives_its_own_return_and_the_table_matches_the_rollout() -> None:
+    """The path indices the analysis reads accuracy, calls and tokens from are the paths each baseline values."""
+    from orchestrace.evaluation.team_baselines import (
+        escalations,
+        fit_cascade,
+        fit_knn_router,
+        fit_learnstop,
+        path_table,
+    )
+    from orchestrace.policies.team import aggregations, rollout, subsets
+
+    runs, arr, ret, names = signal_corpus(200, 6)
+    table, _ = path_table(arr, np.arange(200))
+    rows = np.arange(120, 200)
+    cas = fit_cascade(arr, np.arange(120), escalations(arr, {"cold": [0.1, 0.4], "hot": [0.1, 0.4], "calc": [1, 4]}))
+    assert np.allclose(ret[rows, cas.choose(arr, rows, names)], cas.value(arr, rows))
+    router = fit_knn_router(arr, np.arange(60), np.arange(60, 120), ret, names)
+    assert np.allclose(ret[rows, router.choose(arr, rows, ret, names)], router.value(arr, rows, ret, names))
+    ls = fit_learnstop(arr, np.arange(60), np.arange(60, 120), ret, names)
+    assert np.allclose(ret[rows, ls.choose(arr, rows, names)], ls.value(arr, rows, ret, names))
+    subs, aggs = subsets(runs), list(aggregations(runs))
+    for p in np.random.default_rng(0).choice(len(names), 10, replace=False):
+        s0, s1, g = names[int(p)]
+
+        def policy(d: int, st, s0=s0, s1=s1, g=g) -> np.ndarray:  # noqa: ANN001
+            if d == 0 or (d == 1 and s1 is not None):
+                return np.full(len(st.idx), subs.index(s0 if d == 0 else s1))
+            return np.full(len(st.idx), len(subs) + aggs.index(g))
+
+        o = rollout(arr, policy, subs, tuple(aggs))
+        for k in ("return", "correct", "calls", "tokens"):
+            assert np.allclose(table[k][:, p], o[k])

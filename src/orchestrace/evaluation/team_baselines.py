@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
-from ..policies.team import TeamArrays, rollout, team_features
+from ..policies.team import TeamArrays, TeamState, rollout, team_features
 from ..policies.team_policy import TeamPolicy
 from ..trainers.team_fitted_q import fit_team_policy, greedy
 
@@ -63,8 +63,9 @@ def _mask(arr: TeamArrays, n: int, cols: tuple[int, ...]) -> np.ndarray:
     return m
 
 
-def all_paths(arr: TeamArrays, idx: np.ndarray) -> tuple[np.ndarray, list[Path]]:
-    """(N, P) exact return of every path on the tasks ``idx`` and the P paths ``(S0, S1 or None, aggregation)``.
+def path_table(arr: TeamArrays, idx: np.ndarray) -> tuple[dict[str, np.ndarray], list[Path]]:
+    """Every path's exact outcome on the tasks ``idx``: ``return``, ``correct``, ``calls``, ``tokens`` (billed),
+    each (N, P), and the P paths ``(S0, S1 or None, aggregation)``.
 
     Needs a corpus of exactly two rounds and no reviser (every subset callable in every round).
     """
@@ -74,20 +75,34 @@ def all_paths(arr: TeamArrays, idx: np.ndarray) -> tuple[np.ndarray, list[Path]]
                           f"{' and a reviser' if any(arr.sees) else ''}")
     idx = np.asarray(idx, np.int64)
     subs = _subsets(W)
-    cols: list[np.ndarray] = []
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("return", "correct", "calls", "tokens")}
     names: list[Path] = []
     start = arr.start(idx)
+
+    def add(st: TeamState, path: Path) -> None:
+        ok = arr.correct(st, path[2])
+        cols["return"].append(ok - arr.cost(st))
+        cols["correct"].append(ok.astype(np.float64))
+        cols["calls"].append(st.drawn.astype(np.float64))
+        cols["tokens"].append(st.tokens.astype(np.float64))
+        names.append(path)
+
     for s0 in subs:
         st0 = arr.step(start, _mask(arr, len(idx), s0))
         for g in arr.aggs:
-            cols.append(arr.correct(st0, g) - arr.cost(st0))
-            names.append((s0, None, g))
+            add(st0, (s0, None, g))
         for s1 in subs:
             st1 = arr.step(st0, _mask(arr, len(idx), s1))
             for g in arr.aggs:
-                cols.append(arr.correct(st1, g) - arr.cost(st1))
-                names.append((s0, s1, g))
-    return np.stack(cols, 1), names
+                add(st1, (s0, s1, g))
+    return {k: np.stack(v, 1) for k, v in cols.items()}, names
+
+
+def all_paths(arr: TeamArrays, idx: np.ndarray) -> tuple[np.ndarray, list[Path]]:
+    """(N, P) exact return of every path on the tasks ``idx`` and the P paths ``(S0, S1 or None, aggregation)``
+    (:func:`path_table`'s ``return``)."""
+    table, names = path_table(arr, idx)
+    return table["return"], names
 
 
 def price_order(arr: TeamArrays, prices: dict[str, list[float]] | None) -> tuple[int, ...]:
@@ -140,6 +155,22 @@ class Cascade:
         esc = arr.correct(st1, f"latest:{arr.members[nxt]}") - arr.cost(st1)
         return score, stop, esc
 
+    def choose(self, arr: TeamArrays, rows: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) the index into ``names`` (:func:`all_paths`) of the path the cascade takes on each task."""
+        rows = np.asarray(rows, np.int64)
+        index = {n: i for i, n in enumerate(names)}
+        out = np.zeros(len(rows), np.int64)
+        for c, sub in _cells(arr, rows).items():
+            if c not in self.first:
+                raise ConfigError(f"the cascade was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+            f = self.first[c]
+            score = np.where(arr.codes[sub, 0, f] >= 0, arr.lp[sub, 0, f], -np.inf)
+            stop = index[((f,), None, f"latest:{arr.members[f]}")]
+            nxt = self.up.get(f)
+            esc = stop if nxt is None else index[((f,), (nxt,), f"latest:{arr.members[nxt]}")]
+            out[np.isin(rows, sub)] = np.where(score < self.tau[c], esc, stop)
+        return out
+
     def value(self, arr: TeamArrays, rows: np.ndarray) -> np.ndarray:
         """(len(rows),) the cascade's exact return per task (a cell it was not fitted on: ConfigError)."""
         rows = np.asarray(rows, np.int64)
@@ -180,10 +211,11 @@ class KnnRouter:
     k: dict[int, int]
     fit_rows: np.ndarray
 
-    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
-        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on **every** task (row = task)."""
+    def choose(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) the index into ``names`` of the path the router takes on each task; ``ret``/``names``:
+        :func:`all_paths` on **every** task (row = task)."""
         rows = np.asarray(rows, np.int64)
-        out = np.zeros(len(rows))
+        out = np.zeros(len(rows), np.int64)
         for c, sub in _cells(arr, rows).items():
             if c not in self.first:
                 raise ConfigError(f"the router was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
@@ -191,10 +223,15 @@ class KnnRouter:
             out[np.isin(rows, sub)] = _route(arr, fit, sub, self.first[c], self.k[c], ret, names)
         return out
 
+    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on **every** task (row = task)."""
+        rows = np.asarray(rows, np.int64)
+        return ret[rows, self.choose(arr, rows, ret, names)]
+
 
 def _route(arr: TeamArrays, fit: np.ndarray, rows: np.ndarray, s0: tuple[int, ...], k: int,
            ret: np.ndarray, names: list[Path]) -> np.ndarray:
-    """The router's return on ``rows`` after calling ``s0``, its neighbours among ``fit``."""
+    """The router's path (an index into ``names``) on ``rows`` after calling ``s0``, its neighbours among ``fit``."""
     cont = np.array([i for i, (a, _, _) in enumerate(names) if a == s0])  # this S0's continuations
     feats = [team_features(arr, arr.step(arr.start(r), _mask(arr, len(r), s0)), arr.shape[1]) for r in (fit, rows)]
     mu, sd = feats[0].mean(0), feats[0].std(0)
@@ -206,7 +243,7 @@ def _route(arr: TeamArrays, fit: np.ndarray, rows: np.ndarray, s0: tuple[int, ..
     counts = np.zeros((len(rows), len(cont)))
     np.add.at(counts, (np.repeat(np.arange(len(rows)), near.shape[1]), vote[near].ravel()), 1.0)
     pick = counts.argmax(1)  # ties: the continuation listed first
-    return ret[rows][np.arange(len(rows)), cont[pick]]
+    return cont[pick]
 
 
 def fit_knn_router(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, ret: np.ndarray,
@@ -223,7 +260,7 @@ def fit_knn_router(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarray, 
         best: tuple[float, tuple[int, ...], int] = (-np.inf, (0,), ks[0])
         for s0 in _subsets(arr.shape[2]):
             for k in ks:
-                v = float(_route(arr, fit, sub, s0, k, ret, names).mean())
+                v = float(ret[sub, _route(arr, fit, sub, s0, k, ret, names)].mean())
                 if v > best[0] + 1e-12:
                     best = (v, s0, k)
         first[c], kk[c] = best[1], best[2]
@@ -266,17 +303,23 @@ class LearnStop:
         x = (team_features(arr, arr.step(arr.start(rows), _mask(arr, len(rows), s0)), arr.shape[1]) - mu) / sd
         return 1.0 / (1.0 + np.exp(-np.clip(x @ w[:-1] + w[-1], -30, 30)))
 
-    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
-        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on every task (row = task)."""
+    def choose(self, arr: TeamArrays, rows: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) the index into ``names`` (:func:`all_paths`) of the path the rule takes on each task."""
         rows = np.asarray(rows, np.int64)
-        out = np.zeros(len(rows))
+        index = {n: i for i, n in enumerate(names)}
+        out = np.zeros(len(rows), np.int64)
         for c, sub in _cells(arr, rows).items():
             if c not in self.first:
                 raise ConfigError(f"the LearnStop rule was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
             s0, g, tau = self.first[c]
-            stop, go = _stop_go(ret, names, sub, s0, g, arr.shape[2])
+            stop, go = index[(s0, None, g)], index[(s0, tuple(range(arr.shape[2])), g)]
             out[np.isin(rows, sub)] = np.where(self.prob(arr, sub, s0, g) >= tau, stop, go)
         return out
+
+    def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
+        """(len(rows),) exact return per task; ``ret``/``names``: :func:`all_paths` on every task (row = task)."""
+        rows = np.asarray(rows, np.int64)
+        return ret[rows, self.choose(arr, rows, names)]
 
 
 def _stop_go(ret: np.ndarray, names: list[Path], rows: np.ndarray, s0: tuple[int, ...], g: str,

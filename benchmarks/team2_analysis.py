@@ -21,7 +21,39 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import numpy as np  # noqa: E402
 from team2_baselines import prompt_of  # noqa: E402  (the one prompt regeneration of the team2 scripts)
+from team2_pilot_analysis import auc, auc_ci, draw, overlaps  # noqa: E402  (the pilot's matrix and AUC)
+
+
+def observables(runs, task_ids: list[str]) -> dict:  # noqa: ANN001
+    """On the claim tasks: the member × family accuracy matrix and error overlaps (round 0), and the AUC of the
+    cheapest member's round-0 observables (mean log-prob, DeepConf confidence, share of the other members that
+    agree with it) for "the cheapest member is right" (1 − AUC for "it is wrong"), with bootstrap intervals."""
+    m_all = np.isin(runs.task_ids, task_ids)
+    mem = list(runs.members)
+    prices = (runs.meta.get("billing") or {}).get("prices") or {}
+    cheap = min(range(len(mem)), key=lambda c: (*prices.get(mem[c], (0.0, 0.0)), c))
+    c0 = runs.correct[:, 0, :]
+    a0 = runs.answers[:, 0, :]
+    lp = runs.logprob_mean[:, 0, cheap].astype(float)
+    cf = (np.full(len(lp), np.nan) if runs.confidence is None else runs.confidence[:, 0, cheap].astype(float))
+    others = [c for c in range(len(mem)) if c != cheap]
+    agree = np.where(a0[:, cheap] >= 0, (a0[:, others] == a0[:, [cheap]]).mean(1), np.nan)
+    cell = np.array([f"{x}:{d}" for x, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)])
+    out: dict = {"tasks": int(m_all.sum()), "members": mem, "cheapest": mem[cheap], "cells": {}}
+    for c in [*sorted(set(cell[m_all].tolist())), None]:
+        m = m_all & (cell == c) if c is not None else m_all
+        acc, ov = overlaps(c0, m, mem)
+        right = c0[m, cheap]
+        aucs = {k: {"auc": auc(v[m], right), "ci95": auc_ci(v[m], right)} for k, v in
+                (("logprob", lp), ("confidence", cf), ("agreement", agree))}
+        entry = {"n": int(m.sum()), "accuracy_round0": acc, "overlap": ov, f"auc_for_{mem[cheap]}_right": aucs}
+        if c is None:
+            out["all_families"] = entry
+        else:
+            out["cells"][c] = entry
+    return out
 
 
 def table(res: dict) -> str:
@@ -50,6 +82,7 @@ def main() -> int:
     ap.add_argument("--runs", nargs="+", required=True, help="run directories of the joint policy (one per seed)")
     ap.add_argument("--json", required=True)
     ap.add_argument("--no-crosscheck", action="store_true")
+    ap.add_argument("--png", default="", help="draw the claim set's accuracy and error-overlap matrices here")
     a = ap.parse_args()
 
     from orchestrace.errors import OrchestraceError
@@ -57,6 +90,9 @@ def main() -> int:
     from orchestrace.logged.runs import load_logged_runs
     from orchestrace.policies.team_policy import TeamPolicy
 
+    if not Path(a.json).resolve().parent.is_dir():
+        print(f"error: --json {a.json}: its folder does not exist", file=sys.stderr)
+        return 2
     try:
         load0 = open("/proc/loadavg").read().split()[:3]  # noqa: SIM115
         t0 = time.perf_counter()
@@ -72,6 +108,10 @@ def main() -> int:
     except OrchestraceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    res["observables"] = observables(fresh if fresh is not None else runs, res["task_ids"])
+    if a.png:
+        draw(res["observables"], a.png, Path(a.fresh or a.corpus).name,
+             f"{res['where']}: the claim tasks, duplicates excluded; round 0")
     res["corpus"], res["fresh"], res["runs"] = a.corpus, a.fresh or None, a.runs
     res["seconds"] = time.perf_counter() - t0
     res["load"] = {"before": load0, "after": open("/proc/loadavg").read().split()[:3]}  # noqa: SIM115

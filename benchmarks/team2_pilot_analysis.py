@@ -75,7 +75,7 @@ def overlaps(c0: np.ndarray, m: np.ndarray, mem: list[str]) -> tuple[dict, dict]
     return acc, ov
 
 
-def draw(out: dict, path: str, name: str) -> None:
+def draw(out: dict, path: str, name: str, note: str = "in sample, round 0") -> None:
     """The accuracy matrix and the error-overlap matrices (per family and pooled) as one PNG at ``path``."""
     from orchestrace.errors import require
 
@@ -103,7 +103,7 @@ def draw(out: dict, path: str, name: str) -> None:
         _heat(ax, mat, [f"{x} wrong" for x in mem], [f"{x} right" for x in mem], "B", "A")
         ax.set_title(f"P(B right | A wrong): {c} (n={e['n']})", fontsize=9)
     fig.suptitle(f"{name}: {out['tasks']} tasks, members {', '.join(mem)} "
-                 "(in sample, round 0)", fontsize=10)
+                 f"({note})", fontsize=10)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

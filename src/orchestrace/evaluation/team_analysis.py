@@ -40,6 +40,7 @@ from ..trainers.team_fitted_q import arrays_for, team_scales
 from .logged import fresh_sets
 from .logged_team import _cell_of, _tune, _Tuned, evaluate_team
 from .team_baselines import (
+    check_constants,
     escalations,
     fit_cascade,
     fit_fitted_rules,
@@ -218,8 +219,13 @@ def analyse_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Sequen
     rows, kept = _claim_set(runs, fresh, prompt_of, notes)
     for n, p in zip(names, policies, strict=True):
         p.check_team(runs.members, runs.sees, runs.answers.shape[1], where=f"{n} on the corpus")
+        if p.price_seed != price_seed:
+            raise ConfigError(f"{n}: fitted with task prices of seed {p.price_seed}, the analysis charges seed "
+                              f"{price_seed}; pass price_seed={p.price_seed} or refit")
     sc = team_scales(runs.subset(runs.split == "train"))
     arr = arrays_for(runs, sc, price_seed)
+    for n, p in zip(names, policies, strict=True):
+        check_constants(arr, p, n)
     table, pnames = path_table(arr, np.arange(len(runs.task_ids)))
     if kept is None:
         ev = ("test", arr, rows, runs)
@@ -248,7 +254,7 @@ def analyse_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Sequen
     summary = {k: _summary(o, dollars) for k, o in out.items()}
     stats = bootstrap({k: o for k, o in out.items()}, list(names), reps=reps, seed=seed)
     res: dict[str, Any] = {
-        "where": ev[0], "tasks": int(len(rows)), "exclusions": notes, "summary": summary, "settings": settings,
+        "where": ev[0], "tasks": int(len(rows)), "task_ids": ev[3].task_ids[rows].tolist(), "exclusions": notes, "summary": summary, "settings": settings,
         "policies": {n: {**stats[n], "decision": decide(stats[n], summary, n),
                          "model_class": p.model_class, "fit_seed": p.meta.get("fit_seed")}
                      for n, p in zip(names, policies, strict=True)},

@@ -46,9 +46,9 @@ from ..policies.team import TeamArrays, TeamState, rollout, team_features
 from ..policies.team_policy import TeamPolicy
 from ..trainers.team_fitted_q import fit_team_policy, greedy
 
-__all__ = ["Cascade", "FittedRules", "KnnRouter", "LearnStop", "LogisticStop", "all_paths", "escalations",
-           "fit_cascade", "fit_fitted_rules", "fit_knn_router", "fit_learnstop", "fit_logistic_stop", "logistic_fit",
-           "policy_outcome", "price_order"]
+__all__ = ["Cascade", "FittedRules", "KnnRouter", "LearnStop", "LogisticStop", "all_paths", "check_constants",
+           "escalations", "fit_cascade", "fit_fitted_rules", "fit_knn_router", "fit_learnstop", "fit_logistic_stop",
+           "logistic_fit", "path_table", "policy_outcome", "price_order"]
 
 Path = tuple[tuple[int, ...], tuple[int, ...] | None, str]
 
@@ -435,16 +435,23 @@ def fit_logistic_stop(arr: TeamArrays, fit_rows: np.ndarray, sel_rows: np.ndarra
     return LogisticStop(team, models)
 
 
-def policy_outcome(arr: TeamArrays, pol: TeamPolicy, rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The fitted joint policy's exact outcome per task on ``rows`` (:func:`~orchestrace.policies.team.rollout`:
-    ``return``, ``correct``, ``tokens``, ``calls``…); ``arr`` must be built with the policy's constants
-    (:func:`~orchestrace.trainers.team_fitted_q.arrays_for` on the corpus it was fitted on)."""
+def check_constants(arr: TeamArrays, pol: TeamPolicy, where: str = "the policy") -> None:
+    """Refuse arrays not built with the policy's training constants (token scale, fills, cells, members),
+    naming each difference: the policy was fitted on other data than the corpus it is valued against."""
     diff = [f"{k} {getattr(arr, k)!r} vs the policy's {getattr(pol, k)!r}" for k in ("token_scale", "lp_fill", "cf_fill")
             if abs(getattr(arr, k) - getattr(pol, k)) > 1e-9 * max(1.0, abs(getattr(pol, k)))]
     if list(arr.cells) != list(pol.cells) or list(arr.members) != list(pol.members):
         diff.append(f"cells/members {list(arr.cells)}/{list(arr.members)} vs {pol.cells}/{pol.members}")
     if diff:
-        raise ConfigError("the arrays were not built with the policy's constants: " + "; ".join(diff))
+        raise ConfigError(f"{where} was fitted on other training data than this corpus's (its constants differ: "
+                          + "; ".join(diff) + "); value a policy against the corpus it was fitted on")
+
+
+def policy_outcome(arr: TeamArrays, pol: TeamPolicy, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The fitted joint policy's exact outcome per task on ``rows`` (:func:`~orchestrace.policies.team.rollout`:
+    ``return``, ``correct``, ``tokens``, ``calls``…); ``arr`` must be built with the policy's constants
+    (:func:`~orchestrace.trainers.team_fitted_q.arrays_for` on the corpus it was fitted on; :func:`check_constants`)."""
+    check_constants(arr, pol)
     subs = [tuple(s) for s in pol.subsets]
     return rollout(arr, greedy(arr, pol.model_class, pol.models, subs, len(pol.aggregations)), subs,
                    tuple(pol.aggregations), idx=np.asarray(rows, np.int64))

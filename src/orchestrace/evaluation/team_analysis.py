@@ -138,7 +138,8 @@ def _claim_set(runs: LoggedRuns, fresh: LoggedRuns | None, prompt_of: Callable[[
 def _joined(a: TeamArrays, b: TeamArrays) -> TeamArrays:
     """The corpus's and a fresh set's arrays as one (the router's neighbours are corpus tasks)."""
     keys = ("codes", "wlp", "wcf", "lp", "cf", "tok", "correct_code", "price", "cell")
-    return dataclasses.replace(b, **{k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in keys}, K=max(a.K, b.K))
+    joined: dict[str, Any] = {k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in keys}
+    return dataclasses.replace(b, **joined, K=max(a.K, b.K))
 
 
 def _take(table: dict[str, np.ndarray], rows: np.ndarray, cols: np.ndarray) -> Outcome:

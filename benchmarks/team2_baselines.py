@@ -14,6 +14,9 @@ test split — or on FRESH, a later collection of the same team — reports the 
 
 and, for each, the fraction of the fixed-path → oracle gap it closes with a paired task-bootstrap 95 %
 interval (2,000 resamples, seed 0). The learned joint policy is valued by ``orchestrace eval``.
+
+The pre-registered analysis (baselines 1-6 as pre-registered, every joint-policy seed, the decision rule)
+is ``benchmarks/team2_analysis.py``; this script is the earlier quick look, kept for its fixed-path view.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The pre-registered pilot questions (docs/team2-preregistration.md) on a two-family team corpus.
 
-    python benchmarks/team2_pilot_analysis.py bench-data/team2-pilot [--json out.json]
+    python benchmarks/team2_pilot_analysis.py bench-data/team2-pilot [--json out.json] [--png matrix.png]
 
 Reads the corpus with the library's reader (prices charged: billed tokens), then, per task family:
 
@@ -12,6 +12,9 @@ Reads the corpus with the library's reader (prices charged: billed tokens), then
 3. whether a round-1 observable predicts which member is right: the AUC of ``s-cold``'s mean token
    log-prob for "``s-cold`` is right", and ``g-cold``'s accuracy on the tasks where ``s-cold`` is wrong;
    and an in-sample two-step cascade (``s-cold``; below a log-prob threshold call one more subset).
+
+``--png`` draws step 1 as a picture: the member × family accuracy matrix and, per family and pooled over
+families, the matrix of error overlaps P(B right | A wrong) (matplotlib, the ``plot`` extra).
 
 In-sample on a small pilot: a check of the design, not a result to quote.
 """
@@ -62,6 +65,65 @@ def calc_stats(folder: str) -> dict:
             "accuracy_when_not_faulty": float(ok[~f].mean()) if (~f).any() else None}
 
 
+def overlaps(c0: np.ndarray, m: np.ndarray, mem: list[str]) -> tuple[dict, dict]:
+    """Round-0 accuracy per member and P(B right | A wrong) for every ordered member pair, on the tasks ``m``."""
+    W = len(mem)
+    acc = {mem[w]: float(c0[m, w].mean()) for w in range(W)}
+    ov = {f"P({mem[b]} right | {mem[a_]} wrong)": (float(c0[m & ~c0[:, a_], b].mean()) if (m & ~c0[:, a_]).any()
+                                                  else None)
+          for a_ in range(W) for b in range(W) if a_ != b}
+    return acc, ov
+
+
+def draw(out: dict, path: str, name: str, note: str = "in sample, round 0") -> None:
+    """The accuracy matrix and the error-overlap matrices (per family and pooled) as one PNG at ``path``."""
+    from orchestrace.errors import require
+
+    plt = require("matplotlib.pyplot", extra="plot")
+    mem, cells = out["members"], list(out["cells"])
+    W = len(mem)
+    panels = [(c, out["cells"][c]) for c in cells] + [("all families", out["all_families"])]
+    ncol = 3
+    nrow = 1 + (len(panels) + ncol - 1) // ncol
+    fig = plt.figure(figsize=(4.2 * ncol, 3.7 * nrow), dpi=110)
+    gs = fig.add_gridspec(nrow, ncol)
+    ax = fig.add_subplot(gs[0, :2])
+    acc = np.array([[out["cells"][c]["accuracy_round0"][m] for m in mem] for c in cells])
+    im = _heat(ax, acc, [f"{c} (n={out['cells'][c]['n']})" for c in cells], mem, "member (round 0)", "task family")
+    ax.set_title("accuracy of each member's round-0 answer")
+    fig.colorbar(im, ax=fig.add_subplot(gs[0, 2]), fraction=0.5, label="share (every panel)").ax.tick_params(labelsize=7)
+    fig.axes[-2].axis("off")
+    for k, (c, e) in enumerate(panels):
+        ax = fig.add_subplot(gs[1 + k // ncol, k % ncol])
+        mat = np.full((W, W), np.nan)
+        for a_ in range(W):
+            for b in range(W):
+                v = e["overlap"].get(f"P({mem[b]} right | {mem[a_]} wrong)") if a_ != b else None
+                mat[a_, b] = np.nan if v is None else v
+        _heat(ax, mat, [f"{x} wrong" for x in mem], [f"{x} right" for x in mem], "B", "A")
+        ax.set_title(f"P(B right | A wrong): {c} (n={e['n']})", fontsize=9)
+    fig.suptitle(f"{name}: {out['tasks']} tasks, members {', '.join(mem)} "
+                 f"({note})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _heat(ax, mat: np.ndarray, rows: list[str], cols: list[str], xlabel: str, ylabel: str):  # noqa: ANN001, ANN202
+    ax.set_facecolor("#d9d9d9")  # undefined cells (the diagonal; no wrong answers of A): grey, "—"
+    im = ax.imshow(np.ma.masked_invalid(mat), vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+    for i in range(mat.shape[0]):
+        for j in range(mat.shape[1]):
+            v = mat[i, j]
+            ax.text(j, i, "—" if not np.isfinite(v) else f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if not np.isfinite(v) or v >= 0.6 else "white")
+    ax.set_xticks(range(len(cols)), cols, fontsize=7, rotation=20)
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    return im
+
+
 def paths(arr, subs, aggs, T):  # noqa: ANN001, ANN201
     """(T, P) exact return and (P,) descriptions of every path: S0 then stop(agg), or S0, S1 then stop(agg)."""
     W = arr.shape[2]
@@ -86,6 +148,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpus")
     ap.add_argument("--json", default="")
+    ap.add_argument("--png", default="", help="draw the accuracy and error-overlap matrices here")
     a = ap.parse_args()
 
     from orchestrace.logged.runs import load_logged_runs
@@ -108,10 +171,7 @@ def main() -> int:
     fam_best = np.zeros(T)
     for c in sorted(set(cell.tolist())):
         m = cell == c
-        acc = {mem[w]: float(c0[m, w].mean()) for w in range(W)}
-        overlap = {f"P({mem[b]} right | {mem[a_]} wrong)": (float(c0[m & ~c0[:, a_], b].mean())
-                                                           if (m & ~c0[:, a_]).any() else None)
-                   for a_ in range(W) for b in range(W) if a_ != b}
+        acc, overlap = overlaps(c0, m, mem)
         mean = ret[m].mean(0)
         best = int(mean.argmax())
         fam_best[m] = ret[m, best]
@@ -145,7 +205,11 @@ def main() -> int:
     glob = int(ret.mean(0).argmax())
     out["overall"] = {"best_fixed_one_for_all": float(ret[:, glob].mean()), "per_family_best_fixed": float(fam_best.mean()),
                       "oracle": float(ret.max(1).mean())}
+    acc_all, ov_all = overlaps(c0, np.ones(T, bool), mem)
+    out["all_families"] = {"n": T, "accuracy_round0": acc_all, "overlap": ov_all}
     out["calculator"] = calc_stats(a.corpus)
+    if a.png:
+        draw(out, a.png, a.corpus.rstrip("/").rsplit("/", 1)[-1])
     text = json.dumps(out, indent=1, default=str)
     if a.json:
         with open(a.json, "w") as fh:

@@ -25,9 +25,10 @@ import argparse
 import gzip
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from orchestrace._vote import majority
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "src" / "orchestrace" / "data" / "corpora" / "smollm2-v1"
@@ -39,12 +40,8 @@ def majority_first_tie(codes: list[int]) -> int:
     >>> majority_first_tie([2, 1, 1, 2]), majority_first_tie([-1, -1, 3])
     (2, 3)
     """
-    valid = [c for c in codes if c >= 0]
-    if not valid:
-        return -1
-    n = Counter(valid)
-    top = max(n.values())
-    return next(c for c in valid if n[c] == top)
+    top = majority([str(c) if c >= 0 else None for c in codes])  # the package's one majority vote
+    return -1 if top is None else int(top)
 
 
 def member_name(runs: Any, r: int, w: int) -> str:

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from orchestrace._stats import Z975_ROUNDED
 from orchestrace.analysis.measures import compute
 from orchestrace.env import EnvConfig, OrchestrationEnv, make_baseline
 
@@ -44,7 +45,7 @@ def run(name: str, kw: dict, seeds: range) -> dict[str, np.ndarray]:
 
 
 def ci(x: np.ndarray) -> tuple[float, float]:
-    return float(x.mean()), float(1.96 * x.std(ddof=1) / np.sqrt(len(x)))
+    return float(x.mean()), float(Z975_ROUNDED * x.std(ddof=1) / np.sqrt(len(x)))
 
 
 def main() -> None:

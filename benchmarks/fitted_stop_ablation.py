@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from orchestrace._stats import Z975_ROUNDED
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -71,7 +73,7 @@ def main() -> None:
         d = gate - stop1
         closed = (gate.mean() - stop1.mean()) / (clair.mean() - stop1.mean())
         print(f"{spec}: R² {stats['fitted/heldout_r2']:.3f}  gate {gate.mean():.4f} (margin 0: {gate0.mean():.4f})  "
-              f"− stop after 1 {d.mean():+.4f} ± {1.96 * d.std() / np.sqrt(len(d)):.4f}  gap closed {closed:.0%}  "
+              f"− stop after 1 {d.mean():+.4f} ± {Z975_ROUNDED * d.std() / np.sqrt(len(d)):.4f}  gap closed {closed:.0%}  "
               f"continues {(pred > margin)[test.legal].mean():.1%}  fit {time.perf_counter() - t0:.0f} s", flush=True)
 
 

@@ -63,7 +63,10 @@ def measure() -> dict[str, float]:
 
 
 def _t975(df: int) -> float:
-    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (table; normal beyond 30)."""
+    """The 97.5 % quantile of Student's t with ``df`` degrees of freedom (table; normal beyond 30).
+
+    Not ``orchestrace._stats.t975`` (6 decimals, Cornish–Fisher beyond 30): this benchmark's published
+    intervals (docs/seam.md) were computed with this 3-decimal table, and stay reproducible with it."""
     table = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
              2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
              2.045, 2.042)

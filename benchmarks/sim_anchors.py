@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from orchestrace._stats import Z975_ROUNDED
+
 
 def _ci(d: np.ndarray) -> str:
     m = float(d.mean())
-    h = 1.96 * float(d.std(ddof=1)) / math.sqrt(len(d))
+    h = Z975_ROUNDED * float(d.std(ddof=1)) / math.sqrt(len(d))
     return f"{m:+.4f} [{m - h:+.4f}, {m + h:+.4f}]"
 
 

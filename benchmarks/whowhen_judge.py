@@ -26,12 +26,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import random
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from orchestrace._stats import wilson as _wilson
 
 #: Fields of a Who&When file that are labels: never imported, read only by the scorer.
 LABEL_KEYS = ("mistake_agent", "mistake_step", "mistake_reason", "mistake_type", "labels")
@@ -45,15 +46,12 @@ PAPER_GPT4O = {
 }
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of k/n (0, 0 for n = 0)."""
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """Wilson score interval of k/n (the package's, :func:`orchestrace._stats.wilson`), clipped to [0, 1]; (0, 0) for n = 0."""
     if n == 0:
         return 0.0, 0.0
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
+    r = _wilson(k, n)
+    return max(0.0, r["lo"]), min(1.0, r["hi"])
 
 
 def load_runs(data: Path) -> tuple[list[tuple[str, str, Any]], dict[tuple[str, str], tuple[str, int]]]:

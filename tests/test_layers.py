@@ -2,11 +2,13 @@
 
 Every ``import`` in ``src/orchestrace`` counts — module-level, inside functions (lazy) and
 under ``TYPE_CHECKING`` — because a lazy import still ties two modules together. The layers are
-the folders of ``src/orchestrace`` (``docs/architecture.md``), bottom to top; a module may import
-from its own layer and the layers below it, never above::
+the folders of ``src/orchestrace`` (``docs/architecture.md`` draws this table), bottom to top; a module may
+import from its own layer and the layers below it, never above; folders on one floor may import each other
+one way, never in a circle::
 
-    cli  >  report  >  exporters / frameworks  >  llm / collection  >  evaluation / learn / offline  >  trainers
-         >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards  >  analysis  >  core / importers / papers  >  vocab / errors / _problems
+    cli  >  integrations (exporters / frameworks / report)  >  llm / collection  >  evaluation / learn / offline
+         >  trainers  >  policies  >  env / logged / scale  >  credit  >  blame  >  rewards
+         >  trace (core / importers / papers / analysis)  >  base (vocab / errors / _problems / _limits / _stats / _vote / evidence)
 
 ``orchestrace/__init__.py`` is the facade above all of them; ``__main__`` runs the CLI.
 """
@@ -22,8 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "orchestrace"
 #: Top-level units of the package (a module or a subpackage) by layer, lowest first.
 LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"vocab", "errors", "_problems", "_limits", "_stats", "_vote", "evidence"}),
-    ("core", {"core", "importers", "papers"}),
-    ("analysis", {"analysis"}),
+    ("trace", {"core", "importers", "papers", "analysis"}),
     ("rewards", {"rewards"}),
     ("blame", {"blame"}),
     ("credit", {"credit"}),
@@ -32,8 +33,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("trainers", {"trainers"}),
     ("evaluation", {"evaluation", "learn", "offline"}),
     ("llm", {"llm", "collection"}),
-    ("integrations", {"exporters", "frameworks"}),
-    ("report", {"report"}),
+    ("integrations", {"exporters", "frameworks", "report"}),
     ("cli", {"cli", "__main__"}),
 ]
 #: Packages whose private modules every layer may import: the trace core (``orchestrace.core._x``

@@ -6,6 +6,8 @@
 - :func:`t_quantile`: the one Student-t quantile ``t_{q, dof}`` (the Cornish–Fisher expansion in
   ``1/dof``, A&S 26.7.5; no scipy needed); :func:`t975`, its two-sided 95 % case, reads a table to
   30 degrees of freedom (6 decimals) first. The credit module's CLT bounds use the same function;
+- :func:`wilson`: a success rate's Wilson score interval; :func:`welch_interval`: a difference of two
+  means (unpooled variances);
 - :data:`Z975`: the 97.5 % normal quantile; :data:`Z975_ROUNDED` (1.96) where an evaluation has
   always used the rounded value (Wilson intervals, the simulator's normal-approximation checks).
 
@@ -24,7 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Z975", "Z975_ROUNDED", "ci_mean", "paired_ci", "t975", "t_interval", "t_quantile"]
+__all__ = ["Z975", "Z975_ROUNDED", "ci_mean", "paired_ci", "t975", "t_interval", "t_quantile", "welch_interval",
+           "wilson"]
 
 #: The 97.5 % quantile of the standard normal.
 Z975 = 1.959963984540054
@@ -99,3 +102,25 @@ def t_interval(x: Sequence[float] | np.ndarray) -> dict[str, float]:
         return {"mean": m, "lo": float("nan"), "hi": float("nan"), "n": int(a.size)}
     h = t975(a.size - 1) * float(a.std(ddof=1)) / math.sqrt(a.size)
     return {"mean": m, "lo": m - h, "hi": m + h, "n": int(a.size)}
+
+
+def wilson(k: int, n: int, z: float = Z975_ROUNDED) -> dict[str, float]:
+    """Wilson score interval of a success rate k/n.
+
+    >>> r = wilson(45, 50); round(r["lo"], 3), round(r["hi"], 3)
+    (0.786, 0.957)
+    """
+    if n == 0:
+        return {"mean": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": 0}
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return {"mean": p, "lo": c - h, "hi": c + h, "n": n}
+
+
+def welch_interval(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """The difference of two means with a normal-approximation interval (Welch's unpooled variance, z = 1.96)."""
+    m = float(a.mean() - b.mean())
+    h = Z975_ROUNDED * math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    return {"mean": m, "lo": m - h, "hi": m + h}

@@ -40,3 +40,17 @@ def test_resume_reads_the_saved_config_under_the_given_fields(tmp_path: Path) ->
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="unreadable"):
         run_config(tmp_path, {}, resume=True)
+
+
+def test_a_resumed_metrics_log_keeps_its_first_rows_and_names_a_damaged_one(tmp_path: Path) -> None:
+    from orchestrace.trainers.common import MetricLogger
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 1}\n\n{"step": 2}\n{"step": 3}\n{"step": 4, "tor', encoding="utf-8")  # a killed run's tail
+    kept = MetricLogger(tmp_path, keep=2, tensorboard=False)
+    kept.close()
+    assert kept.rows == [{"step": 1}, {"step": 2}]
+    assert log.read_text(encoding="utf-8") == '{"step": 1}\n{"step": 2}\n'
+    log.write_text('{"step": 1}\nnot json\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"metrics\.jsonl:2: not a metrics row"):
+        MetricLogger(tmp_path, keep=2, tensorboard=False)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from synthetic_runs import structured_runs
 
+from orchestrace.errors import ConfigError
 from orchestrace.offline import (
     ESC,
     AdaptiveBeta,
@@ -50,6 +51,19 @@ def test_esc_reads_the_last_complete_window() -> None:
     assert ESC(2).stop_now(s).tolist() == [True, False, True]
     assert ESC(5).stop_now(s).tolist() == [False, False, False]
     assert ESC(6).stop_now(s).tolist() == [False, False, False]  # no complete window yet
+
+
+def test_esc_with_rows_of_different_lengths_reads_each_rows_own_last_window() -> None:
+    """``drawn`` (the simulator's subtasks: votes so far differ by row) — each row as if cut to its own length."""
+    recent = np.array([[2, 2, 1, -1], [0, 1, 1, 1], [3, 3, -1, -1]])
+    drawn = np.array([3, 4, 2])
+    s = VoteState(np.ones((3, 2)), recent, np.zeros(3), np.zeros(3, int), 3, drawn=drawn)
+    for w in (1, 2, 3):
+        one_by_one = [bool(ESC(w).stop_now(VoteState(np.ones((1, 2)), recent[i:i + 1, :drawn[i]], np.zeros(1),
+                                                     np.zeros(1, int), 3))[0]) for i in range(3)]
+        assert ESC(w).stop_now(s).tolist() == one_by_one
+    with pytest.raises(ConfigError, match="VoteState.drawn"):
+        VoteState(np.ones((3, 2)), recent, np.zeros(3), np.zeros(3, int), 3, drawn=np.array([1, 2]))
 
 
 def _play_one(rule, runs, t: int, width: int) -> int:

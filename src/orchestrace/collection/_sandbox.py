@@ -111,6 +111,7 @@ class _Worker:
             if len(self.buf) > _MAX_REPLY:
                 self.kill()
                 raise GraderFailed(f"answered more than {_MAX_REPLY} bytes")
+        # a pipe to our own worker, read with a timeout and a reply cap above: not a file, so not _limits.capped_lines
         line, _, self.buf = self.buf.partition(b"\n")
         try:
             return dict(json.loads(line))

@@ -304,6 +304,8 @@ class CorpusWriter:
         current: str | None = None
         damaged: str | None = None
         add_newline = False
+        # Not _limits.capped_lines (the JSONL streams' reader): the cut needs every line's exact byte offset,
+        # blank and over-long lines included, and only the header and end records are decoded.
         with open(self.path, "rb") as fh:
             for ln, line in enumerate(fh, 1):
                 pos += len(line)
@@ -496,49 +498,20 @@ def collect(
     ...     print(str(e).split(";")[0])
     endpoint failed after 0 of 1 tasks were written
     """
-    from ..llm.client import ChatClient
-
     versions = _versions()
     writer = CorpusWriter(folder, resume=resume)
     manifest_path = Path(folder) / MANIFEST_FILE
-    old: dict[str, Any] = {}
-    if manifest_path.exists() or manifest_path.is_symlink():
-        from ..offline import read_manifest
-
-        try:
-            old = read_manifest(manifest_path)  # a regular JSON object, its config typed
-        except ConfigError:
-            writer.close()
-            raise
-        if not isinstance(old.get("sessions", []), list):
-            writer.close()
-            raise ConfigError(f"{manifest_path}: $.sessions is not a list; fix or remove the manifest")
-        if resume and old.get("config") and _settings(old["config"]) != _settings(cfg.to_dict()):
-            writer.close()
-            was, now = _settings(old["config"]), _settings(cfg.to_dict())
-            diff = ", ".join(f"{k}: was {was.get(k)!r}, now {now.get(k)!r}" for k in sorted(set(was) | set(now))
-                             if was.get(k) != now.get(k))
-            raise ConfigError(f"{manifest_path}: --resume with different settings than the collection there "
-                              f"({diff}); use the same options (only --tasks may grow) or a new folder")
+    try:
+        old = _previous_manifest(manifest_path, cfg, resume)
+    except ConfigError:
+        writer.close()
+        raise
     result = CollectResult()
-    t0 = time.time()
     manifest: dict[str, Any] = {
         "format": cfg.format, "config": cfg.to_dict(), "model": model, "server": server_info or {"base_url": "external"},
         "sessions": old.get("sessions", []), "versions": versions,
     }
-    session: dict[str, Any] = {"started": t0, "cut_bytes": writer.cut_bytes}
-    manifest["sessions"].append(session)
-
-    def record(final: bool) -> None:
-        result.wall_s = time.time() - t0
-        session.update({"wall_s": round(result.wall_s, 1), "written": result.written, "already": result.already,
-                        "calls": result.calls, "completion_tokens": result.completion_tokens,
-                        "failed": result.failed, "finished": final, "grader_errors": len(result.errors),
-                        "grader_error_examples": result.errors[:5]})
-        manifest["tasks_done"] = len(writer.done)
-        manifest["wall_s_total"] = round(sum(x.get("wall_s", 0.0) for x in manifest["sessions"]), 1)
-        _write_manifest(manifest_path, manifest)
-
+    record = _session_recorder(manifest_path, manifest, writer, result)
     record(False)
     last = [time.time()]
 
@@ -551,14 +524,7 @@ def collect(
 
     failure: LLMError | None = None
     try:
-        async def main() -> None:
-            make = getattr(cfg, "make_client", None)  # a team served by several endpoints (llm.mixed_team)
-            client = (make(max(1, concurrency), client_kw or {}) if make is not None else
-                      ChatClient(base_url, model, max_concurrency=max(1, concurrency), **(client_kw or {})))
-            async with client as c:
-                await _collect_async(c, cfg, writer, concurrency, tick, result)
-
-        asyncio.run(main())
+        asyncio.run(_against_endpoint(cfg, writer, base_url, model, concurrency, client_kw, tick, result))
     except LLMError as exc:
         from .._limits import scrub
 
@@ -578,6 +544,58 @@ def collect(
                        f"{folder} is resumable with --resume. Cause: {result.failed}",
                        cause=failure.cause, attempts=failure.attempts, causes=failure.causes, log=failure.log)
     return result
+
+
+def _session_recorder(manifest_path: Path, manifest: dict[str, Any], writer: CorpusWriter,
+                      result: CollectResult) -> Callable[[bool], None]:
+    """Open this session in ``manifest``; ``record(final)`` writes it with the session's counts so far."""
+    t0 = time.time()
+    session: dict[str, Any] = {"started": t0, "cut_bytes": writer.cut_bytes}
+    manifest["sessions"].append(session)
+
+    def record(final: bool) -> None:
+        result.wall_s = time.time() - t0
+        session.update({"wall_s": round(result.wall_s, 1), "written": result.written, "already": result.already,
+                        "calls": result.calls, "completion_tokens": result.completion_tokens,
+                        "failed": result.failed, "finished": final, "grader_errors": len(result.errors),
+                        "grader_error_examples": result.errors[:5]})
+        manifest["tasks_done"] = len(writer.done)
+        manifest["wall_s_total"] = round(sum(x.get("wall_s", 0.0) for x in manifest["sessions"]), 1)
+        _write_manifest(manifest_path, manifest)
+
+    return record
+
+
+def _previous_manifest(manifest_path: Path, cfg: CollectConfig, resume: bool) -> dict[str, Any]:
+    """The manifest already in the folder (``{}`` if none), checked: its sessions a list and, on ``resume``,
+    the same settings as ``cfg`` (:class:`~orchestrace.errors.ConfigError` naming the differences)."""
+    if not (manifest_path.exists() or manifest_path.is_symlink()):
+        return {}
+    from ..offline import read_manifest
+
+    old = read_manifest(manifest_path)  # a regular JSON object, its config typed
+    if not isinstance(old.get("sessions", []), list):
+        raise ConfigError(f"{manifest_path}: $.sessions is not a list; fix or remove the manifest")
+    if resume and old.get("config") and _settings(old["config"]) != _settings(cfg.to_dict()):
+        was, now = _settings(old["config"]), _settings(cfg.to_dict())
+        diff = ", ".join(f"{k}: was {was.get(k)!r}, now {now.get(k)!r}" for k in sorted(set(was) | set(now))
+                         if was.get(k) != now.get(k))
+        raise ConfigError(f"{manifest_path}: --resume with different settings than the collection there "
+                          f"({diff}); use the same options (only --tasks may grow) or a new folder")
+    return old
+
+
+async def _against_endpoint(cfg: CollectConfig, writer: CorpusWriter, base_url: str, model: str, concurrency: int,
+                            client_kw: dict[str, Any] | None, tick: Callable[[int, int], None],
+                            result: CollectResult) -> None:
+    """Open the client (one endpoint, or a team's several: ``cfg.make_client``) and run the tasks left."""
+    from ..llm.client import ChatClient
+
+    make = getattr(cfg, "make_client", None)  # a team served by several endpoints (llm.mixed_team)
+    client = (make(max(1, concurrency), client_kw or {}) if make is not None else
+              ChatClient(base_url, model, max_concurrency=max(1, concurrency), **(client_kw or {})))
+    async with client as c:
+        await _collect_async(c, cfg, writer, concurrency, tick, result)
 
 
 def _settings(config: dict[str, Any]) -> dict[str, Any]:

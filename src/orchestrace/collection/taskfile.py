@@ -413,6 +413,8 @@ def load_task_file(
     n_problems = 0
     tasks: list[FileTask] = []
     first_line: dict[str, int] = {}
+    # Not _limits.capped_lines (the JSONL streams' reader): a task file is small and read whole under its own cap
+    # above, it may hold '#' comment lines, and an over-long line is a located task problem, not a skipped record.
     for ln, raw in enumerate(io.BytesIO(data), 1):  # lines end at \n only: a raw U+2028 is inside its line
         if not raw.strip() or raw.lstrip().startswith(b"#"):
             continue

@@ -88,10 +88,7 @@ def synth(
     ids = _IdGen()
 
     d0 = ids()
-    ev.append(Event(id=d0, t=0.0, t_end=0.5, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="lead",
-                    tokens_in=200, tokens_out=50,
-                    decision=DecisionPayload(kind=Decision.SPAWN, action=f"spawn:{agents}",
-                                             alternatives=("spawn:1", f"spawn:{agents}", "none"), step=0)))
+    ev.append(_first_decision(d0, agents))
     wave_of = np.sort(rng.integers(0, waves, size=agents))
     wave_start = np.cumsum(np.r_[0.0, rng.exponential(5.0, size=waves - 1)]) + 1.0
     wasted = rng.random(agents) < p_wasted
@@ -100,23 +97,9 @@ def synth(
     failed = bool(np.random.default_rng([seed, _OUTCOME_STREAM]).random() >= success)
     useful_idx = np.flatnonzero(~wasted)
     culprit = int(useful_idx[rng.integers(0, useful_idx.size)]) if failed else -1
-    # per-worker timelines
-    names = [f"w{i + 1}" for i in range(agents)]
-    chains: list[list[int]] = []  # event indices per worker (for message targets)
-    times: list[np.ndarray] = []
-    returns: list[tuple[int, bool]] = []
-    pending_msgs: list[tuple[int, int, float]] = []  # (msg event idx, target worker, t)
-    for i in range(agents):
-        s_t = float(wave_start[wave_of[i]] + 0.01 * i)
-        chain = _worker(rng, ids, ev, ed, i, names, s_t, d0, int(steps[i]), culprit=i == culprit, p_message=p_message,
-                        p_untrusted=p_untrusted, p_error=p_error, propagate=propagate, pending_msgs=pending_msgs)
-        returns.append((chain[-1], bool(wasted[i])))
-        chains.append(chain)
-        times.append(np.array([ev[c].t for c in chain]))
-    for m_idx, j, t1 in pending_msgs:  # message edge into the peer's next event after arrival
-        pos = int(np.searchsorted(times[j], t1))
-        if pos < len(chains[j]):
-            ed.append(Edge(ev[m_idx].id, ev[chains[j][pos]].id, EdgeType.MESSAGE))
+    starts = [float(wave_start[wave_of[i]] + 0.01 * i) for i in range(agents)]
+    returns = _workers(rng, ids, ev, ed, d0, starts, steps, wasted, culprit, p_message=p_message,
+                       p_untrusted=p_untrusted, p_error=p_error, propagate=propagate)
     agg_err = failed  # a clean aggregate catches the errors that reached it; a failed run's does not
     stop_t = _aggregate_and_stop(ids, ev, ed, returns, agg_err)
     ev.sort(key=lambda e: e.t)
@@ -136,6 +119,39 @@ def synth(
         meta={"generator": "orchestrace.synth", "seed": seed, "agents": agents, "success_rate": success,
               "p_error": p_error, "propagate": propagate},
     )
+
+
+def _first_decision(d0: str, agents: int) -> Event:
+    """The orchestrator's opening decision: spawn every worker."""
+    return Event(id=d0, t=0.0, t_end=0.5, type=EventType.ORCHESTRATOR_DECISION, agent=_ORCH, role="lead",
+                 tokens_in=200, tokens_out=50,
+                 decision=DecisionPayload(kind=Decision.SPAWN, action=f"spawn:{agents}",
+                                          alternatives=("spawn:1", f"spawn:{agents}", "none"), step=0))
+
+
+def _workers(rng: np.random.Generator, ids: _IdGen, ev: list[Event], ed: list[Edge], d0: str, starts: list[float],
+             steps: np.ndarray, wasted: np.ndarray, culprit: int, **probs: float) -> list[tuple[int, bool]]:
+    """Every worker's timeline from its start, then the peer messages wired to their targets.
+
+    Returns each worker's (last event index, wasted); ``probs`` are :func:`_worker`'s probabilities.
+    """
+    names = [f"w{i + 1}" for i in range(len(starts))]
+    chains: list[list[int]] = []  # event indices per worker (for message targets)
+    times: list[np.ndarray] = []
+    returns: list[tuple[int, bool]] = []
+    pending_msgs: list[tuple[int, int, float]] = []  # (msg event idx, target worker, t)
+    for i, s_t in enumerate(starts):
+        chain = _worker(rng, ids, ev, ed, i, names, s_t, d0, int(steps[i]), culprit=i == culprit,
+                        pending_msgs=pending_msgs, **probs)
+        returns.append((chain[-1], bool(wasted[i])))
+        chains.append(chain)
+        times.append(np.array([ev[c].t for c in chain]))
+    for m_idx, j, t1 in pending_msgs:  # message edge into the peer's next event after arrival
+        pos = int(np.searchsorted(times[j], t1))
+        if pos < len(chains[j]):
+            ed.append(Edge(ev[m_idx].id, ev[chains[j][pos]].id, EdgeType.MESSAGE))
+    return returns
+
 
 def _aggregate_and_stop(ids: _IdGen, ev: list[Event], ed: list[Edge], returns: list[tuple[int, bool]],
                         agg_err: bool) -> float:

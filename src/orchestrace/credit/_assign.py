@@ -1,4 +1,22 @@
-"""``assign``: one call from (trace, reward signals) to a credit value per unit."""
+"""``assign``: one call from (trace, reward signals) to a credit value per unit.
+
+What each method does with a baseline (``A = R − b``; ``A < 0`` is a failure's blame):
+
+===================  ============================================================
+``broadcast``        every unit in scope gets ``A`` (no cause is singled out)
+``causal``           ``A ≥ 0`` shared by the output's ancestral work; ``A < 0`` by
+                     the origins of the errors that reached the output (events
+                     flagged ``error``), else by work; Σ credit = ``A``
+``discounted``       ``A`` flows back along the graph, ``γ`` per hop; a unit takes
+                     its event of largest ``|G|`` (``reduce="auto"``: max for
+                     ``A ≥ 0``, min for ``A < 0``) — nearness, not causes
+``shapley``/``owen`` the trace-only game with ``A < 0`` spread over the error
+                     origins: the erring unit and what it depended on share the
+                     blame; Σ credit = ``A`` (efficiency)
+``leave-one-out``,   ``v(N) − v(N∖{i})`` of the same game: blame on the units
+``c3``, ``coma``     without which the failure would not have happened
+===================  ============================================================
+"""
 
 from __future__ import annotations
 
@@ -75,20 +93,10 @@ class CreditResult:
         return [{"unit": u, "credit": v, "stderr": s} for u, v, s in zip(self.ids, vals, self.stderr.tolist(), strict=False)]
 
 
-def assign(
-    trace: Trace,
-    signals: Sequence[Signal] | None = None,
-    *,
-    unit: CreditUnit | str,
-    method: CreditMethod | str = CreditMethod.BROADCAST,
-    value_fn: Callable[..., Any] | None = None,
-    samples: int | None = None,
-    seed: int = 0,
-    graph: TraceGraph | None = None,
-    placement: str = "uniform",
-    baseline: float | None = None,
-    **kw: Any,
-) -> CreditResult:
+def assign(trace: Trace, signals: Sequence[Signal] | None = None, *, unit: CreditUnit | str,
+           method: CreditMethod | str = CreditMethod.BROADCAST, value_fn: Callable[..., Any] | None = None,
+           samples: int | None = None, seed: int = 0, graph: TraceGraph | None = None,
+           placement: str = "uniform", baseline: float | None = None, **kw: Any) -> CreditResult:
     """Credit each unit of kind ``unit`` for the reward ``signals`` by ``method``.
 
     ``signals`` default to the trace's own (``Trace.signals``), else the shared outcome
@@ -122,22 +130,8 @@ def assign(
     of unit ids); without one they use the trace-only value function
     (:class:`~orchestrace.credit._trace_value.TraceValue`) and say so in ``notes``.
 
-    What each method does with a baseline (``A = R − b``; ``A < 0`` is a failure's blame):
+    What each method does with a baseline: the table of :mod:`orchestrace.credit._assign`.
 
-    ===================  ============================================================
-    ``broadcast``        every unit in scope gets ``A`` (no cause is singled out)
-    ``causal``           ``A ≥ 0`` shared by the output's ancestral work; ``A < 0`` by
-                         the origins of the errors that reached the output (events
-                         flagged ``error``), else by work; Σ credit = ``A``
-    ``discounted``       ``A`` flows back along the graph, ``γ`` per hop; a unit takes
-                         its event of largest ``|G|`` (``reduce="auto"``: max for
-                         ``A ≥ 0``, min for ``A < 0``) — nearness, not causes
-    ``shapley``/``owen`` the trace-only game with ``A < 0`` spread over the error
-                         origins: the erring unit and what it depended on share the
-                         blame; Σ credit = ``A`` (efficiency)
-    ``leave-one-out``,   ``v(N) − v(N∖{i})`` of the same game: blame on the units
-    ``c3``, ``coma``     without which the failure would not have happened
-    ===================  ============================================================
     ``token`` units are credited as turns, then placed on tokens (``placement``:
     ``uniform`` over the turn's tokens or all on the ``last`` token).
 
@@ -149,6 +143,27 @@ def assign(
     """
     from ..analysis.graph import TraceGraph
 
+    u, m = _parse_call(unit, method, placement, samples, kw)
+    g = graph if graph is not None else TraceGraph.from_trace(trace)
+    signals, reward = _signals_to_credit(trace, signals, baseline)
+    ui = unit_index(g, CreditUnit.TURN if u is CreditUnit.TOKEN else u)
+    an = _flow.anchor_signals(g, ui, signals)
+    notes = _baseline_notes(g, m, reward, baseline, an.total)
+    values, stderr, extra = _run(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
+    if u is CreditUnit.TEAM:
+        values = np.array([an.total])  # the whole team earns the whole reward, whatever the method
+        stderr = None if stderr is None else np.zeros(1)
+    if baseline is not None:
+        extra["baseline"] = float(baseline)
+    if u is CreditUnit.TOKEN:
+        return _to_tokens(g, ui, values, stderr, placement, m, an, extra, notes)
+    return CreditResult(unit=u, method=m, ids=ui.ids, roles=ui.roles, values=values, stderr=stderr,
+                        total_reward=an.total, notes=tuple(notes), **extra)
+
+
+def _parse_call(unit: CreditUnit | str, method: CreditMethod | str, placement: str, samples: int | None,
+                kw: Mapping[str, Any]) -> tuple[CreditUnit, CreditMethod]:
+    """The unit and method of an :func:`assign` call, its options checked against the method's."""
     u = parse_unit(unit)
     m = parse_method(method)
     allowed = METHOD_OPTIONS[m]
@@ -162,7 +177,12 @@ def assign(
         raise ConfigError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     if samples is not None and samples < 2:
         raise ConfigError(f"samples must be ≥ 2 permutations, got {samples}")
-    g = graph if graph is not None else TraceGraph.from_trace(trace)
+    return u, m
+
+
+def _signals_to_credit(trace: Trace, signals: Sequence[Signal] | None,
+                       baseline: float | None) -> tuple[list[Signal], float]:
+    """The signals credited (the trace's own by default; ``−baseline`` as a team signal) and their reward."""
     if signals is None:
         from ..rewards import default_signals
 
@@ -172,35 +192,28 @@ def assign(
             "no reward signals to credit: the trace has no outcome, rewards or signals; "
             "pass signals (e.g. from a reward spec: --spec spec.toml) or record an outcome"
         )
-    signals = list(signals)
-    reward = float(sum(sig.value for sig in signals))
+    out = list(signals)
+    reward = float(sum(sig.value for sig in out))
     if baseline is not None:
         if not isinstance(baseline, (int, float, np.integer, np.floating)) or not math.isfinite(float(baseline)):
             raise ConfigError(f"baseline must be a finite number, got {baseline!r}")
         from ..core.trace import Signal
 
-        signals.append(Signal(unit=CreditUnit.TEAM, id="team", value=-float(baseline), name="baseline"))
-    base = CreditUnit.TURN if u is CreditUnit.TOKEN else u
-    ui = unit_index(g, base)
-    an = _flow.anchor_signals(g, ui, signals)
+        out.append(Signal(unit=CreditUnit.TEAM, id="team", value=-float(baseline), name="baseline"))
+    return out, reward
+
+
+def _baseline_notes(g: TraceGraph, m: CreditMethod, reward: float, baseline: float | None,
+                    total: float) -> list[str]:
+    """The graph's assumptions, then what was credited relative to what (or why every credit is 0)."""
     notes: list[str] = list(g.assumptions)
     if baseline is not None:
         notes.append(f"credit relative to the baseline {float(baseline):.6g}: the advantage R − b = {reward:.6g} − "
-                     f"{float(baseline):.6g} = {an.total:.6g} is credited")
+                     f"{float(baseline):.6g} = {total:.6g} is credited")
     elif reward == 0.0 and m is not CreditMethod.BLAME:
         notes.append("the reward is 0 (a failed run?) and no baseline was given, so every credit is 0; give a "
                      "baseline (CLI --baseline VALUE|group) to credit the run relative to it and find who to blame")
-    res = _run(g, ui, an, m, value_fn=value_fn, samples=samples, seed=seed, notes=notes, **kw)
-    values, stderr, extra = res
-    if u is CreditUnit.TEAM:
-        values = np.array([an.total])  # the whole team earns the whole reward, whatever the method
-        stderr = None if stderr is None else np.zeros(1)
-    if baseline is not None:
-        extra["baseline"] = float(baseline)
-    if u is CreditUnit.TOKEN:
-        return _to_tokens(g, ui, values, stderr, placement, m, an, extra, notes)
-    return CreditResult(unit=u, method=m, ids=ui.ids, roles=ui.roles, values=values, stderr=stderr,
-                        total_reward=an.total, notes=tuple(notes), **extra)
+    return notes
 
 
 def _to_tokens(g: TraceGraph, ui: UnitIndex, values: np.ndarray, stderr: np.ndarray | None, placement: str,

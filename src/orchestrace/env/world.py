@@ -622,6 +622,7 @@ class World:
         cnt, cs, cm = self.cnt[rr, ii], self.csum[rr, ii], self.cmax[rr, ii]
         ac, rj = self.acc[rr, ii], self.rej[rr, ii]
         m = self.method[rr][:, None]
+        # not _vote.top_answer (ties → the answer seen first): the world's majority breaks ties by summed confidence
         maj = cnt + 1e-3 * cs
         score = np.where(m == Agg.VERIFIER, maj + 1.5 * (ac - rj), np.where(m == Agg.BEST_OF, cm + 1e-6 * cnt, maj))
         a = score.argmax(1)

@@ -41,7 +41,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import math
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .._stats import Z975_ROUNDED, ci_mean, paired_ci, t_interval
+from .._stats import ci_mean, paired_ci, t_interval, welch_interval, wilson
 from ..policies.anchors import PUBLISHED
 from ..trainers.rollout import VALIDATION_BASE, held_out_seeds
 
@@ -117,27 +116,6 @@ SUITES: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 # ----------------------------------------------------------------------------- statistics
-def wilson(k: int, n: int, z: float = Z975_ROUNDED) -> dict[str, float]:
-    """Wilson score interval of a success rate k/n.
-
-    >>> r = wilson(45, 50); round(r["lo"], 3), round(r["hi"], 3)
-    (0.786, 0.957)
-    """
-    if n == 0:
-        return {"mean": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": 0}
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return {"mean": p, "lo": c - h, "hi": c + h, "n": n}
-
-
-def _welch(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    m = float(a.mean() - b.mean())
-    h = Z975_ROUNDED * math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
-    return {"mean": m, "lo": m - h, "hi": m + h}
-
-
 def pareto(points: dict[str, tuple[float, float]]) -> dict[str, bool]:
     """Which (success, tokens) points are on the front (not dominated).
 
@@ -272,7 +250,7 @@ def claims(raw: dict[str, dict[str, np.ndarray]], chosen: dict[str, dict[str, st
     diff = L["difficulty"]
     easy, hard = diff < EASY_BELOW, diff >= HARD_FROM
     if easy.sum() > 1 and hard.sum() > 1:
-        w = _welch(L["decisions"][hard], L["decisions"][easy])
+        w = welch_interval(L["decisions"][hard], L["decisions"][easy])
         out["adapts_to_difficulty"] = {"decisions_easy": float(L["decisions"][easy].mean()),
                                        "decisions_hard": float(L["decisions"][hard].mean()),
                                        "hard_minus_easy": w, "met": bool(w["lo"] > 0)}
@@ -405,63 +383,31 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
     evaluated in the same world (:func:`evaluate_runs`). Returns the report (also
     ``out/results.json`` when ``out`` is given).
     """
-    from ..policies.checkpoint import load_policy
-    from ..trainers.common import progress_bar, require_learn
+    from ..trainers.common import progress_bar
 
-    require_learn()
-    from ..env.baselines import make_baseline
-    from ..errors import ConfigError
-    from .exact import collect
-
-    learned = load_policy(policy) if isinstance(policy, (str, Path)) else policy
-    if not getattr(learned, "greedy", True):
-        raise ConfigError("the protocol evaluates greedy policies (each head's most likely action): load the policy "
-                          "with greedy=True")
+    learned = _greedy_policy(policy)
     env_id, sets, cfg = _world(learned, env, env_set)
     fit_episodes = int(fit_episodes) if fit_episodes else min(8 * validation, FIT_EPISODES)
-    blocks = {"test": held_out_seeds(episodes, seed_offset),
-              "val": np.arange(TUNING_BASE, TUNING_BASE + validation, dtype=np.int64),
-              "fit": np.arange(FIT_BASE, FIT_BASE + fit_episodes, dtype=np.int64)}
+    blocks = _seed_blocks(episodes, validation, fit_episodes, seed_offset)
     test = blocks["test"]
     cache = {} if cache is None else cache
     key = json.dumps([env_id, list(sets), episodes, validation, fit_episodes, seed_offset, oracle_episodes])
     shared = cache.setdefault(key, {"test": {}, "base": {}})
-    others: list[tuple[str, Any, np.ndarray]] = [("adaptive", make_baseline("adaptive", cfg), test)]
-    others += [(n, make_baseline(n, cfg), test) for n in ("random", "fixed-fanout", "greedy")]
-    if oracle_all:
-        others.append(("oracle-all", make_baseline("oracle", cfg, heads="all"), test[:oracle_episodes]))
+    others = _baselines(cfg, test, oracle_episodes if oracle_all else None)
     raw: dict[str, dict[str, np.ndarray]] = {}
     same: dict[str, dict[str, Any]] = {}
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
     with progress_bar(6 + len(others), "evaluate", enabled=progress) as advance:
         for h, heads in (("learned", learned), ("base", None)):
-            memo = shared["base"] if h == "base" else {}
-            for b, seeds in blocks.items():
-                if b not in memo:
-                    t = time.perf_counter()
-                    memo[b] = collect(cfg, heads, seeds)
-                    timing[f"paths/{h}/{b}"] = time.perf_counter() - t
-                advance(1, policy=f"{h} paths ({b})")
-            if "rules" not in memo:
-                rules = {r: v for r, v in _rules(cfg).items() if r != "clairvoyant"} | _fit_rules(cfg, memo["fit"])
-                val = {r: memo["val"].value(memo["val"].stops(rule)) for r, rule in rules.items()}
-                chosen, val_means = _choose(list(rules), val)
-                res = {r: memo["test"].value(memo["test"].stops(rule)) for r, rule in rules.items()}
-                res["clairvoyant"] = memo["test"].clairvoyant()
-                memo.update(rules=rules, chosen=chosen, val_means=val_means, res=res)
-            same[h] = memo
+            same[h] = memo = _value_rules(cfg, h, heads, blocks, shared["base"] if h == "base" else {}, timing, advance)
             raw.update({f"{h}+{r}": v for r, v in memo["res"].items()})
             if h == "learned":
                 raw["learned"] = memo["test"].value(memo["test"].own_stop)
                 val_learned = float(memo["val"].value(memo["val"].own_stop)["return"].mean())
         raw["always-continue"] = same["base"]["test"].value(np.zeros(same["base"]["test"].present.shape, bool))
         for name, pol, seeds in others:
-            if name not in shared["test"]:
-                t = time.perf_counter()
-                shared["test"][name] = _play(cfg, pol, seeds)
-                timing[f"test/{name}"] = time.perf_counter() - t
-            raw[name] = shared["test"][name]
+            raw[name] = _played(cfg, name, pol, seeds, shared["test"], timing)
             advance(1, policy=name)
     chosen_by: dict[str, dict[str, str]] = {h: same[h]["chosen"] for h in same}
     summary = {n: _summary(r) for n, r in raw.items()}
@@ -491,16 +437,86 @@ def evaluate(policy: Any, *, env: str | None = None, env_set: tuple[str, ...] | 
         _sample_traces(report, cfg, env_id, learned, {h: same[h]["rules"] for h in same}, others, test[:sample_traces],
                        out, progress)
     if out is not None:
-        o = Path(out)
-        o.mkdir(parents=True, exist_ok=True)
-        (o / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
-        arrays: dict[str, Any] = {f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()}
-        np.savez_compressed(o / "episodes.npz", **arrays)
+        _save(Path(out), report, raw)
     if log is not None:
         log(f"evaluated {len(raw)} policies exactly on {episodes} test, {validation} validation and {fit_episodes} "
             "fitting episodes")
     report["_raw"] = raw
     return report
+
+
+def _greedy_policy(policy: Any) -> Any:
+    """The policy to evaluate (loaded from a run directory or ``.pt`` file), refused unless greedy."""
+    from ..policies.checkpoint import load_policy
+    from ..trainers.common import require_learn
+
+    require_learn()
+    from ..errors import ConfigError
+
+    learned = load_policy(policy) if isinstance(policy, (str, Path)) else policy
+    if not getattr(learned, "greedy", True):
+        raise ConfigError("the protocol evaluates greedy policies (each head's most likely action): load the policy "
+                          "with greedy=True")
+    return learned
+
+
+def _played(cfg: Any, name: str, pol: Any, seeds: np.ndarray, memo: dict[str, Any],
+            timing: dict[str, float]) -> dict[str, np.ndarray]:
+    """A baseline's per-episode arrays on ``seeds``, played once per world (``memo``), timed."""
+    if name not in memo:
+        t = time.perf_counter()
+        memo[name] = _play(cfg, pol, seeds)
+        timing[f"test/{name}"] = time.perf_counter() - t
+    return memo[name]
+
+
+def _seed_blocks(episodes: int, validation: int, fit_episodes: int, seed_offset: int) -> dict[str, np.ndarray]:
+    """The protocol's disjoint seed blocks: ``test`` (held out), ``val`` (tuning) and ``fit`` (the fitted rules)."""
+    return {"test": held_out_seeds(episodes, seed_offset),
+            "val": np.arange(TUNING_BASE, TUNING_BASE + validation, dtype=np.int64),
+            "fit": np.arange(FIT_BASE, FIT_BASE + fit_episodes, dtype=np.int64)}
+
+
+def _baselines(cfg: Any, test: np.ndarray, oracle_episodes: int | None) -> list[tuple[str, Any, np.ndarray]]:
+    """The environment's baselines played on the test seeds (name, policy, seeds); the all-heads oracle on the
+    first ``oracle_episodes`` (none when None)."""
+    from ..env.baselines import make_baseline
+
+    others: list[tuple[str, Any, np.ndarray]] = [("adaptive", make_baseline("adaptive", cfg), test)]
+    others += [(n, make_baseline(n, cfg), test) for n in ("random", "fixed-fanout", "greedy")]
+    if oracle_episodes is not None:
+        others.append(("oracle-all", make_baseline("oracle", cfg, heads="all"), test[:oracle_episodes]))
+    return others
+
+
+def _value_rules(cfg: Any, h: str, heads: Any, blocks: dict[str, np.ndarray], memo: dict[str, Any],
+                 timing: dict[str, float], advance: Callable[..., None]) -> dict[str, Any]:
+    """One heads' always-continue paths per seed block, and every stop rule valued on them: the rules, what
+    validation chose, its means and the test results (``memo``, filled where it lacks them, and returned)."""
+    from .exact import collect
+
+    for b, seeds in blocks.items():
+        if b not in memo:
+            t = time.perf_counter()
+            memo[b] = collect(cfg, heads, seeds)
+            timing[f"paths/{h}/{b}"] = time.perf_counter() - t
+        advance(1, policy=f"{h} paths ({b})")
+    if "rules" not in memo:
+        rules = {r: v for r, v in _rules(cfg).items() if r != "clairvoyant"} | _fit_rules(cfg, memo["fit"])
+        val = {r: memo["val"].value(memo["val"].stops(rule)) for r, rule in rules.items()}
+        chosen, val_means = _choose(list(rules), val)
+        res = {r: memo["test"].value(memo["test"].stops(rule)) for r, rule in rules.items()}
+        res["clairvoyant"] = memo["test"].clairvoyant()
+        memo.update(rules=rules, chosen=chosen, val_means=val_means, res=res)
+    return memo
+
+
+def _save(o: Path, report: dict[str, Any], raw: dict[str, dict[str, np.ndarray]]) -> None:
+    """``results.json`` (the report) and ``episodes.npz`` (every policy's per-episode arrays) in ``o``."""
+    o.mkdir(parents=True, exist_ok=True)
+    (o / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
+    arrays: dict[str, Any] = {f"{n}/{k}": v for n, r in raw.items() for k, v in r.items()}
+    np.savez_compressed(o / "episodes.npz", **arrays)
 
 
 def _sample_traces(report: dict[str, Any], cfg: Any, env_id: str, learned: Any, rules: dict[str, dict[str, Any]],

@@ -326,8 +326,44 @@ def _io_problem(code: str, path: str, message: str, hint: str) -> Problem:
     return Problem(code=code, severity=Severity.ERROR, path=path, message=message, hint=hint)
 
 
+def _chunks(fh: IO[bytes], label: str, report: ImportReport) -> Iterator[bytes | None]:
+    """The non-empty chunks of ``fh`` (a UTF-8 BOM cut by a short first read joined), up to
+    :func:`~orchestrace.core.io.max_file_bytes` bytes; ``None`` after a located ``io.unreadable`` or
+    ``io.too-large`` error, when reading must stop where it is (no cut last line is given)."""
+    file_cap = max_file_bytes()
+    total = 0
+    first = True
+    while True:
+        try:
+            chunk = fh.read(_CHUNK)
+            while first and chunk and len(chunk) < 3 and b"\xef\xbb\xbf".startswith(chunk):  # a BOM cut by a short read
+                more = fh.read(_CHUNK)
+                if not more:
+                    break
+                chunk += more
+        except OSError as exc:
+            report.error("io.unreadable", label, f"read failed: {exc.strerror or exc}", "check the file")
+            yield None
+            return
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > file_cap:
+            report.error("io.too-large", label, f"input holds more than {file_cap} bytes; reading stopped there",
+                         "split it, or raise ORCHESTRACE_MAX_FILE_BYTES")
+            yield None
+            return
+        first = False
+        yield chunk
+
+
 def iter_lines(path: str | os.PathLike[str], label: str, report: ImportReport) -> Iterator[tuple[int, bytes | None, bool]]:
     """``(line number, raw line, cut)`` of a file, read piecewise with bounded memory.
+
+    The importers' line reader; the trace streams and logs of the package read through
+    :func:`orchestrace._limits.capped_lines` instead. This one differs where foreign session files
+    need it: a FIFO or stdin is read (not refused), a BOM and a NUL stream are told apart, a cut
+    last line is flagged, and every skip is a located entry of the :class:`ImportReport`.
 
     ``raw`` is None for a line over the cap (:func:`max_line_bytes`): it is skipped while
     it is read, with a located ``import.line-too-large`` error, so a file with no newline
@@ -336,12 +372,10 @@ def iter_lines(path: str | os.PathLike[str], label: str, report: ImportReport) -
     an ``io.too-large`` error after :func:`~orchestrace.core.io.max_file_bytes` bytes.
     """
     cap = max_line_bytes()
-    file_cap = max_file_bytes()
     fh = _open(path)
     buf = bytearray()
     skipping = 0  # bytes of an over-long line seen so far (0: not skipping)
     lineno = 1
-    total = 0
     first = True
 
     def too_large(n: int) -> None:
@@ -351,23 +385,8 @@ def iter_lines(path: str | os.PathLike[str], label: str, report: ImportReport) -
                      "raise ORCHESTRACE_MAX_LINE_BYTES if the line is genuine")
 
     with fh:
-        while True:
-            try:
-                chunk = fh.read(_CHUNK)
-                while first and chunk and len(chunk) < 3 and b"\xef\xbb\xbf".startswith(chunk):  # a BOM cut by a short read
-                    more = fh.read(_CHUNK)
-                    if not more:
-                        break
-                    chunk += more
-            except OSError as exc:
-                report.error("io.unreadable", label, f"read failed: {exc.strerror or exc}", "check the file")
-                return
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > file_cap:
-                report.error("io.too-large", label, f"input holds more than {file_cap} bytes; reading stopped there",
-                             "split it, or raise ORCHESTRACE_MAX_FILE_BYTES")
+        for chunk in _chunks(fh, label, report):
+            if chunk is None:
                 return
             if chunk.count(0) == len(chunk):
                 report.error("io.not-text", f"{label}:{lineno}", "input is a stream of NUL bytes, not JSON lines "

@@ -221,6 +221,8 @@ def _aggregate(method: str, returns: list[tuple[str, AttemptResult]]) -> tuple[s
     if method == "best_of":
         rid, r = max(ok, key=lambda x: x[1].confidence)
         return r.answer, [rid]
+    # not _vote.majority (ties → the answer seen first): an episode's workers report a confidence, and its
+    # majority breaks ties by their summed confidence, as the simulator's O4 does (env/world._recompute)
     counts = Counter(r.answer for _, r in ok)
     conf: dict[str | None, float] = {}
     for _, r in ok:

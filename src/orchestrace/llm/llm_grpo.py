@@ -287,6 +287,89 @@ def _check_resume(out: Path, doc: dict[str, Any]) -> None:
                               f"for {doc.get(key)!r}; resume with the same {what} or write to a new folder")
 
 
+def _training_decisions(runs: Any, cfg: LLMGRPOConfig) -> tuple[Any, np.ndarray]:
+    """The decision problem over the logged runs and its ``train`` rows, refused when it offers no decision."""
+    from ..logged.logged_env import LoggedDecisions
+
+    dec = LoggedDecisions(runs, aggregations=cfg.aggregations, price_seed=cfg.price_seed)
+    train_rows = np.flatnonzero(runs.split == "train")
+    if not len(train_rows):
+        raise ConfigError(f"the corpus has no 'train' tasks (splits: {sorted(set(runs.split.tolist()))})")
+    if not (dec.valid(dec.start(int(train_rows[0]))).sum() >= 2):
+        raise ConfigError("the corpus offers no decision (one valid action at every state): it needs ≥ 2 rounds "
+                          "or several options")
+    return dec, train_rows
+
+
+def _continuation(runs: Any, cfg: LLMGRPOConfig, dec: Any, gate: Any) -> Any:
+    """What follows a decision under exact credit: stop next, or the fitted gate (fitted here when not given)."""
+    from ..logged.logged_env import GateContinuation, StopNext
+
+    if not (cfg.credit == "exact" and cfg.continuation == "gate"):
+        return StopNext()
+    if gate is None:
+        from ..offline import fit_gate
+
+        gate, _ = fit_gate(runs, classes=("linear",), widths=[dec.W])
+    return GateContinuation(gate, dec)
+
+
+def _start_model(model: Any, base: tuple[Any, Any, dict[str, Any]] | None, cfg: LLMGRPOConfig) -> tuple[Any, Any, dict[str, Any]]:
+    """The model to train, its tokenizer and identity: loaded, or a copy of ``base`` (never the base itself)."""
+    from .llm_policy import load_causal_lm, prepare_tokenizer
+
+    if base is None:
+        return load_causal_lm(model, device=cfg.device)  # type: ignore[no-any-return]
+    import copy
+
+    lm, tok, ident = base
+    # the base may carry a trainer's per-object forward (format_warmup's SFT): strip it before and after
+    # the copy, or the copy would generate with the base's frozen weights (own_forward)
+    lm = own_forward(copy.deepcopy(own_forward(lm)))
+    prepare_tokenizer(lm, tok)
+    return lm, tok, ident
+
+
+def _open_run_folder(out: Path, doc: dict[str, Any], resume: bool) -> list[Path]:
+    """Check ``out`` (a fresh folder, or on ``resume`` the same run), write ``run.json``; the checkpoints there."""
+    ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1])) if out.is_dir() else []
+    if resume:
+        _check_resume(out, doc)
+    elif ckpts or (out / "run.json").is_file():
+        raise ConfigError(f"{out}: holds a previous run (run.json / checkpoints); pass resume=True (--resume) to "
+                          "continue it, or choose another folder")
+    out.mkdir(parents=True, exist_ok=True)
+    from ..core.io import atomic_write
+
+    atomic_write(out / "run.json", json.dumps(doc, indent=1).encode())
+    return ckpts
+
+
+def _grpo_args(trl: Any, cfg: LLMGRPOConfig, out: Path) -> Any:
+    """TRL's ``GRPOConfig`` for this run: one update a step, constant learning rate, checkpoints every ``save_every``."""
+    return trl.GRPOConfig(
+        output_dir=str(out), max_steps=cfg.updates, per_device_train_batch_size=cfg.prompts_per_update * cfg.generations,
+        num_generations=cfg.generations, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
+        gradient_checkpointing=False, max_completion_length=cfg.max_completion_length, temperature=cfg.temperature,
+        beta=cfg.beta, shuffle_dataset=not cfg.balance_cells, logging_steps=1, save_strategy="steps", save_steps=cfg.save_every, save_total_limit=2,
+        report_to="none", use_cpu=cfg.device == "cpu", bf16=False, fp16=False, seed=cfg.seed, data_seed=cfg.seed,
+        dataloader_num_workers=0, disable_tqdm=True, remove_unused_columns=False)
+
+
+def _throughput(torch: Any, cfg: LLMGRPOConfig, history: list[dict[str, Any]], n_up: int, secs: float,
+                resume: bool) -> dict[str, float]:
+    """Updates and tokens per time of the training (probes excluded), peak memory (RSS; CUDA when on a GPU)."""
+    toks = [h["num_tokens"] for h in history if "num_tokens" in h]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024  # GiB (Linux: KiB)
+    throughput = {"updates": n_up, "seconds": secs, "updates_per_min": 60 * n_up / max(secs, 1e-9),
+                  "tokens": float(toks[-1]) if toks else float("nan"),
+                  "tokens_per_s": (float(toks[-1]) - (float(toks[0]) if resume else 0.0)) / max(secs, 1e-9)
+                  if toks else float("nan"), "peak_rss_gib": peak}
+    if torch.cuda.is_available() and cfg.device.startswith("cuda"):
+        throughput["peak_cuda_gib"] = torch.cuda.max_memory_allocated() / 2**30
+    return throughput
+
+
 def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike[str], *, model: Any = None,
                            resume: bool = False, gate: Any = None, base: tuple[Any, Any, dict[str, Any]] | None = None,
                            probe: Callable[[Any, Any, int], dict[str, float]] | None = None, probe_every: int = 0,
@@ -304,45 +387,15 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     torch = require("torch", extra="trainers")
     datasets = require("datasets", extra="trainers")
     trl = require("trl", extra="trainers")
-    from ..logged.logged_env import GateContinuation, LoggedDecisions, StopNext
-    from .llm_policy import load_causal_lm, prepare_tokenizer
 
     out = Path(out)
-    dec = LoggedDecisions(runs, aggregations=cfg.aggregations, price_seed=cfg.price_seed)
-    train_rows = np.flatnonzero(runs.split == "train")
-    if not len(train_rows):
-        raise ConfigError(f"the corpus has no 'train' tasks (splits: {sorted(set(runs.split.tolist()))})")
-    if not (dec.valid(dec.start(int(train_rows[0]))).sum() >= 2):
-        raise ConfigError("the corpus offers no decision (one valid action at every state): it needs ≥ 2 rounds "
-                          "or several options")
-    cont: Any = StopNext()
-    if cfg.credit == "exact" and cfg.continuation == "gate":
-        if gate is None:
-            from ..offline import fit_gate
-
-            gate, _ = fit_gate(runs, classes=("linear",), widths=[dec.W])
-        cont = GateContinuation(gate, dec)
-    lm, tok, ident = base if base is not None else load_causal_lm(model, device=cfg.device)
-    if base is not None:
-        import copy
-
-        # the base may carry a trainer's per-object forward (format_warmup's SFT): strip it before and after
-        # the copy, or the copy would generate with the base's frozen weights (own_forward)
-        lm = own_forward(copy.deepcopy(own_forward(lm)))
-        prepare_tokenizer(lm, tok)
+    dec, train_rows = _training_decisions(runs, cfg)
+    cont = _continuation(runs, cfg, dec, gate)
+    lm, tok, ident = _start_model(model, base, cfg)
     doc = {"format": RUN_FORMAT, "model": ident["model"], "corpus": corpus_fingerprint(runs), "credit": cfg.credit,
            "continuation": cfg.continuation if cfg.credit == "exact" else None, "lora_r": cfg.lora_r,
            "config": {k: v for k, v in asdict(cfg).items() if k != "extra"}}
-    ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1])) if out.is_dir() else []
-    if resume:
-        _check_resume(out, doc)
-    elif ckpts or (out / "run.json").is_file():
-        raise ConfigError(f"{out}: holds a previous run (run.json / checkpoints); pass resume=True (--resume) to "
-                          "continue it, or choose another folder")
-    out.mkdir(parents=True, exist_ok=True)
-    from ..core.io import atomic_write
-
-    atomic_write(out / "run.json", json.dumps(doc, indent=1).encode())
+    ckpts = _open_run_folder(out, doc, resume)
     if cfg.lora_r > 0:
         peft = require("peft", extra="trainers")
         lm = peft.get_peft_model(lm, peft.LoraConfig(
@@ -354,14 +407,8 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     samples: list[dict[str, Any]] = []
     reward = decision_reward(dec, cfg.credit, cont, penalty=cfg.penalty, seed=cfg.seed + 1, log=curve,
                              samples=samples)
-    args = trl.GRPOConfig(
-        output_dir=str(out), max_steps=cfg.updates, per_device_train_batch_size=cfg.prompts_per_update * cfg.generations,
-        num_generations=cfg.generations, learning_rate=cfg.learning_rate, lr_scheduler_type="constant",
-        gradient_checkpointing=False, max_completion_length=cfg.max_completion_length, temperature=cfg.temperature,
-        beta=cfg.beta, shuffle_dataset=not cfg.balance_cells, logging_steps=1, save_strategy="steps", save_steps=cfg.save_every, save_total_limit=2,
-        report_to="none", use_cpu=cfg.device == "cpu", bf16=False, fp16=False, seed=cfg.seed, data_seed=cfg.seed,
-        dataloader_num_workers=0, disable_tqdm=True, remove_unused_columns=False)
-    trainer = trl.GRPOTrainer(model=lm, reward_funcs=[reward], args=args, train_dataset=ds, processing_class=tok)
+    trainer = trl.GRPOTrainer(model=lm, reward_funcs=[reward], args=_grpo_args(trl, cfg, out), train_dataset=ds,
+                              processing_class=tok)
     stamps: list[float] = []
     probes: list[dict[str, float]] = []
     paused = [0.0]
@@ -384,17 +431,9 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if (resume and ckpts) else None)
     secs = time.perf_counter() - t0 - paused[0]
-    toks = [h["num_tokens"] for h in trainer.state.log_history if "num_tokens" in h]
-    n_up = len(stamps)
     for i, c in enumerate(curve):
         c["update"] = float(trainer.state.global_step - len(curve) + i + 1)
         c["seconds"] = (stamps[i] - t0) if i < len(stamps) else secs
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024  # GiB (Linux: KiB)
-    throughput = {"updates": n_up, "seconds": secs, "updates_per_min": 60 * n_up / max(secs, 1e-9),
-                  "tokens": float(toks[-1]) if toks else float("nan"),
-                  "tokens_per_s": (float(toks[-1]) - (float(toks[0]) if resume else 0.0)) / max(secs, 1e-9)
-                  if toks else float("nan"), "peak_rss_gib": peak}
-    if torch.cuda.is_available() and cfg.device.startswith("cuda"):
-        throughput["peak_cuda_gib"] = torch.cuda.max_memory_allocated() / 2**30
+    throughput = _throughput(torch, cfg, trainer.state.log_history, len(stamps), secs, resume)
     return {"model": own_forward(trainer.model).eval(), "tokenizer": tok, "decisions": dec, "curve": curve,
             "samples": samples, "probes": probes, "throughput": throughput, "identity": ident, "run": doc}

@@ -484,15 +484,8 @@ def task_for_dag(suite: str, parents: Sequence[Sequence[int]], *, seed: int) -> 
     >>> t.expected("s2", {"s0": t.subtask("s0").answer, "s1": t.subtask("s1").answer}) == t.subtask("s2").answer
     True
     """
-    if suite not in SUITES:
-        raise ConfigError(f"unknown task suite {suite!r}; choose one of {', '.join(SUITES)}")
+    _check_dag(suite, parents)
     n = len(parents)
-    if n < 1:
-        raise ConfigError("parents must describe at least one subtask")
-    for i, ps in enumerate(parents):
-        for p in ps:
-            if not 0 <= int(p) < i:
-                raise ConfigError(f"parents[{i}] contains {p}; parents must be earlier subtask indices (0..{i - 1})")
     rng = random.Random(f"dag:{suite}:{seed}:{n}")
     sids = [f"s{i}" for i in range(n)]
     subtasks: list[Subtask] = []
@@ -509,39 +502,13 @@ def task_for_dag(suite: str, parents: Sequence[Sequence[int]], *, seed: int) -> 
     for i, ps in enumerate(parents):
         deps = tuple(sids[int(p)] for p in dict.fromkeys(ps))
         if suite == "arith":
-            args = list(deps)
-            while len(args) < 2:
-                args.insert(rng.randint(0, len(args)), str(rng.randint(1, 9)))
-            vals = [int(answers[a]) if a in answers else int(a) for a in args]
-            shown = [f"{{{a}}}" if a in answers else a for a in args]
-            if len(args) == 2:
-                op_name = rng.choice("+-*") if abs(vals[0] * vals[1]) <= 81 else rng.choice("+-")
-                expr = f"{shown[0]} {op_name} {shown[1]}"
-            else:  # three or more parents: add them all up
-                op_name, expr = "sum", " + ".join(shown)
-            op_args = tuple(args)
-            answer = _apply(op_name, [str(v) for v in vals], {}) or ""
-            template = f"Compute {expr}. {_INSTR_INT}"
-            kind = "int"
+            sub = _dag_arith(rng, sids[i], deps, answers)
         elif suite == "list":
-            lits = [str(rng.randint(0, 20)) for _ in range(rng.randint(1, 3) if deps else rng.randint(2, 4))]
-            op_args = tuple(lits) + deps
-            op_name = "sum"
-            answer = str(sum(int(v) for v in lits) + sum(int(answers[d]) for d in deps))
-            fields = ", ".join(lits + [f"{{{d}}}" for d in deps])
-            template = f"Add up these numbers: {fields}. {_INSTR_INT}"
-            kind = "int"
-        else:  # lookup
-            src = deps[0] if deps else rng.choice(choices)
-            deps = deps[:1]
-            ref = f"{{{src}}}" if deps else src
-            op_name, op_args = "lookup", (src,)
-            answer = table[answers[src] if deps else src]
-            template = f"Who is the mentor of {ref}? Reply with the name only."
-            kind = "choice"
-        answers[sids[i]] = answer
-        subtasks.append(Subtask(id=sids[i], kind=kind, template=template, deps=deps, answer=answer,
-                                op=op_name, args=op_args))
+            sub = _dag_list(rng, sids[i], deps, answers)
+        else:
+            sub = _dag_lookup(rng, sids[i], deps, answers, table, choices)
+        answers[sub.id] = sub.answer
+        subtasks.append(sub)
     task = Task(
         id=f"{suite}-dag-{seed}", suite=suite, question="",
         answer=subtasks[-1].answer, subtasks=tuple(subtasks), root=sids[-1], context=context,
@@ -553,6 +520,54 @@ def task_for_dag(suite: str, parents: Sequence[Sequence[int]], *, seed: int) -> 
     else:
         question = f"Compute {whole}. {_INSTR_INT}"
     return dataclasses.replace(task, question=question)
+
+
+def _check_dag(suite: str, parents: Sequence[Sequence[int]]) -> None:
+    """A known suite and a DAG in topological order: every parent an earlier index."""
+    if suite not in SUITES:
+        raise ConfigError(f"unknown task suite {suite!r}; choose one of {', '.join(SUITES)}")
+    if len(parents) < 1:
+        raise ConfigError("parents must describe at least one subtask")
+    for i, ps in enumerate(parents):
+        for p in ps:
+            if not 0 <= int(p) < i:
+                raise ConfigError(f"parents[{i}] contains {p}; parents must be earlier subtask indices (0..{i - 1})")
+
+
+def _dag_arith(rng: random.Random, sid: str, deps: tuple[str, ...], answers: dict[str, str]) -> Subtask:
+    """``a op b`` over the parents' answers (literals fill missing operands); three or more parents: their sum."""
+    args = list(deps)
+    while len(args) < 2:
+        args.insert(rng.randint(0, len(args)), str(rng.randint(1, 9)))
+    vals = [int(answers[a]) if a in answers else int(a) for a in args]
+    shown = [f"{{{a}}}" if a in answers else a for a in args]
+    if len(args) == 2:
+        op_name = rng.choice("+-*") if abs(vals[0] * vals[1]) <= 81 else rng.choice("+-")
+        expr = f"{shown[0]} {op_name} {shown[1]}"
+    else:  # three or more parents: add them all up
+        op_name, expr = "sum", " + ".join(shown)
+    answer = _apply(op_name, [str(v) for v in vals], {}) or ""
+    return Subtask(id=sid, kind="int", template=f"Compute {expr}. {_INSTR_INT}", deps=deps, answer=answer,
+                   op=op_name, args=tuple(args))
+
+
+def _dag_list(rng: random.Random, sid: str, deps: tuple[str, ...], answers: dict[str, str]) -> Subtask:
+    """The sum of a short list of literals and the parents' answers."""
+    lits = [str(rng.randint(0, 20)) for _ in range(rng.randint(1, 3) if deps else rng.randint(2, 4))]
+    answer = str(sum(int(v) for v in lits) + sum(int(answers[d]) for d in deps))
+    fields = ", ".join(lits + [f"{{{d}}}" for d in deps])
+    return Subtask(id=sid, kind="int", template=f"Add up these numbers: {fields}. {_INSTR_INT}", deps=deps,
+                   answer=answer, op="sum", args=tuple(lits) + deps)
+
+
+def _dag_lookup(rng: random.Random, sid: str, deps: tuple[str, ...], answers: dict[str, str],
+                table: dict[str, str], choices: tuple[str, ...]) -> Subtask:
+    """The mentor of the first parent's answer (or of a start name)."""
+    src = deps[0] if deps else rng.choice(choices)
+    deps = deps[:1]
+    ref = f"{{{src}}}" if deps else src
+    return Subtask(id=sid, kind="choice", template=f"Who is the mentor of {ref}? Reply with the name only.",
+                   deps=deps, answer=table[answers[src] if deps else src], op="lookup", args=(src,))
 
 
 # -- single-call families for self-consistency votes (not decomposed; see VOTE_SUITES) --------

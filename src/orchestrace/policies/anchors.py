@@ -26,10 +26,14 @@ task succeeds only if every subtask's aggregate is right).
                         iteration — the recipe of :mod:`orchestrace.trainers.fitted_stop`)
 =====================  =======================================================================
 
-**One definition per rule**: the criteria are those of :mod:`orchestrace.policies.rules`, which the
-evaluation on logged runs calls too (the wrappers here only reshape the simulator's vote counts
-and answer order); with fewer than three answers seen the Dirichlet criterion is the Beta
-criterion (as the authors' code), so that one vote never certifies itself. Budgets (``budget@r``), confidence thresholds (``threshold@c``) and the adaptive
+**One definition per rule, one interface**: ``ac-beta``, ``ac-dirichlet``, ``esc`` and ``vote-share``
+are the rules of :mod:`orchestrace.policies.rules` (``AdaptiveBeta``, ``AdaptiveDirichlet``, ``ESC``,
+``VoteShare``: criterion and threshold), which the evaluation on logged runs calls too. The
+simulator reaches them through one adapter, :func:`on_every_subtask`: :meth:`CheckState.per_subtask`
+builds the rules' :class:`~orchestrace.policies.rules.VoteState` (a row per subtask) and the task stops
+when every valid subtask would; the classes here only name the rule the simulator shows. With fewer
+than three answers seen the Dirichlet criterion is the Beta criterion (as the authors' code), so
+that one vote never certifies itself. Budgets (``budget@r``), confidence thresholds (``threshold@c``) and the adaptive
 heuristic's stop (``adaptive-stop``) are the environment's own rules
 (:class:`SummaryRule`). :func:`family` lists the whole family with its parameter grids.
 
@@ -50,7 +54,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..logged.value import continuation_values
-from .rules import beta_criterion, dirichlet_criterion, esc_stop, top_share
+from .rules import (
+    ESC,
+    AdaptiveBeta,
+    AdaptiveDirichlet,
+    VoteShare,
+    VoteState,
+    beta_criterion,
+    dirichlet_criterion,
+    esc_stop,
+    top_share,
+)
+from .rules import StopRule as VoteRule
 
 __all__ = [
     "FITTED_FEATURES",
@@ -68,6 +83,7 @@ __all__ = [
     "esc_agrees",
     "family",
     "fit_rule",
+    "on_every_subtask",
     "vote_share",
 ]
 
@@ -109,9 +125,22 @@ class CheckState:
         """Rows of several states, in order."""
         return CheckState(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in CheckState.__dataclass_fields__})
 
+    def per_subtask(self) -> VoteState:
+        """The vote-loop state of every subtask (B·N rows, episode-major): its votes, its solver answers in
+        the order cast (``drawn``: how many), the episode's price and round — what the rules of
+        :mod:`orchestrace.policies.rules` read."""
+        B, N = self.valid.shape
+        order = _flat(self.order)
+        rounds = int((self.round + self.rounds_left).max()) + 1 if B else 1
+        return VoteState(votes=_flat(self.counts).astype(np.float64), recent=order, drawn=(order >= 0).sum(1),
+                         price=np.repeat(self.price, N), round_=np.repeat(self.round, N), max_rounds=rounds)
+
 
 class StopRule(Protocol):
-    """A stop rule: ``name`` and ``stop(state) -> (B,) bool``."""
+    """A rule at the simulator's check: ``name`` and ``stop(state) -> (B,) bool``. The vote-loop rules
+    (:class:`orchestrace.policies.rules.StopRule`, ``stop_now(VoteState)``) enter through
+    :func:`on_every_subtask`; the environment's own rules (:class:`SummaryRule`) and the fitted rule read the
+    summary statistics."""
 
     name: str
 
@@ -169,9 +198,10 @@ def vote_share(counts: np.ndarray) -> np.ndarray:
     return top_share(np.asarray(counts, np.float64))
 
 
-def _every_subtask(state: CheckState, per_question: np.ndarray) -> np.ndarray:
-    """(B,) every valid subtask meets the criterion; ``per_question`` is (B·N,)."""
-    ok = np.asarray(per_question, bool).reshape(state.valid.shape)
+def on_every_subtask(state: CheckState, rule: VoteRule) -> np.ndarray:
+    """(B,) the one adapter from a vote-loop rule to the simulator's check: ``rule.stop_now`` on every
+    subtask's votes (:meth:`CheckState.per_subtask`), and the task stops when every valid subtask would."""
+    ok = np.asarray(rule.stop_now(state.per_subtask()), bool).reshape(state.valid.shape)
     return (ok | ~state.valid).all(1)
 
 
@@ -191,7 +221,7 @@ class BetaRule:
         object.__setattr__(self, "name", self.name or f"ac-beta@{self.c:g}")
 
     def stop(self, state: CheckState) -> np.ndarray:
-        return _every_subtask(state, beta_confidence(_flat(state.counts)) >= self.c)
+        return on_every_subtask(state, AdaptiveBeta(self.c))
 
 
 @dataclass(frozen=True)
@@ -205,7 +235,7 @@ class DirichletRule:
         object.__setattr__(self, "name", self.name or f"ac-dirichlet@{self.c:g}")
 
     def stop(self, state: CheckState) -> np.ndarray:
-        return _every_subtask(state, dirichlet_confidence(_flat(state.counts)) >= self.c)
+        return on_every_subtask(state, AdaptiveDirichlet(self.c))
 
 
 @dataclass(frozen=True)
@@ -219,7 +249,7 @@ class EscRule:
         object.__setattr__(self, "name", self.name or f"esc@{self.w}")
 
     def stop(self, state: CheckState) -> np.ndarray:
-        return _every_subtask(state, esc_agrees(_flat(state.order), self.w))
+        return on_every_subtask(state, ESC(self.w))
 
 
 @dataclass(frozen=True)
@@ -233,7 +263,7 @@ class VoteShareRule:
         object.__setattr__(self, "name", self.name or f"vote-share@{self.s:g}")
 
     def stop(self, state: CheckState) -> np.ndarray:
-        return _every_subtask(state, vote_share(_flat(state.counts)) >= self.s - 1e-12)
+        return on_every_subtask(state, VoteShare(self.s))
 
 
 @dataclass(frozen=True)

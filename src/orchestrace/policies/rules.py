@@ -1,10 +1,11 @@
 """The stop rules of a vote loop, as pure functions of the votes so far: their one home (issues 25, 30).
 
-**One definition per rule.** The criteria below are the only implementations: the offline
-evaluation (:mod:`orchestrace.offline`) calls them through the rule classes of this module and
-the simulator's protocol (:mod:`orchestrace.policies.anchors`) through thin wrappers over the same
-functions (:func:`beta_criterion`, :func:`dirichlet_criterion`, :func:`esc_stop`,
-:func:`top_share`), so a rule decides the same on the same votes wherever it runs (tested).
+**One definition per rule.** The criteria below are the only implementations, and the rule
+classes of this module the only stop-rule interface: the offline evaluation
+(:mod:`orchestrace.offline`) calls them, and the simulator's protocol
+(:mod:`orchestrace.policies.anchors`) calls the same classes on every subtask through one adapter
+(:func:`~orchestrace.policies.anchors.on_every_subtask`), so a rule decides the same on the same
+votes wherever it runs (tested).
 
 **The interface**: a rule is a frozen dataclass with ``stop_now(state: VoteState) -> np.ndarray``
 (N,) bool, vectorised over N loops. :class:`VoteState` holds what every rule may read at a
@@ -17,7 +18,12 @@ check (the end of a round):
 - ``round_`` (N,) int: the 0-based round just finished; ``max_rounds``: the round limit;
 - ``logprob`` / ``confidence`` (N, L) float, optional: per sample (aligned with ``recent``) its
   mean token log-prob and its DeepConf confidence (:func:`orchestrace.evaluation.family.confidence_of`),
-  read by CISC and DeepConf.
+  read by CISC and DeepConf;
+- ``drawn`` (N,) int, optional: how many samples each loop has drawn when that differs by row (the
+  rest of its ``recent`` row is padding); default every column of ``recent``.
+
+The simulator checks the same rules on every subtask of a task (:class:`orchestrace.policies.anchors.CheckState`
+builds this state, one row per subtask), so this is the one stop-rule interface of the package.
 
 The family (definitions as published; thresholds are met at ≥, as in the reference code):
 
@@ -88,6 +94,7 @@ class VoteState:
     max_rounds: int
     logprob: np.ndarray | None = None  # (N, L) float mean token log-prob of each sample (CISC)
     confidence: np.ndarray | None = None  # (N, L) float > 0 DeepConf confidence of each sample
+    drawn: np.ndarray | None = None  # (N,) int samples drawn so far, when rows differ (the rest of recent: padding)
 
     def __post_init__(self) -> None:
         n = len(self.votes)
@@ -96,6 +103,8 @@ class VoteState:
         for name in ("price", "round_"):
             if np.shape(getattr(self, name)) != (n,):
                 raise ConfigError(f"VoteState.{name}: expected shape ({n},), got {np.shape(getattr(self, name))}")
+        if self.drawn is not None and (self.recent is None or np.shape(self.drawn) != (n,)):
+            raise ConfigError(f"VoteState.drawn: expected shape ({n},) beside recent, got {np.shape(self.drawn)}")
         for name in ("logprob", "confidence"):
             x = getattr(self, name)
             if x is not None and (self.recent is None or np.shape(x) != np.asarray(self.recent).shape):
@@ -347,7 +356,7 @@ class ESC(StopRule):
         if state.recent is None:
             v = np.asarray(state.votes, np.float64)
             return (v.max(1) >= self.window) & (v.sum(1) == v.max(1))
-        return esc_stop(np.asarray(state.recent), self.window)
+        return esc_stop(np.asarray(state.recent), self.window, n=state.drawn)
 
 
 def _weighted_votes(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._vote import top_answer  # the one majority vote (ties: the answer seen first)
 from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
 from .rules import beta_criterion
@@ -239,7 +240,7 @@ class TeamArrays:
         score = {"majority": st.votes, "logprob": st.wlp, "confidence": st.wcf}.get(agg)
         if score is None:
             raise ConfigError(f"aggregation {agg!r}: use one of {', '.join(self.aggs)}")
-        return _argmax_first(score, st.votes > 0, st.first)
+        return top_answer(score, st.first, present=st.votes > 0)
 
     def correct(self, st: TeamState, agg: str) -> np.ndarray:
         """(N,) bool: the aggregate under ``agg`` is the right answer."""
@@ -249,14 +250,6 @@ class TeamArrays:
     def cost(self, st: TeamState) -> np.ndarray:
         """(N,) price × tokens so far / token_scale."""
         return self.price[st.idx] * st.tokens / self.token_scale
-
-
-def _argmax_first(score: np.ndarray, present: np.ndarray, first: np.ndarray) -> np.ndarray:
-    key = np.where(present, score, -np.inf)
-    best = key.max(1, keepdims=True) if key.shape[1] else np.zeros((len(key), 1))
-    tied = present & (key >= best - 1e-9)
-    pick = np.where(tied, first, np.iinfo(np.int64).max).argmin(1) if key.shape[1] else np.zeros(len(key), np.int64)
-    return np.where(present.any(1), pick, -1)
 
 
 def valid_subsets(st: TeamState, subs: list[tuple[int, ...]], sees: tuple[tuple[int, ...], ...]) -> np.ndarray:
@@ -304,7 +297,7 @@ def team_features(arr: TeamArrays, st: TeamState, max_rounds: int) -> np.ndarray
     v2 = srt[:, -2] if v.shape[1] > 1 else np.zeros(N)
     p = v / n[:, None]
     ent = -(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0)).sum(1)
-    top = _argmax_first(v, v > 0, st.first)
+    top = top_answer(v, st.first)
     has = top >= 0
     rows = np.arange(N)
     topc = np.maximum(top, 0)

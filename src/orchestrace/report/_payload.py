@@ -156,33 +156,13 @@ def trace_payload(
     t = np.fromiter((e.t for e in events), dtype=np.float64, count=n)
     te = np.fromiter((e.t if e.t_end is None else e.t_end for e in events), dtype=np.float64, count=n)
     t0 = float(t.min()) if n else 0.0
-    flags = np.zeros(n, dtype=np.int64)
-    flags[an.critical] |= FLAGS["critical"]
-    flags[an.wasted] |= FLAGS["wasted"]
-    for path in an.flows:
-        flags[np.asarray(path, dtype=np.int64)] |= FLAGS["flow"]
-    if an.final >= 0:
-        flags[an.final] |= FLAGS["final"]
+    flags = _analysis_flags(an, n)
     cols, extra = _event_columns(trace, lane_of, S, flags)
     lane_counts = np.bincount(cols["lane"], minlength=len(lanes)) if n else np.zeros(len(lanes), dtype=np.int64)
     edges = _graph_edges(trace) if n <= max_graph_events else None
-
-    outcome = trace.outcome
     return {
         "kind": "trace",
-        "meta": {
-            "trace_id": trace.trace_id,
-            "task_id": trace.task_id,
-            "system": trace.system,
-            "topology": trace.topology.value if trace.topology is not None else None,
-            "schema_version": trace.schema_version,
-            "n_events": n,
-            "n_edges": len(trace.edges),
-            "n_agents": len(lanes),
-            "t0": t0,
-            "success": _success(outcome, meas),
-            "policy": _policy_of(trace),
-        },
+        "meta": _meta(trace, n, len(lanes), t0, meas),
         "types": list(TYPES),
         "edge_types": list(EDGE_TYPES),
         "S": S.items,
@@ -190,20 +170,7 @@ def trace_payload(
             {"name": name, "parent": an.lane_parent[i], "depth": an.lane_depth[i], "n": int(lane_counts[i])}
             for i, name in enumerate(lanes)
         ],
-        "ev": {
-            "id": cols["id"],
-            "type": cols["type"].tolist(),
-            "lane": cols["lane"].tolist(),
-            "t": _round(t - t0),
-            "te": _round(te - t0),
-            "role": cols["role"].tolist(),
-            "to": cols["to"].tolist(),
-            "tool": cols["tool"].tolist(),
-            "tin": cols["tin"].tolist(),
-            "tout": cols["tout"].tolist(),
-            "cost": _round(cols["cost"], 8),
-            "flags": flags.tolist(),
-        },
+        "ev": _ev(cols, t - t0, te - t0, flags),
         "extra": extra,
         "edges": edges,
         "crit": [int(i) for i in an.critical],
@@ -215,6 +182,53 @@ def trace_payload(
         "flow_kinds": list(an.flow_kinds),
         "assumptions": list(an.assumptions),
         "credit": dict(credit) if credit is not None else None,
+    }
+
+
+def _analysis_flags(an: Analysis, n: int) -> np.ndarray:
+    """(n,) flag bits from the analysis: critical path, wasted work, flows, the final event."""
+    flags = np.zeros(n, dtype=np.int64)
+    flags[an.critical] |= FLAGS["critical"]
+    flags[an.wasted] |= FLAGS["wasted"]
+    for path in an.flows:
+        flags[np.asarray(path, dtype=np.int64)] |= FLAGS["flow"]
+    if an.final >= 0:
+        flags[an.final] |= FLAGS["final"]
+    return flags
+
+
+def _meta(trace: Trace, n: int, n_agents: int, t0: float, meas: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload's ``meta``: ids, sizes, the time origin, success and the orchestration policy."""
+    return {
+        "trace_id": trace.trace_id,
+        "task_id": trace.task_id,
+        "system": trace.system,
+        "topology": trace.topology.value if trace.topology is not None else None,
+        "schema_version": trace.schema_version,
+        "n_events": n,
+        "n_edges": len(trace.edges),
+        "n_agents": n_agents,
+        "t0": t0,
+        "success": _success(trace.outcome, meas),
+        "policy": _policy_of(trace),
+    }
+
+
+def _ev(cols: dict[str, Any], t: np.ndarray, te: np.ndarray, flags: np.ndarray) -> dict[str, Any]:
+    """The payload's ``ev`` columns (times ``t`` / ``te`` relative to the trace's first event)."""
+    return {
+        "id": cols["id"],
+        "type": cols["type"].tolist(),
+        "lane": cols["lane"].tolist(),
+        "t": _round(t),
+        "te": _round(te),
+        "role": cols["role"].tolist(),
+        "to": cols["to"].tolist(),
+        "tool": cols["tool"].tolist(),
+        "tin": cols["tin"].tolist(),
+        "tout": cols["tout"].tolist(),
+        "cost": _round(cols["cost"], 8),
+        "flags": flags.tolist(),
     }
 
 

@@ -97,6 +97,29 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _first_rows(path: Path, keep: int) -> list[dict[str, Any]]:
+    """The first ``keep`` rows of a metrics log, through the capped line reader every JSONL stream of a
+    run uses (:func:`orchestrace._limits.capped_lines`: a regular file, bounded lines); the rows after them
+    are not read (a resume drops them). A row that cannot be read is a located :class:`ConfigError`."""
+    from .._limits import capped_lines
+    from ..errors import ConfigError
+
+    rows: list[dict[str, Any]] = []
+    for ln, line in capped_lines(path):
+        if len(rows) == keep:
+            break
+        try:
+            if isinstance(line, Exception):
+                raise line
+            rows.append(json.loads(line))
+        except ValueError as exc:  # not JSON, or over the line cap
+            raise ConfigError(f"{path}:{ln}: not a metrics row ({exc}); the run's metrics log is damaged: "
+                              "resume from a copy of the run, or start a new run") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}:{ln}: cannot read the metrics log ({exc})") from None
+    return rows
+
+
 class MetricLogger:
     """Append namespaced scalars to ``metrics.jsonl`` + ``metrics.csv`` (+ TensorBoard if installed).
 
@@ -109,8 +132,7 @@ class MetricLogger:
         self.csv_path = run_dir / "metrics.csv"
         rows: list[dict[str, Any]] = []
         if keep and self.path.exists():
-            with self.path.open(encoding="utf-8") as fh:
-                rows = [json.loads(line) for line in fh if line.strip()][:keep]
+            rows = _first_rows(self.path, keep)
         self.rows = rows
         with self.path.open("w", encoding="utf-8") as fh:
             for r in rows:

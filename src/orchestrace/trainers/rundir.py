@@ -39,8 +39,10 @@ def describe_run_dir(out: Path) -> str:
     parts = []
     for n in names[:6]:
         if n == "metrics.jsonl":
-            with contextlib.suppress(OSError):
-                rows = sum(1 for line in (out / n).read_text(encoding="utf-8").splitlines() if line.strip())
+            from .._limits import capped_lines
+
+            with contextlib.suppress(OSError, ConfigError):  # a description: an unreadable log is named without its rows
+                rows = sum(1 for _, line in capped_lines(out / n) if isinstance(line, bytes))
                 n = f"{n} ({rows} rows)"
         parts.append(n)
     if len(names) > 6:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ import numpy as np
 
 from .._limits import LOGPROB_MIN, MAX_TOKENS
 from ..errors import ConfigError
+from . import regressors
 from .features import FEATURES, features_from_attempts
 from .rules import top_answer
 
@@ -48,22 +49,14 @@ __all__ = ["GATE_FORMAT", "StopDecision", "StopGate", "predict"]
 GATE_FORMAT = "orchestrace-stop-gate/1"
 
 
-def predict(cls: str, m: dict[str, Any], X: np.ndarray) -> np.ndarray:
-    """(n,) the fitted advantage of continuing, for standardised features ``X`` (n, F).
+def predict(cls: str, m: Mapping[str, Any], X: np.ndarray) -> np.ndarray:
+    """(n,) the fitted advantage of continuing, for standardised features ``X`` (n, F)
+    (:func:`~orchestrace.policies.regressors.predict` of a one-output model).
 
     >>> predict("linear", {"w": [1.0, -1.0], "b": 0.5}, np.array([[1.0, 2.0]])).tolist()
     [-0.5]
     """
-    X = np.asarray(X, np.float64)
-    if cls == "linear":
-        return X @ np.asarray(m["w"]) + m["b"]
-    if cls == "quadratic":
-        i, j = np.triu_indices(X.shape[1])
-        return np.concatenate([X, X[:, i] * X[:, j]], 1) @ np.asarray(m["w"]) + m["b"]
-    if cls == "mlp":
-        h = np.tanh(X @ np.asarray(m["W1"]).T + np.asarray(m["b1"]))
-        return h @ np.asarray(m["W2"]) + m["b2"]
-    raise ConfigError(f"model class {cls!r}: expected linear, quadratic or mlp")
+    return regressors.predict(cls, m, X)
 
 
 @dataclass(frozen=True)

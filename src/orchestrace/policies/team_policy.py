@@ -40,38 +40,27 @@ import numpy as np
 
 from .._limits import LOGPROB_MIN, MAX_ROUNDS, check_number, read_capped
 from ..errors import ConfigError
+from . import regressors
+from .regressors import CLASSES
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
 
 TEAM_POLICY_FORMAT = "orchestrace-team-policy/1"
-CLASSES = ("linear", "quadratic", "mlp")
 #: How many leading features the quadratic class multiplies pairwise (the vote block).
 QUAD_CORE = 16
 
 
 def predict_q(cls: str, m: Mapping[str, Any], X: np.ndarray) -> np.ndarray:
-    """(N, A) fitted action values for raw features ``X`` (N, F) under model ``m`` of class ``cls``.
+    """(N, A) fitted action values for raw features ``X`` (N, F) under model ``m`` of class ``cls``: ``X``
+    standardised by the model's ``mean`` / ``std``, then :func:`~orchestrace.policies.regressors.predict`
+    (the quadratic class multiplies the first :data:`QUAD_CORE` features pairwise).
 
     >>> predict_q("linear", {"mean": [0.0], "std": [1.0], "w": [[2.0], [-1.0]], "b": [0.0, 1.0]},
     ...           np.array([[1.0]])).tolist()
     [[2.0, 0.0]]
     """
     Z = (np.asarray(X, np.float64) - np.asarray(m["mean"], np.float64)) / np.asarray(m["std"], np.float64)
-    if cls == "linear":
-        return Z @ np.asarray(m["w"], np.float64).T + np.asarray(m["b"], np.float64)
-    if cls == "quadratic":
-        return quad(Z) @ np.asarray(m["w"], np.float64).T + np.asarray(m["b"], np.float64)
-    if cls == "mlp":
-        h = np.tanh(Z @ np.asarray(m["W1"], np.float64).T + np.asarray(m["b1"], np.float64))
-        return h @ np.asarray(m["W2"], np.float64).T + np.asarray(m["b2"], np.float64)
-    raise ConfigError(f"model class {cls!r}: expected one of {', '.join(CLASSES)}")
-
-
-def quad(Z: np.ndarray) -> np.ndarray:
-    """The quadratic class's inputs: the features and the pairwise products of the first :data:`QUAD_CORE`."""
-    c = Z[:, :QUAD_CORE]
-    i, j = np.triu_indices(c.shape[1])
-    return np.concatenate([Z, c[:, i] * c[:, j]], 1)
+    return regressors.predict(cls, m, Z, QUAD_CORE)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ chosen on validation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,6 +47,7 @@ from ..logged.value import (
 )
 from ..policies.features import FEATURES, check_features, vote_states
 from ..policies.gate import StopGate, predict
+from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.rules import VOTE_SUMMARY, PriceLogistic, vote_summary
 
 __all__ = ["CLASSES", "corpus_scales", "fit_gate", "fit_price_logistic", "ls_fit"]
@@ -72,69 +72,19 @@ def corpus_scales(train: LoggedRuns) -> dict[str, float]:
             "attempt_tokens": float(tok.mean()), "prompt_tokens": float(train.prompt_tokens.mean())}
 
 
-# ----------------------------------------------------------------------------- regressors
-def _quad(X: np.ndarray) -> np.ndarray:
-    i, j = np.triu_indices(X.shape[1])
-    return np.concatenate([X, X[:, i] * X[:, j]], axis=1)
-
-
+# ----------------------------------------------------------------------------- regressors (policies.regressors)
 def _ridge(X: np.ndarray, y: np.ndarray, alpha: float) -> dict[str, Any]:
-    Xa = np.concatenate([X, np.ones((len(X), 1))], 1)
-    reg = alpha * np.eye(Xa.shape[1])
-    reg[-1, -1] = 0.0  # the intercept is not penalised
-    w = np.linalg.solve(Xa.T @ Xa + reg, Xa.T @ y)
-    return {"w": w[:-1].tolist(), "b": float(w[-1])}
-
-
-def _mlp(X: np.ndarray, y: np.ndarray, wd: float, seed: int, hidden: int = 32) -> dict[str, Any]:
-    from ..errors import require
-
-    torch = require("torch", extra="learn")
-    torch.set_num_threads(1)
-    g = torch.Generator().manual_seed(seed)
-    n = len(X)
-    perm = torch.randperm(n, generator=g).numpy()
-    hold = perm[: max(1, n // 5)]
-    fit = perm[max(1, n // 5):]
-    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-    l1, l2 = torch.nn.Linear(X.shape[1], hidden), torch.nn.Linear(hidden, 1)
-    with torch.no_grad():
-        for lin in (l1, l2):
-            lin.weight.copy_(torch.randn(lin.weight.shape, generator=g) / math.sqrt(lin.weight.shape[1]))
-            lin.bias.zero_()
-    params = list(l1.parameters()) + list(l2.parameters())
-    opt = torch.optim.Adam(params, lr=1e-2, weight_decay=wd)
-
-    def f(x: Any) -> Any:
-        return l2(torch.tanh(l1(x))).squeeze(-1)
-
-    best, best_state, bad = float("inf"), None, 0
-    for _ in range(400):
-        opt.zero_grad()
-        loss = ((f(Xt[fit]) - yt[fit]) ** 2).mean()
-        loss.backward()
-        opt.step()
-        with torch.no_grad():
-            h = float(((f(Xt[hold]) - yt[hold]) ** 2).mean())
-        if h < best - 1e-7:
-            best, bad = h, 0
-            best_state = [p.detach().clone() for p in params]
-        else:
-            bad += 1
-            if bad >= 30:
-                break
-    assert best_state is not None
-    W1, b1, W2, b2 = (p.numpy().astype(np.float64) for p in best_state)
-    return {"W1": W1.tolist(), "b1": b1.tolist(), "W2": W2[0].tolist(), "b2": float(b2[0])}
+    coef = ridge(np.concatenate([X, np.ones((len(X), 1))], 1), y, alpha)
+    return {"w": coef[:-1].tolist(), "b": float(coef[-1])}
 
 
 def _fitter(cls: str, reg: float, seed: int) -> Callable[[np.ndarray, np.ndarray], dict[str, Any]]:
     if cls == "linear":
         return lambda X, y: _ridge(X, y, reg)
     if cls == "quadratic":
-        return lambda X, y: _ridge(_quad(X), y, reg)
+        return lambda X, y: _ridge(quad(X), y, reg)
     if cls == "mlp":
-        return lambda X, y: _mlp(X, y, reg, seed)
+        return lambda X, y: fit_mlp(X, y, reg, seed)
     raise ConfigError(f"model class {cls!r}: use one of {', '.join(CLASSES)}")
 
 

@@ -30,7 +30,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
 from ..logged.value import task_prices
+from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.team import (
     TeamArrays,
     TeamState,
@@ -49,7 +49,7 @@ from ..policies.team import (
     team_features,
     valid_subsets,
 )
-from ..policies.team_policy import TeamPolicy, predict_q, quad
+from ..policies.team_policy import QUAD_CORE, TeamPolicy, predict_q
 from .fitted_q import _split
 
 __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
@@ -126,85 +126,33 @@ def _follow(arr: TeamArrays, st: TeamState, d0: int, pol: Callable[[int, TeamSta
     return out
 
 
-# ----------------------------------------------------------------------------- regressors
-def _ridge(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float, expand: bool) -> dict[str, Any]:
-    mu = X.mean(0)
-    sd = np.maximum(X.std(0), 1e-6)
-    Z = (X - mu) / sd
-    Z = quad(Z) if expand else Z
-    Za = np.concatenate([Z, np.ones((len(Z), 1))], 1)
-    P = Za.shape[1]
-    reg = alpha * np.eye(P)
-    reg[-1, -1] = 0.0
-    coef = np.zeros((Y.shape[1], P))
+# ----------------------------------------------------------------------------- regressors (policies.regressors)
+def _ridge(Z: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float) -> np.ndarray:
+    """(A, P) ridge coefficients of every action on ``Z`` (N, P, the intercept's column last), each fitted on
+    the rows where the action is available (actions with the same rows share one solve)."""
+    coef = np.zeros((Y.shape[1], Z.shape[1]))
     patterns: dict[bytes, list[int]] = {}
     for j in range(Y.shape[1]):
         patterns.setdefault(np.packbits(ok[:, j]).tobytes(), []).append(j)
     for cols in patterns.values():
         rows = ok[:, cols[0]]
-        if not rows.any():
-            continue
-        Zr = Za[rows]
-        G = Zr.T @ Zr + reg + 1e-9 * np.eye(P)
-        coef[cols] = np.linalg.solve(G, Zr.T @ Y[rows][:, cols]).T
-    return {"mean": mu.tolist(), "std": sd.tolist(), "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()}
-
-
-def _mlp(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, wd: float, seed: int, hidden: int = 32) -> dict[str, Any]:
-    from ..errors import require
-
-    torch = require("torch", extra="learn")
-    torch.set_num_threads(1)
-    g = torch.Generator().manual_seed(seed)
-    mu = X.mean(0)
-    sd = np.maximum(X.std(0), 1e-6)
-    Zt = torch.as_tensor((X - mu) / sd, dtype=torch.float32)
-    Yt = torch.as_tensor(np.where(ok, Y, 0.0), dtype=torch.float32)
-    Mt = torch.as_tensor(ok, dtype=torch.float32)
-    n = len(X)
-    perm = torch.randperm(n, generator=g)
-    hold, fit = perm[: max(1, n // 5)], perm[max(1, n // 5):]
-    l1, l2 = torch.nn.Linear(X.shape[1], hidden), torch.nn.Linear(hidden, Y.shape[1])
-    with torch.no_grad():
-        for lin in (l1, l2):
-            lin.weight.copy_(torch.randn(lin.weight.shape, generator=g) / math.sqrt(lin.weight.shape[1]))
-            lin.bias.zero_()
-        mean_y = (np.where(ok, Y, 0.0).sum(0) / np.maximum(ok.sum(0), 1)).astype(np.float32)
-        l2.bias.copy_(torch.as_tensor(mean_y))
-    params = [*l1.parameters(), *l2.parameters()]
-    opt = torch.optim.Adam(params, lr=1e-2, weight_decay=wd)
-
-    def loss(ix: Any) -> Any:
-        err = (l2(torch.tanh(l1(Zt[ix]))) - Yt[ix]) ** 2 * Mt[ix]
-        return err.sum() / Mt[ix].sum().clamp(min=1.0)
-
-    best, best_state, bad = float("inf"), [p.detach().clone() for p in params], 0
-    for _ in range(200):
-        opt.zero_grad()
-        lo = loss(fit)
-        lo.backward()
-        opt.step()
-        with torch.no_grad():
-            h = float(loss(hold))
-        if h < best - 1e-7:
-            best, bad, best_state = h, 0, [p.detach().clone() for p in params]
-        else:
-            bad += 1
-            if bad >= 10:
-                break
-    W1, b1, W2, b2 = (p.numpy().astype(np.float64) for p in best_state)
-    return {"mean": mu.tolist(), "std": sd.tolist(), "W1": W1.tolist(), "b1": b1.tolist(), "W2": W2.tolist(),
-            "b2": b2.tolist()}
+        if rows.any():
+            coef[cols] = ridge(Z[rows], Y[rows][:, cols], alpha, jitter=1e-9).T
+    return coef
 
 
 def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.ndarray) -> dict[str, Any]:
-    if cls == "linear":
-        return _ridge(X, Y, ok, reg, expand=False)
-    if cls == "quadratic":
-        return _ridge(X, Y, ok, reg, expand=True)
+    if cls not in TEAM_CLASSES:
+        raise ConfigError(f"model class {cls!r}: use one of {', '.join(TEAM_CLASSES)}")
+    mu = X.mean(0)
+    sd = np.maximum(X.std(0), 1e-6)
+    Z = (X - mu) / sd
+    scale = {"mean": mu.tolist(), "std": sd.tolist()}
     if cls == "mlp":
-        return _mlp(X, Y, ok, reg, seed)
-    raise ConfigError(f"model class {cls!r}: use one of {', '.join(TEAM_CLASSES)}")
+        return {**scale, **fit_mlp(Z, Y, reg, seed, ok=ok, steps=200, patience=10)}
+    Z = quad(Z, QUAD_CORE) if cls == "quadratic" else Z
+    coef = _ridge(np.concatenate([Z, np.ones((len(Z), 1))], 1), Y, ok, reg)
+    return {**scale, "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()}
 
 
 # ----------------------------------------------------------------------------- roll-in and backward induction

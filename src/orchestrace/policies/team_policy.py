@@ -28,20 +28,20 @@ finite weights, shapes) and refuses a bad file with the field named. Use::
 
 from __future__ import annotations
 
-import json
+import copy
 import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
-from .._limits import LOGPROB_MIN, MAX_ROUNDS, check_number, read_capped
 from ..errors import ConfigError
 from . import regressors
-from .regressors import CLASSES
+from .policy_file import QModel, TeamPolicyFile, as_model, model_doc, read_policy_file
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
 
@@ -50,7 +50,7 @@ TEAM_POLICY_FORMAT = "orchestrace-team-policy/1"
 QUAD_CORE = 16
 
 
-def predict_q(cls: str, m: Mapping[str, Any], X: np.ndarray) -> np.ndarray:
+def predict_q(cls: str, m: QModel | Mapping[str, Any], X: np.ndarray) -> np.ndarray:
     """(N, A) fitted action values for raw features ``X`` (N, F) under model ``m`` of class ``cls``: ``X``
     standardised by the model's ``mean`` / ``std``, then :func:`~orchestrace.policies.regressors.predict`
     (the quadratic class multiplies the first :data:`QUAD_CORE` features pairwise).
@@ -59,7 +59,10 @@ def predict_q(cls: str, m: Mapping[str, Any], X: np.ndarray) -> np.ndarray:
     ...           np.array([[1.0]])).tolist()
     [[2.0, 0.0]]
     """
-    Z = (np.asarray(X, np.float64) - np.asarray(m["mean"], np.float64)) / np.asarray(m["std"], np.float64)
+    mean, std = (m["mean"], m["std"]) if isinstance(m, Mapping) else (m.mean, m.std)
+    if mean is None or std is None:
+        raise KeyError("mean")  # a team model standardises its own features
+    Z = (np.asarray(X, np.float64) - np.asarray(mean, np.float64)) / np.asarray(std, np.float64)
     return regressors.predict(cls, m, Z, QUAD_CORE)
 
 
@@ -77,10 +80,11 @@ class TeamDecision:
 
 @dataclass(frozen=True)
 class TeamPolicy:
-    """A fitted joint team policy (see the module docstring)."""
+    """A fitted joint team policy (see the module docstring); on disk a
+    :class:`~orchestrace.policies.policy_file.TeamPolicyFile`."""
 
     model_class: str
-    models: list[dict[str, Any]]  # one per decision 0..max_rounds (before round d; d = max_rounds: stop only)
+    models: list[QModel]  # one per decision 0..max_rounds (before round d; d = max_rounds: stop only)
     members: list[str]
     sees: list[list[int]]
     subsets: list[list[int]]  # callable member-column subsets (action j < len(subsets))
@@ -94,14 +98,31 @@ class TeamPolicy:
     member_tokens: list[float]  # mean tokens of one call of each member (used when the caller gives none)
     price_seed: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    prices: dict[str, tuple[float, float]] | None = None  # {member: (price_in, price_out)} of a priced corpus
+
+    def __post_init__(self) -> None:  # mappings of weights (hand-built policies) become typed models
+        object.__setattr__(self, "models", [as_model(m, f"$.models[{d}]") for d, m in enumerate(self.models)])
 
     # ----------------------------------------------------------------- file
+    def document(self) -> dict[str, Any]:
+        """The JSON document of the policy file (format tag first; ``prices`` only when it has them)."""
+        doc: dict[str, Any] = {"format": TEAM_POLICY_FORMAT}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "models":
+                v = [model_doc(m) for m in v]
+            elif f.name == "prices":
+                if v is None:
+                    continue
+                v = {k: list(p) for k, p in v.items()}
+            doc[f.name] = copy.deepcopy(v)
+        return doc
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the policy as JSON, atomically (``path``: a file, or a run directory → ``team_policy.json``)."""
         from ..logged.readers import write_policy_file
 
-        return write_policy_file(path, "team_policy.json", {"format": TEAM_POLICY_FORMAT, **asdict(self)},
-                                 default=float)
+        return write_policy_file(path, "team_policy.json", self.document(), default=float)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TeamPolicy:
@@ -113,14 +134,8 @@ class TeamPolicy:
             raise ConfigError(f"{p}: no team policy file; write one with `orchestrace train --from-traces "
                               "TEAM_CORPUS -o RUN`")
         # a regular file under 16 MiB, as the gate file: a FIFO, a device or a huge file is refused unread
-        data = read_capped(p, what="team policy file")
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{p}: not a readable team policy file ({exc})") from None
-        except RecursionError:
-            raise ConfigError(f"{p}: not a team policy file (nested too deeply)") from None
-        return cls.from_dict(doc, where=str(p))
+        doc = read_policy_file(p, TeamPolicyFile, TEAM_POLICY_FORMAT, "team policy file")
+        return cls._from_file(doc, str(p))
 
     @classmethod
     def from_dict(cls, doc: Any, *, where: str = "team policy") -> TeamPolicy:
@@ -128,69 +143,46 @@ class TeamPolicy:
         if not isinstance(doc, dict) or doc.get("format") != TEAM_POLICY_FORMAT:
             got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
             raise ConfigError(f"{where}: $.format is {got!r}, expected {TEAM_POLICY_FORMAT!r} (not a team policy)")
-        doc = {k: v for k, v in doc.items() if k != "format"}
-        names = {f.name for f in fields(cls)}
-        unknown, missing = sorted(set(doc) - names), sorted(n for n in names - set(doc) if n not in ("price_seed", "meta"))
-        if unknown or missing:
-            raise ConfigError(f"{where}: unknown field(s) {unknown} / missing field(s) {missing} at $")
-        kinds: dict[str, type | tuple[type, ...]] = {"model_class": str, "models": list, "members": list, "sees": list, "subsets": list,
-                 "aggregations": list, "cells": list, "features": list, "max_rounds": int, "token_scale": (int, float),
-                 "lp_fill": (int, float), "cf_fill": (int, float), "member_tokens": list, "price_seed": int,
-                 "meta": dict}
-        for k, t in kinds.items():
-            if k in doc and (not isinstance(doc[k], t) or isinstance(doc[k], bool)):
-                raise ConfigError(f"{where}: $.{k} is {type(doc[k]).__name__}, expected {t}")
-        pol = cls(**doc)
+        try:
+            f = msgspec.convert(doc, TeamPolicyFile)
+        except msgspec.ValidationError as exc:
+            raise ConfigError(f"{where}: not a valid team policy file: {exc}") from None
+        return cls._from_file(f, where)
+
+    @classmethod
+    def _from_file(cls, f: TeamPolicyFile, where: str) -> TeamPolicy:
+        kw = {x.name: getattr(f, x.name) for x in fields(cls)}
+        kw["prices"] = None if f.prices is None else {k: (float(a), float(b)) for k, (a, b) in f.prices.items()}
+        pol = cls(**kw)
         pol._check(where)
         return pol
 
     def _check(self, where: str) -> None:
+        """The rules between fields (the file's types and bounds are :class:`TeamPolicyFile`'s)."""
         W = len(self.members)
-        if self.model_class not in CLASSES:
-            raise ConfigError(f"{where}: $.model_class {self.model_class!r}: expected one of {', '.join(CLASSES)}")
-        if self.max_rounds < 1 or len(self.models) != self.max_rounds + 1:
+        if len(self.models) != self.max_rounds + 1:
             raise ConfigError(f"{where}: $.models has {len(self.models)} models, expected max_rounds + 1 = "
                               f"{self.max_rounds + 1}")
-        if not all(isinstance(m, str) and m for m in self.members) or len(set(self.members)) != W:
+        if len(set(self.members)) != W:
             raise ConfigError(f"{where}: $.members must be distinct non-empty names, got {self.members}")
         for name, lst in (("sees", self.sees), ("subsets", self.subsets)):
             for i, s in enumerate(lst):
-                if not isinstance(s, list) or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < W
-                                                      for c in s):
+                if not all(c < W for c in s):
                     raise ConfigError(f"{where}: $.{name}[{i}] = {s!r}: expected a list of column indices 0..{W - 1}")
         if len(self.sees) != W or not self.subsets or any(not s for s in self.subsets):
             raise ConfigError(f"{where}: $.sees needs one entry per member and $.subsets non-empty subsets")
         for i, a in enumerate(self.aggregations):
-            ok = a in ("majority", "logprob", "confidence") or (
-                isinstance(a, str) and a.startswith("latest:") and a.split(":", 1)[1] in self.members)
-            if not ok:
+            if not (a in ("majority", "logprob", "confidence") or (
+                    a.startswith("latest:") and a.split(":", 1)[1] in self.members)):
                 raise ConfigError(f"{where}: $.aggregations[{i}] = {a!r}: expected majority, logprob, confidence or "
                                   "latest:<member>")
-        bounds = [("token_scale", self.token_scale, 1e-9, 1e12), ("lp_fill", self.lp_fill, LOGPROB_MIN, 0.0),
-                  ("cf_fill", self.cf_fill, 0.0, 1e6), ("max_rounds", self.max_rounds, 1, MAX_ROUNDS),
-                  ("price_seed", self.price_seed, 0, 2**63 - 1)]
-        bounds += [(f"member_tokens[{i}]", x, 0.0, 1e12) for i, x in enumerate(self.member_tokens)]
-        for name, x, lo, hi in bounds:  # compared, never float()-ed first: a 400-digit integer is out of range
-            why = check_number(x, f"$.{name}", lo=lo, hi=hi)
-            if why is not None:
-                raise ConfigError(f"{where}: {why} (a fill or scale out of range wrecks the policy's values; "
-                                  "refit it)")
         if len(self.member_tokens) != W:
             raise ConfigError(f"{where}: $.member_tokens needs {W} entries, one per member")
         F = len(self.features)
         A = len(self.subsets) + len(self.aggregations)
         for d, m in enumerate(self.models):
-            if not isinstance(m, dict):
-                raise ConfigError(f"{where}: $.models[{d}] is not an object")
             try:
-                for key, val in m.items():
-                    arr = np.asarray(val, np.float64)
-                    if not np.isfinite(arr).all() or (arr.size and np.abs(arr).max() > 1e12):
-                        raise ConfigError(f"{where}: $.models[{d}].{key} holds NaN, infinite or absurd (> 1e12) "
-                                          "weights; refit the policy")
                 out = predict_q(self.model_class, m, np.zeros((1, F)))
-            except ConfigError:
-                raise
             except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 raise ConfigError(f"{where}: $.models[{d}] is not a {self.model_class} model over {F} features "
                                   f"({type(exc).__name__}: {exc})") from None

@@ -47,6 +47,7 @@ from ..logged.value import (
 )
 from ..policies.features import FEATURES, check_features, vote_states
 from ..policies.gate import StopGate, predict
+from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.rules import VOTE_SUMMARY, PriceLogistic, vote_summary
 
@@ -90,29 +91,29 @@ def _fitter(cls: str, reg: float, seed: int) -> Callable[[np.ndarray, np.ndarray
 
 # ----------------------------------------------------------------------------- backward induction
 def ls_fit(X: np.ndarray, payoff: np.ndarray, fit: Callable[[np.ndarray, np.ndarray], dict[str, Any]],
-           cls: str) -> list[dict[str, Any]]:
+           cls: str) -> list[QModel]:
     """Longstaff–Schwartz on paths: ``X`` (T, R, F) standardised features, ``payoff`` (T, R).
 
     Returns one fitted model per check 0..R−2 (the last check always stops).
 
     >>> X = np.zeros((4, 2, 1)); pay = np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
     >>> m = ls_fit(X, pay, lambda X, y: _ridge(X, y, 1.0), "linear")
-    >>> round(m[0]["b"], 2)   # the mean advantage of continuing at check 0: (1 + 1 + 1 − 1) / 4
+    >>> round(m[0].b, 2)   # the mean advantage of continuing at check 0: (1 + 1 + 1 − 1) / 4
     0.5
     """
     T, R, _ = X.shape
-    models: list[dict[str, Any]] = [{}] * (R - 1)
+    models: list[QModel] = [QModel()] * (R - 1)
     legal = np.ones((T, R), bool)
     legal[:, -1] = False
     cont = np.zeros((T, R), bool)  # the fitted decisions so far (checks k+1 … R−2)
     for k in range(R - 2, -1, -1):
         y = continuation_values(payoff, legal, cont)[:, k] - payoff[:, k]  # the one backward pass
-        models[k] = fit(X[:, k], y)
+        models[k] = as_model(fit(X[:, k], y))
         cont[:, k] = predict(cls, models[k], X[:, k]) > 0
     return models
 
 
-def _gate_stops(cls: str, models: list[dict[str, Any]], X: np.ndarray) -> np.ndarray:
+def _gate_stops(cls: str, models: list[QModel], X: np.ndarray) -> np.ndarray:
     T, R, _ = X.shape
     stop = np.ones((T, R), bool)
     for k in range(R - 1):
@@ -164,7 +165,7 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
         sd = np.maximum(Xtr.reshape(-1, Xtr.shape[2]).std(0), 1e-6)
         prepared[w] = ((Xtr - mu) / sd, (Xva - mu) / sd, mu, sd)
 
-    def value(cls: str, reg: float, w: int, agg: str) -> tuple[float, list[dict[str, Any]]]:
+    def value(cls: str, reg: float, w: int, agg: str) -> tuple[float, list[QModel]]:
         Xtr, Xva, _, _ = prepared[w]
         v_tr = valuation(train, w, agg, p_tr, sc["token_scale"])
         v_va = valuation(val, w, agg, p_va, sc["token_scale"])
@@ -184,7 +185,7 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
     w, agg = best_wa
     log(f"width {w}, aggregation {agg} (linear gate, validation return {best_v:.4f})")
     # 4b. class and regularisation at that width/aggregation
-    best: tuple[float, str, float, list[dict[str, Any]]] | None = None
+    best: tuple[float, str, float, list[QModel]] | None = None
     for cls in classes:
         for reg in CLASSES[cls]:
             v, models = value(cls, reg, w, agg)

@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
 from ..logged.value import task_prices
+from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.team import (
     TeamArrays,
@@ -89,7 +90,7 @@ def _available(arr: TeamArrays, st: TeamState, d: int, subs: list[tuple[int, ...
     return out
 
 
-def greedy(arr: TeamArrays, cls: str, models: Sequence[dict[str, Any]], subs: list[tuple[int, ...]],
+def greedy(arr: TeamArrays, cls: str, models: Sequence[QModel], subs: list[tuple[int, ...]],
            n_agg: int) -> Callable[[int, TeamState], np.ndarray]:
     """The policy that takes the available action of highest fitted value (a :func:`rollout` policy)."""
     R = arr.shape[1]
@@ -141,7 +142,7 @@ def _ridge(Z: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float) -> np.nda
     return coef
 
 
-def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.ndarray) -> dict[str, Any]:
+def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.ndarray) -> QModel:
     if cls not in TEAM_CLASSES:
         raise ConfigError(f"model class {cls!r}: use one of {', '.join(TEAM_CLASSES)}")
     mu = X.mean(0)
@@ -149,10 +150,10 @@ def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.n
     Z = (X - mu) / sd
     scale = {"mean": mu.tolist(), "std": sd.tolist()}
     if cls == "mlp":
-        return {**scale, **fit_mlp(Z, Y, reg, seed, ok=ok, steps=200, patience=10)}
+        return as_model({**scale, **fit_mlp(Z, Y, reg, seed, ok=ok, steps=200, patience=10)})
     Z = quad(Z, QUAD_CORE) if cls == "quadratic" else Z
     coef = _ridge(np.concatenate([Z, np.ones((len(Z), 1))], 1), Y, ok, reg)
-    return {**scale, "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()}
+    return as_model({**scale, "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()})
 
 
 # ----------------------------------------------------------------------------- roll-in and backward induction
@@ -185,14 +186,14 @@ def roll_in(arr: TeamArrays, idx: np.ndarray, subs: list[tuple[int, ...]], histo
 
 
 def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, seed: int, subs: list[tuple[int, ...]],
-             aggs: Sequence[str]) -> list[dict[str, Any]]:
+             aggs: Sequence[str]) -> list[QModel]:
     """One fitted Q-model per decision 0..R by backward induction on the roll-in ``states`` (steps 3–4)."""
     T, R, W = arr.shape
     nS, nG = len(subs), len(aggs)
     masks = np.zeros((nS, W), bool)
     for j, s in enumerate(subs):
         masks[j, list(s)] = True
-    models: list[dict[str, Any]] = [{} for _ in range(R + 1)]
+    models: list[QModel] = [QModel() for _ in range(R + 1)]
     for d in range(R, -1, -1):
         st = states[d]
         N = len(st.idx)
@@ -249,7 +250,7 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
         histories = int(min(12, max(3, max_rows // max(n_tr, 1))))
     states = roll_in(a_tr, np.arange(n_tr), subs, histories, seed, max_rows)
     cands: list[dict[str, Any]] = []
-    best: tuple[float, str, float, list[dict[str, Any]]] | None = None
+    best: tuple[float, str, float, list[QModel]] | None = None
     for cls in classes:
         for reg in TEAM_CLASSES[cls]:
             models = backward(a_tr, states, cls, reg, seed, subs, aggs)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..logged._prices import billed_prices
 from ..logged.runs import LoggedRuns
 from ..logged.team_check import check_team_runs
 from ..logged.value import first_stop
@@ -271,7 +272,7 @@ def _check_policies(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Seq
                     R: int) -> None:  # noqa: N803
     """Refuse a policy fitted for another team, round limit or set of task cells."""
     for n, p in zip(names, policies, strict=True):
-        p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus")
+        p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus", prices=billed_prices(runs.meta))
         if sorted(p.cells) != cells:
             raise ConfigError(f"{n}: the policy was fitted on task cells {sorted(p.cells)}, the corpus has {cells}; "
                               "evaluate it on tasks of the cells it was fitted on")

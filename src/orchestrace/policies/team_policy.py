@@ -191,8 +191,10 @@ class TeamPolicy:
 
     # ----------------------------------------------------------------- corpus compatibility
     def check_team(self, members: Sequence[str], sees: Sequence[Sequence[int]], rounds: int, *,
-                   where: str = "corpus") -> None:
-        """Refuse a corpus whose team (members, who sees whom) or round limit differs, naming the difference."""
+                   where: str = "corpus", prices: Mapping[str, Sequence[float]] | None = None) -> None:
+        """Refuse a corpus whose team (members, who sees whom), round limit or member prices (``prices``: the
+        corpus's, :func:`~orchestrace.logged._prices.billed_prices`; checked when the policy has prices) differ,
+        naming the difference."""
         got_m = list(members) if members else [f"w{c}" for c in range(len(self.members))]
         diffs = []
         if got_m != list(self.members):
@@ -210,6 +212,13 @@ class TeamPolicy:
         if diffs:
             raise ConfigError(f"{where}: the team differs from the one the policy was fitted on: "
                               + "; ".join(diffs) + ". Fit a policy on a corpus of this team")
+        for m, fitted in (self.prices or {}).items():  # a policy's values hold at the prices it was fitted at
+            got = (prices or {}).get(m)
+            if got is None or tuple(got) != tuple(fitted):
+                raise ConfigError(
+                    f"{where}: member {m!r} is priced {'(unpriced)' if got is None else list(got)} on the corpus but "
+                    f"{list(fitted)} in the policy (US dollars per million tokens in, out); its values hold only at "
+                    "the prices it was fitted at. Fit a policy on a corpus with these prices")
 
     # ----------------------------------------------------------------- one live loop
     def decide(self, rounds: Sequence[Mapping[str, Hashable | None]], *, price: float, cell: str,

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..logged._prices import billed_prices
 from ..logged.runs import LoggedRuns
 from ..logged.value import task_prices
 from ..policies.policy_file import QModel, as_model
@@ -275,6 +276,7 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
         meta={"fit_seed": seed, "reg": reg, "validation_return": v, "validation_by_class": by_class,
               "histories": histories, "stop_only": None if only is None else [list(only[0]), only[1]],
               "tasks": {"train": len(train.task_ids), "validation": len(val.task_ids)},
-              "corpus": {k: runs.meta.get(k) for k in ("name", "path", "model", "source") if k in runs.meta}})
+              "corpus": {k: runs.meta.get(k) for k in ("name", "path", "model", "source") if k in runs.meta}},
+        prices=billed_prices(runs.meta))
     return pol, {"chosen": {"class": cls, "reg": reg, "validation_return": v}, "by_class": by_class,
                  "candidates": cands}

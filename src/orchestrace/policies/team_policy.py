@@ -34,7 +34,7 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -42,6 +42,9 @@ import numpy as np
 from ..errors import ConfigError
 from . import regressors
 from .policy_file import QModel, TeamPolicyFile, as_model, model_doc, read_policy_file
+
+if TYPE_CHECKING:
+    from .team import TeamArrays
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
 
@@ -221,24 +224,15 @@ class TeamPolicy:
                     "the prices it was fitted at. Fit a policy on a corpus with these prices")
 
     # ----------------------------------------------------------------- one live loop
-    def decide(self, rounds: Sequence[Mapping[str, Hashable | None]], *, price: float, cell: str,
-               logprobs: Sequence[Mapping[str, float | None]] | None = None,
-               confidences: Sequence[Mapping[str, float | None]] | None = None,
-               tokens: Sequence[Mapping[str, float | None]] | None = None) -> TeamDecision:
-        """What to do next after ``rounds`` (one ``{member: parsed answer or None}`` per finished round, the
-        members called in it). ``price``: correct answers per ``token_scale`` tokens; ``cell``: the task's
-        ``suite:difficulty``. The optional per-round maps give log-probs, confidences and tokens of each call
-        (missing: the training corpus's means)."""
-        from .team import TeamArrays, team_features, valid_subsets
+    def _read_rounds(self, rounds: Sequence[Mapping[str, Hashable | None]], price: float, cell: str,
+                     logprobs: Sequence[Mapping[str, float | None]] | None,
+                     confidences: Sequence[Mapping[str, float | None]] | None,
+                     tokens: Sequence[Mapping[str, float | None]] | None
+                     ) -> tuple[TeamArrays, np.ndarray, dict[Hashable, int]]:
+        """The rounds so far as one task's arrays (answer codes in first-seen order, the fills of the training
+        corpus where a value is missing), which members each round called (R, W), and the answer codes."""
+        from .team import TeamArrays
 
-        if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
-            raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
-                              f"{self.token_scale:.0f} tokens)")
-        if cell not in self.cells:
-            raise ConfigError(f"cell {cell!r}: the policy knows {', '.join(self.cells)}")
-        d = len(rounds)
-        if d > self.max_rounds:
-            raise ConfigError(f"{d} rounds given; the policy was fitted for at most {self.max_rounds}")
         W = len(self.members)
         R = self.max_rounds
         codes = np.full((1, R, W), -1, np.int64)
@@ -270,11 +264,33 @@ class TeamPolicy:
         arr = TeamArrays(codes=codes, wlp=np.exp(np.where(np.isfinite(lp), lp, self.lp_fill)),
                          wcf=np.maximum(np.where(np.isfinite(cf), cf, self.cf_fill), 0.0),
                          lp=np.where(np.isfinite(lp), lp, self.lp_fill), cf=np.where(np.isfinite(cf), cf, self.cf_fill),
-                         tok=tok, correct_code=np.array([-1]), price=np.array([float(price)]),
+                         tok=tok, correct_code=np.array([-1]), price=np.array([price]),
                          cell=np.array([self.cells.index(cell)]), cells=tuple(self.cells),
                          aggs=tuple(self.aggregations), members=tuple(self.members),
                          sees=tuple(tuple(s) for s in self.sees), token_scale=self.token_scale, lp_fill=self.lp_fill,
                          cf_fill=self.cf_fill, K=max(len(seen), 1))
+        return arr, called, seen
+
+    def decide(self, rounds: Sequence[Mapping[str, Hashable | None]], *, price: float, cell: str,
+               logprobs: Sequence[Mapping[str, float | None]] | None = None,
+               confidences: Sequence[Mapping[str, float | None]] | None = None,
+               tokens: Sequence[Mapping[str, float | None]] | None = None) -> TeamDecision:
+        """What to do next after ``rounds`` (one ``{member: parsed answer or None}`` per finished round, the
+        members called in it). ``price``: correct answers per ``token_scale`` tokens; ``cell``: the task's
+        ``suite:difficulty``. The optional per-round maps give log-probs, confidences and tokens of each call
+        (missing: the training corpus's means)."""
+        from .team import team_features, valid_subsets
+
+        if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
+            raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
+                              f"{self.token_scale:.0f} tokens)")
+        if cell not in self.cells:
+            raise ConfigError(f"cell {cell!r}: the policy knows {', '.join(self.cells)}")
+        d = len(rounds)
+        if d > self.max_rounds:
+            raise ConfigError(f"{d} rounds given; the policy was fitted for at most {self.max_rounds}")
+        R = self.max_rounds
+        arr, called, seen = self._read_rounds(rounds, float(price), cell, logprobs, confidences, tokens)
         st = arr.start(np.array([0]))
         subs = [tuple(s) for s in self.subsets]
         for r in range(d):

@@ -13,8 +13,8 @@ from orchestrace.errors import ConfigError
 from orchestrace.evaluation import evaluate_logged
 from orchestrace.evaluation.logged_team import evaluate_team
 from orchestrace.evaluation.runfiles import fit_run, foreign_gates, load_corpus
-from orchestrace.logged._prices import billed_prices, charge_prices
-from orchestrace.logged.corpus import check_runs, save_runs
+from orchestrace.logged._prices import charge_prices
+from orchestrace.logged.corpus import billed_prices, check_runs, save_runs
 from orchestrace.logged.team_synth import make_synthetic_team
 from orchestrace.policies.team_policy import TeamPolicy
 
@@ -73,3 +73,18 @@ def test_a_policy_fitted_at_other_member_prices_is_refused(tmp_path: Path) -> No
         evaluate_team(check_runs(make_synthetic_team(150, 2, seed=6))[0], [back], names=["p"])
     with pytest.raises(ConfigError, match=r"p on the corpus: member 'calc' is priced \[0\.5, 2\.0\]"):
         evaluate_team(cheaper, [back], names=["p"])
+
+
+def test_a_fresh_set_at_other_member_prices_is_not_a_fresh_set_of_the_loop() -> None:
+    from orchestrace.evaluation.logged import fresh_mismatch
+
+    corpus = _priced(make_synthetic_team(20, 2, seed=7))
+    same = _priced(make_synthetic_team(20, 2, seed=8))
+    other = _priced(make_synthetic_team(20, 2, seed=8), (0.15, 0.15, 0.5, 0.15))
+    unpriced = make_synthetic_team(20, 2, seed=8)
+    for r in (same, other, unpriced):  # distinct task ids: only the prices may differ
+        r.task_ids[:] = [f"f{t}" for t in range(len(r.task_ids))]
+    assert not any(d.startswith("member prices") for d in fresh_mismatch(corpus, same))
+    assert any(d.startswith("member prices: corpus {'cold': (0.15, 0.6)") and "'calc': (0.5, 2.0)" in d
+               for d in fresh_mismatch(corpus, other))
+    assert any(d.endswith("fresh none") for d in fresh_mismatch(corpus, unpriced))

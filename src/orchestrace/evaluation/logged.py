@@ -34,8 +34,7 @@ import numpy as np
 
 from .._stats import ci_mean, t_interval
 from ..errors import ConfigError
-from ..logged._prices import billed_prices
-from ..logged.corpus import check_runs, require_tasks
+from ..logged.corpus import billed_prices, check_runs, require_tasks
 from ..logged.runs import LoggedRuns
 from ..logged.value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
 from ..policies.features import check_features

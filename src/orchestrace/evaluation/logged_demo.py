@@ -121,8 +121,7 @@ def team_demo_section(out: str | Path, *, corpus: str | Path = TEAM_CORPUS, fres
     (True, True)
     """
     from ..errors import ConfigError
-    from ..logged.corpus import read_corpus
-    from ..logged.team_check import check_team_runs
+    from ..logged.corpus import check_team_runs, read_corpus
     from ..trainers.team_fitted_q import fit_team_policy
     from .logged_team import evaluate_team, render_team
 

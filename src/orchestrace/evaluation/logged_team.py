@@ -36,9 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged._prices import billed_prices
+from ..logged.corpus import billed_prices, check_team_runs
 from ..logged.runs import LoggedRuns
-from ..logged.team_check import check_team_runs
 from ..logged.value import first_stop
 from ..policies.rules import AdaptiveBeta, AdaptiveDirichlet, StopRule, VoteShare, VoteState
 from ..policies.team import TeamArrays, rollout, subsets

@@ -32,11 +32,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ._prices import billed_prices
 from .runs import LoggedRuns, load_logged_runs
 from .team_check import loader_notes, team_rules
 from .value import valuation
 
-__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "check_runs", "read_corpus", "require_tasks", "save_runs"]
+__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs", "read_corpus", "require_tasks", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
 _TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
@@ -151,6 +152,16 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True, 
         runs, notes = _vote_rules(runs, where, splits)
     runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a fitted policy records it; eval warns on another corpus
     return runs, notes
+
+
+def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
+                    ) -> tuple[LoggedRuns, list[str]]:
+    """:func:`~orchestrace.logged.corpus.check_runs` with the team's rules (the module docstring), kept for its
+    callers. ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind team."""
+    if not runs.members and not allow_vote and runs.answers.ndim == 3 and len(runs.answers):
+        raise ConfigError(f"{where}: $.members is empty: not a team corpus (a homogeneous vote corpus goes through "
+                          "the stop gate)")
+    return check_runs(runs, where=where, splits=need_splits, team=True)
 
 
 def _vote_rules(runs: LoggedRuns, where: str, splits: bool) -> tuple[LoggedRuns, list[str]]:

@@ -23,7 +23,7 @@ no train / validation / test tasks            error (the fit needs them; not for
 ============================================  =====================================================
 
 >>> from orchestrace.logged.team_synth import make_synthetic_team
->>> runs, notes = check_team_runs(make_synthetic_team(30, 2, seed=0))
+>>> runs, notes = team_rules(make_synthetic_team(30, 2, seed=0), "corpus", True)
 >>> len(runs.task_ids), notes
 (30, [])
 """
@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import ConfigError
 from .runs import LoggedRuns
 
-__all__ = ["check_team_runs", "loader_notes", "team_rules"]
+__all__ = ["loader_notes", "team_rules"]
 
 
 def _ids(runs: LoggedRuns, mask: np.ndarray, n: int = 3) -> str:
@@ -157,15 +157,3 @@ def loader_notes(runs: LoggedRuns) -> list[str]:
     if not isinstance(excluded, dict):
         return []
     return [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
-
-
-def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
-                    ) -> tuple[LoggedRuns, list[str]]:
-    """:func:`~orchestrace.logged.corpus.check_runs` with the team's rules (the module docstring), kept for its
-    callers. ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind team."""
-    from .corpus import check_runs
-
-    if not runs.members and not allow_vote and runs.answers.ndim == 3 and len(runs.answers):
-        raise ConfigError(f"{where}: $.members is empty: not a team corpus (a homogeneous vote corpus goes through "
-                          "the stop gate)")
-    return check_runs(runs, where=where, splits=need_splits, team=True)

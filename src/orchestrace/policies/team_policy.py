@@ -196,7 +196,7 @@ class TeamPolicy:
     def check_team(self, members: Sequence[str], sees: Sequence[Sequence[int]], rounds: int, *,
                    where: str = "corpus", prices: Mapping[str, Sequence[float]] | None = None) -> None:
         """Refuse a corpus whose team (members, who sees whom), round limit or member prices (``prices``: the
-        corpus's, :func:`~orchestrace.logged._prices.billed_prices`; checked when the policy has prices) differ,
+        corpus's, :func:`~orchestrace.logged.corpus.billed_prices`; checked when the policy has prices) differ,
         naming the difference."""
         got_m = list(members) if members else [f"w{c}" for c in range(len(self.members))]
         diffs = []

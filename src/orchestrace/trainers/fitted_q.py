@@ -51,7 +51,7 @@ from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.rules import VOTE_SUMMARY, PriceLogistic, vote_summary
 
-__all__ = ["CLASSES", "corpus_scales", "fit_gate", "fit_price_logistic", "ls_fit"]
+__all__ = ["CLASSES", "corpus_scales", "fit_classes", "fit_gate", "fit_price_logistic", "ls_fit"]
 
 #: Model classes of the gate, simplest first, with their regularisation grids.
 CLASSES: dict[str, tuple[float, ...]] = {"linear": (1.0, 10.0, 100.0), "quadratic": (10.0, 100.0, 1000.0),
@@ -129,6 +129,22 @@ def _split(runs: LoggedRuns, name: str) -> LoggedRuns:
     return runs.subset(m)
 
 
+def fit_classes(classes: Sequence[str], grid: dict[str, tuple[float, ...]], log: Callable[[str], None]
+                ) -> tuple[str, ...]:
+    """The model classes to fit: each must be in ``grid`` (a ConfigError names the others); the default set
+    (all of ``grid``) leaves out the mlp, saying so, when torch is not installed."""
+    for c in classes:
+        if c not in grid:
+            raise ConfigError(f"model class {c!r}: use one of {', '.join(grid)}")
+    if tuple(classes) == tuple(grid) and "mlp" in classes:
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:  # the default set: fit what this install can
+            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
+            return tuple(c for c in classes if c != "mlp")
+    return tuple(classes)
+
+
 def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed: int = 0,
              widths: Sequence[int] | None = None, price_seed: int = PRICE_SEED,
              log: Callable[[str], None] = lambda s: None) -> tuple[StopGate, dict[str, Any]]:
@@ -136,20 +152,12 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
 
     Returns the gate and a report: every candidate's validation mean return, the chosen one.
     """
-    for c in classes:
-        if c not in CLASSES:
-            raise ConfigError(f"model class {c!r}: use one of {', '.join(CLASSES)}")
+    classes = fit_classes(classes, CLASSES, log)
     train, val = _split(runs, "train"), _split(runs, "validation")
     require_tasks(runs, "fit")
     T, R, W = runs.answers.shape
     if R < 2:
         raise ConfigError(f"the corpus has {R} round(s) per task; learning when to stop needs at least 2")
-    if tuple(classes) == tuple(CLASSES) and "mlp" in classes:
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:  # the default set: fit what this install can
-            classes = tuple(c for c in classes if c != "mlp")
-            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
     sc = corpus_scales(train)
     p_tr, p_va = task_prices(train.task_ids, price_seed), task_prices(val.task_ids, price_seed)
     widths = list(widths) if widths is not None else list(range(1, W + 1))

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged._prices import billed_prices
+from ..logged.corpus import billed_prices
 from ..logged.runs import LoggedRuns
 from ..logged.value import task_prices
 from ..policies.policy_file import QModel, as_model
@@ -47,12 +47,13 @@ from ..policies.team import (
     aggregations,
     feature_names,
     rollout,
+    subset_masks,
     subsets,
     team_features,
     valid_subsets,
 )
 from ..policies.team_policy import QUAD_CORE, TeamPolicy, predict_q
-from .fitted_q import _split
+from .fitted_q import _split, fit_classes
 
 __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
 
@@ -168,9 +169,7 @@ def roll_in(arr: TeamArrays, idx: np.ndarray, subs: list[tuple[int, ...]], histo
     if len(rows) > max_rows:
         pick = np.sort(rng.choice(len(rows), max_rows, replace=False))
         rows, kind = rows[pick], kind[pick]
-    masks = np.zeros((len(subs), W), bool)
-    for j, s in enumerate(subs):
-        masks[j, list(s)] = True
+    masks = subset_masks(subs, W)
     full = int(np.argmax(masks.sum(1)))
     const = rng.integers(0, len(subs), len(rows))
     st = arr.start(rows)
@@ -191,9 +190,7 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
     """One fitted Q-model per decision 0..R by backward induction on the roll-in ``states`` (steps 3–4)."""
     T, R, W = arr.shape
     nS, nG = len(subs), len(aggs)
-    masks = np.zeros((nS, W), bool)
-    for j, s in enumerate(subs):
-        masks[j, list(s)] = True
+    masks = subset_masks(subs, W)
     models: list[QModel] = [QModel() for _ in range(R + 1)]
     for d in range(R, -1, -1):
         st = states[d]
@@ -228,15 +225,7 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
     with that one aggregation: the fitted *stop-only* policy of a fixed team (a baseline).
     Returns the policy and a report (every candidate's validation return, the chosen one).
     """
-    for c in classes:
-        if c not in TEAM_CLASSES:
-            raise ConfigError(f"model class {c!r}: use one of {', '.join(TEAM_CLASSES)}")
-    if tuple(classes) == tuple(TEAM_CLASSES):
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:
-            classes = tuple(c for c in classes if c != "mlp")
-            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
+    classes = fit_classes(classes, TEAM_CLASSES, log)
     train, val = _split(runs, "train"), _split(runs, "validation")
     T, R, W = runs.answers.shape
     sc = team_scales(train)

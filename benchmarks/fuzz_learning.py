@@ -386,12 +386,11 @@ def _base(target: str) -> Any:
     if target in ("taskfile", "import", "reply"):
         return None
     if target == "policy":
-        import dataclasses
 
         from orchestrace.offline import fit_team_policy, make_synthetic_team
 
         pol, _ = fit_team_policy(make_synthetic_team(240, 3, seed=3), classes=("linear",), seed=0, histories=1)
-        return {"format": "orchestrace-team-policy/1", **json.loads(json.dumps(dataclasses.asdict(pol), default=float))}
+        return json.loads(json.dumps(pol.document(), default=float))
     if target in ("corpus", "manifest"):
         return _tiny_lines()
     if target == "gate":

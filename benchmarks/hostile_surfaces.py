@@ -166,7 +166,7 @@ def _team_policy(d: Path, field: str, raw: str) -> tuple[Path, Path]:
 
     team = make_synthetic_team(240, 3, seed=3)
     pol, _ = fit_team_policy(team, classes=("linear",), seed=0, histories=1)
-    doc = {"format": "orchestrace-team-policy/1", **dataclasses.asdict(pol), field: "@@"}
+    doc = {**pol.document(), field: "@@"}
     (d / "run").mkdir()
     (d / "run" / "team_policy.json").write_text(json.dumps(doc).replace('"@@"', raw))
     return save_runs(team, d / "team.npz"), d / "run"

@@ -45,8 +45,8 @@ def test_backward_induction_learns_a_feature_dependent_stop() -> None:
     X[:, :, 0] = x[:, None]
     pay = np.stack([np.zeros(400), np.sign(x)], 1)
     (m,) = ls_fit(X, pay, lambda A, y: _ridge(A, y, 1.0), "linear")
-    assert m["w"][0] > 0  # continue iff x is large enough
-    cont = X[:, 0, 0] * m["w"][0] + m["b"] > 0
+    assert m.w[0] > 0  # continue iff x is large enough
+    cont = X[:, 0, 0] * m.w[0] + m.b > 0
     assert (cont == (x > 0)).mean() > 0.95
 
 

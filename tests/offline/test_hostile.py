@@ -31,7 +31,6 @@ from orchestrace.errors import ConfigError, TraceInvalidError
 from orchestrace.logged.corpus import read_corpus
 from orchestrace.logged.runs import load_logged_runs
 from orchestrace.offline import StopGate, make_synthetic_logged, save_runs
-from orchestrace.policies.gate import GATE_FORMAT
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "vote-corpus-tiny"
 runner = CliRunner()
@@ -173,7 +172,7 @@ def gate_doc() -> dict:
     g = StopGate(model_class="linear", checks=[{"w": [0.0] * f, "b": 0.3}], mean=[0.0] * f, std=[1.0] * f,
                  features=list(FEATURES), width=2, aggregation="majority", max_rounds=2, logged_width=2,
                  token_scale=100.0, lp_fill=-1.0, len_scale=50.0, attempt_tokens=50.0)
-    return {"format": GATE_FORMAT, **json.loads(json.dumps(g.__dict__))}
+    return json.loads(json.dumps(g.document()))
 
 
 @pytest.mark.parametrize("field, raw, expect", [

@@ -172,7 +172,7 @@ def test_decide_replays_the_evaluated_policy_exactly(team, fitted, tmp_path: Pat
 
 
 def _doc(pol: TeamPolicy) -> dict:
-    return {"format": "orchestrace-team-policy/1", **dataclasses.asdict(pol)}
+    return pol.document()
 
 
 def test_load_refuses_bad_files(fitted, tmp_path: Path) -> None:
@@ -181,9 +181,13 @@ def test_load_refuses_bad_files(fitted, tmp_path: Path) -> None:
     doc = _doc(pol)
     doc["models"][1]["w"][0][0] = float("nan")
     p.write_text(json.dumps(doc))
-    with pytest.raises(ConfigError, match=r"models\[1\].*NaN"):
+    with pytest.raises(ConfigError, match=r"NaN and Infinity are not JSON numbers"):
         TeamPolicy.load(p)
-    for key, bad, msg in [("max_rounds", "3", r"\$\.max_rounds is str"), ("members", ["cold", "cold", "x", "y"],
+    doc["models"][1]["w"][0][0] = 1e300
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match=r"p\.json: not a valid team policy file: .* at `\$\.models\[1\]\.w\[0\]\[0\]`"):
+        TeamPolicy.load(p)
+    for key, bad, msg in [("max_rounds", "3", r"got `str` - at `\$\.max_rounds`"), ("members", ["cold", "cold", "x", "y"],
                           "distinct"), ("aggregations", ["median"], r"aggregations\[0\]"), ("model_class", "tree",
                           "model_class")]:
         doc = _doc(pol)
@@ -259,7 +263,7 @@ def test_cli_train_and_eval_with_fresh_sets(tmp_path: Path) -> None:
     bad.mkdir()
     (bad / "team_policy.json").write_text('{"format": "orchestrace-team-policy/1"}')
     r = runner.invoke(app, ["eval", "--traces", str(corpus), str(bad), "-q"])
-    assert r.exit_code == 1 and "missing field(s)" in r.output
+    assert r.exit_code == 1 and "missing required field `model_class`" in r.output
 
 
 def test_count_rules_on_distinct_counts_decide_as_on_every_row() -> None:

@@ -4,7 +4,6 @@ refusal (not an OverflowError), fills and scales outside what a fit writes are r
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -19,7 +18,7 @@ BIG = "9" * 400
 @pytest.fixture(scope="module")
 def policy_doc() -> str:
     pol, _ = fit_team_policy(make_synthetic_team(240, 3, seed=3), classes=("linear",), seed=0, histories=1)
-    return json.dumps({"format": "orchestrace-team-policy/1", **dataclasses.asdict(pol)})
+    return json.dumps(pol.document())
 
 
 def test_what_the_fitter_writes_loads(policy_doc: str, tmp_path: Path) -> None:
@@ -57,5 +56,8 @@ def test_absurd_weights_and_deep_nesting_are_refused(policy_doc: str, tmp_path: 
         with pytest.raises(ConfigError, match=r"\$\.models\[0\]"):
             TeamPolicy.load(p)
     p.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ConfigError, match="expected a JSON object"):
+        TeamPolicy.load(p)
+    p.write_text('{"format": "orchestrace-team-policy/1", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(ConfigError, match="nested too deeply"):
         TeamPolicy.load(p)

@@ -280,13 +280,12 @@ def _plot(report: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
+    from .summary import frontier
+
     pol = report["policies"]
     sh = report["same_heads"]["learned"]
     pts = [(v["tokens"]["mean"], v["return"]["mean"]) for v in sh["rules"].values()]
-    fr: list[tuple[float, float]] = []  # the frontier: best return at ≤ tokens (as offline._report.frontier)
-    for c, r in sorted(pts, key=lambda p: (p[0], -p[1])):
-        if not fr or r > fr[-1][1]:
-            fr.append((c, r))
+    fr = frontier(pts)  # the frontier: best return at ≤ tokens
     roles: dict[str, list[str]] = {}
     for role, rule in sh["chosen"].items():
         roles.setdefault(rule, []).append(role.replace("_", " "))

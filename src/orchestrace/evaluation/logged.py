@@ -34,7 +34,7 @@ import numpy as np
 
 from .._stats import ci_mean, t_interval
 from ..errors import ConfigError
-from ..logged.corpus import check_runs, require_tasks
+from ..logged.corpus import billed_prices, check_runs, require_tasks
 from ..logged.runs import LoggedRuns
 from ..logged.value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
 from ..policies.features import check_features
@@ -130,6 +130,9 @@ def fresh_mismatch(corpus: LoggedRuns, fresh: LoggedRuns) -> list[str]:
         for k in FRESH_SETTINGS[2:]:
             if k in cc and k in cf and cc[k] != cf[k]:
                 out.append(f"{k}: corpus {cc[k]!r}, fresh {cf[k]!r}")
+    pc, pf = billed_prices(corpus.meta), billed_prices(fresh.meta)
+    if pc != pf:
+        out.append(f"member prices: corpus {pc or 'none'}, fresh {pf or 'none'}")
     shared = np.intersect1d(corpus.task_ids, fresh.task_ids)
     if len(shared):
         out.append(f"{len(shared)} task id(s) are in the corpus too (first: {shared[0]}); fresh tasks must be new")

@@ -47,17 +47,9 @@ def _fresh(fresh: str | Path | None) -> list[tuple[str, Any]]:
     """The fresh set as ``evaluate_*``'s ``tests`` (none when ``fresh`` is None or not installed)."""
     if fresh is None or not Path(fresh).exists():
         return []
-    from ..logged.corpus import read_corpus
+    from ..logged.corpus import check_runs, read_corpus
 
-    raw = read_corpus(Path(fresh))
-    if raw.members:
-        from ..logged.team_check import check_team_runs
-
-        runs, _ = check_team_runs(raw, where=str(fresh), need_splits=False)
-    else:
-        from ..logged.corpus import check_runs
-
-        runs, _ = check_runs(raw, where=str(fresh), splits=False)
+    runs, _ = check_runs(read_corpus(Path(fresh)), where=str(fresh), splits=False)  # a vote is a team of one kind
     return [(Path(fresh).name, runs)]
 
 
@@ -129,8 +121,7 @@ def team_demo_section(out: str | Path, *, corpus: str | Path = TEAM_CORPUS, fres
     (True, True)
     """
     from ..errors import ConfigError
-    from ..logged.corpus import read_corpus
-    from ..logged.team_check import check_team_runs
+    from ..logged.corpus import check_team_runs, read_corpus
     from ..trainers.team_fitted_q import fit_team_policy
     from .logged_team import evaluate_team, render_team
 

@@ -3,7 +3,8 @@
 :func:`evaluate_logged` is what ``orchestrace eval --traces CORPUS [RUN …] [--test FRESH …]`` runs — the
 command line only parses its arguments, calls it and prints. It reads the corpus (a vote corpus or a team
 corpus: a vote is a team of W identical members), the fitted runs (stop gates, or joint team policies), and
-every fresh collection, each held to the contract once; it warns about a gate fitted on another corpus; it
+every fresh collection, each held to the contract once; it warns about a gate or a team policy fitted on another
+corpus; it
 values every rule of the family and every run exactly, with the paired claims; and it returns a typed
 :class:`LoggedEvaluation` (the results and the Markdown summary), which :meth:`LoggedEvaluation.write`
 writes to a folder.
@@ -72,7 +73,7 @@ def evaluate_logged(corpus: str | Path, runs: Sequence[str | Path] = (), *, test
     on ``corpus``'s test tasks and on every fresh collection in ``tests``.
 
     ``log`` receives the progress lines; ``note(message, kind)`` the notes (``kind`` ``"note"``: what a
-    reader excluded) and warnings (``kind`` ``"warning"``: a gate fitted on another corpus), in the order
+    reader excluded) and warnings (``kind`` ``"warning"``: a gate or team policy fitted on another corpus), in the order
     they arise. See the module docstring for the errors.
     """
     from .logged import evaluate_traces
@@ -91,12 +92,12 @@ def evaluate_logged(corpus: str | Path, runs: Sequence[str | Path] = (), *, test
 
     fresh = [] if team else read_fresh()  # a vote corpus reads --test before the runs, a team one after
     fitted = load_runs(paths, team=team)
+    for warning in foreign_gates(paths, fitted, logged.meta.get("fingerprint"), corpus):
+        tell(warning, "warning")
     if team:
         fresh = read_fresh()
         names = run_names(paths, "team_policy.json")
         res = evaluate_team(logged, fitted, names=names, tests=fresh, log=say)
         return LoggedEvaluation("team", res, render_team(res))
-    for warning in foreign_gates(paths, fitted, logged.meta.get("fingerprint"), corpus):
-        tell(warning, "warning")
     res = evaluate_traces(logged, fitted, names=run_names(paths, "gate.json"), log=say, tests=fresh)
     return LoggedEvaluation("vote", res, render_summary(res))

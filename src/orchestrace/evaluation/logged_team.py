@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..logged.corpus import billed_prices, check_team_runs
 from ..logged.runs import LoggedRuns
-from ..logged.team_check import check_team_runs
 from ..logged.value import first_stop
 from ..policies.rules import AdaptiveBeta, AdaptiveDirichlet, StopRule, VoteShare, VoteState
 from ..policies.team import TeamArrays, rollout, subsets
@@ -271,7 +271,7 @@ def _check_policies(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Seq
                     R: int) -> None:  # noqa: N803
     """Refuse a policy fitted for another team, round limit or set of task cells."""
     for n, p in zip(names, policies, strict=True):
-        p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus")
+        p.check_team(runs.members, runs.sees, R, where=f"{n} on the corpus", prices=billed_prices(runs.meta))
         if sorted(p.cells) != cells:
             raise ConfigError(f"{n}: the policy was fitted on task cells {sorted(p.cells)}, the corpus has {cells}; "
                               "evaluate it on tasks of the cells it was fitted on")

@@ -3,9 +3,9 @@
 ``orchestrace train --from-traces CORPUS -o RUN`` and ``orchestrace eval --traces CORPUS [RUN …]``
 are these functions in a row:
 
-* :func:`load_corpus` — :func:`~orchestrace.offline.read_corpus`, then the checks of a vote corpus
-  (:func:`~orchestrace.offline.check_runs`) or of a team corpus (member kinds per column,
-  :func:`~orchestrace.offline.check_team_runs`); the exclusions they made come back as notes.
+* :func:`load_corpus` — :func:`~orchestrace.offline.read_corpus`, then the one corpus check
+  (:func:`~orchestrace.offline.check_runs`: a vote corpus is a team of identical members); the
+  exclusions it made come back as notes.
 * :func:`fit_run` — the stop gate (:func:`~orchestrace.offline.fit_gate`) or, for a team corpus,
   the joint policy (:func:`~orchestrace.offline.fit_team_policy`), saved in ``RUN`` as
   ``gate.json`` / ``team_policy.json`` with the corpus and its exclusions in its ``meta``, and the
@@ -31,7 +31,12 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..logged.runs import LoggedRuns
+    from ..policies.gate import StopGate
+    from ..policies.team_policy import TeamPolicy
 
 __all__ = ["FitRun", "fit_run", "fit_simulator_file", "foreign_gates", "load_corpus", "load_runs", "load_split",
            "run_names", "write_results"]
@@ -44,12 +49,8 @@ def load_corpus(corpus: Path, *, fresh: bool = False) -> tuple[Any, list[str]]:
     loader's :class:`~orchestrace.errors.TraceInvalidError` (located problems) or ConfigError.
     """
     from ..logged.corpus import check_runs, read_corpus
-    from ..logged.team_check import check_team_runs
 
-    raw = read_corpus(corpus)
-    if raw.members:  # a team corpus (member kinds per column): the joint policy's checks
-        return check_team_runs(raw, where=str(corpus), need_splits=not fresh)
-    return check_runs(raw, where=str(corpus), splits=not fresh)
+    return check_runs(read_corpus(corpus), where=str(corpus), splits=not fresh)
 
 
 @dataclass(frozen=True)
@@ -66,53 +67,50 @@ def _fit_report(report: dict[str, Any], notes: list[str], seed: int, corpus: str
                       default=float).encode()
 
 
-def fit_run(runs: Any, notes: list[str], corpus: str | Path, out: Path, *, seed: int = 0,
+def fit_run(runs: LoggedRuns, notes: list[str], corpus: str | Path, out: Path, *, seed: int = 0,
             log: Callable[[str], None] = lambda s: None, **fit_options: Any) -> FitRun:
-    """Fit the stop gate (the joint team policy for a team corpus) and save it with ``fit.json`` in ``out``.
+    """Fit the corpus's policy and save it with ``fit.json`` in ``out``: the stop gate of a vote corpus
+    (:func:`~orchestrace.trainers.fitted_q.fit_gate`), the joint policy of a team corpus
+    (:func:`~orchestrace.trainers.team_fitted_q.fit_team_policy`); either way its ``meta`` records the
+    corpus (path, fingerprint) and its exclusions.
 
     ``notes``: the corpus's exclusions (from :func:`load_corpus`), kept in the file's ``meta`` and in
     ``fit.json``. ConfigError when the corpus cannot be fitted; OSError when ``out`` cannot be written.
     """
     from ..core.io import atomic_write
 
-    if runs.members:
-        return _fit_team(runs, notes, str(corpus), out, seed=seed, log=log, **fit_options)
-    from ..trainers.fitted_q import fit_gate
+    policy: StopGate | TeamPolicy
+    if runs.members:  # member kinds per column: the joint policy (a vote's gate is its one-kind case)
+        from ..trainers.team_fitted_q import fit_team_policy
 
-    gate, report = fit_gate(runs, seed=seed, log=log, **fit_options)
-    gate.meta["corpus_path"] = str(corpus)
-    gate.meta["corpus_fingerprint"] = runs.meta.get("fingerprint")
-    gate.meta["exclusions"] = notes
-    path = gate.save(out)
+        policy, report = fit_team_policy(runs, seed=seed, log=log, **fit_options)
+    else:
+        from ..trainers.fitted_q import fit_gate
+
+        policy, report = fit_gate(runs, seed=seed, log=log, **fit_options)
+    policy.meta["corpus_path"] = str(corpus)
+    policy.meta["corpus_fingerprint"] = runs.meta.get("fingerprint")
+    policy.meta["exclusions"] = notes
+    path = policy.save(out)
     atomic_write(out / "fit.json", _fit_report(report, notes, seed, str(corpus)))
-    c = report["chosen"]
-    by = ", ".join(f"{k} {v:.4f}" for k, v in report["by_class"].items())
-    n_tr, n_va = int((runs.split == "train").sum()), int((runs.split == "validation").sum())
-    message = (f"learned the stop from {n_tr} training runs ({n_va} validation runs chose the model; "
-               f"{len(runs.task_ids) - n_tr - n_va} test runs held out); won on validation: {c['class']} "
-               f"(reg {c['reg']:g}) at width {c['width']}, {c['aggregation']} vote — validation return "
-               f"{c['validation_return']:.4f} (by class: {by})")
-    return FitRun(path, report, message)
+    return FitRun(path, report, _fit_message(runs, policy, report["chosen"], report["by_class"]))
 
 
-def _fit_team(runs: Any, notes: list[str], corpus: str, out: Path, *, seed: int, log: Callable[[str], None],
-              **fit_options: Any) -> FitRun:
-    from ..core.io import atomic_write
-    from ..trainers.team_fitted_q import fit_team_policy
+def _fit_message(runs: LoggedRuns, policy: StopGate | TeamPolicy, c: dict[str, Any], by_class: dict[str, float]
+                 ) -> str:
+    """The one line that says what was learned, from how many runs, and what won on validation."""
+    from ..policies.team_policy import TeamPolicy
 
-    pol, report = fit_team_policy(runs, seed=seed, log=log, **fit_options)
-    pol.meta["corpus_path"] = corpus
-    pol.meta["exclusions"] = notes
-    path = pol.save(out)
-    atomic_write(out / "fit.json", _fit_report(report, notes, seed, corpus))
-    c = report["chosen"]
-    by = ", ".join(f"{k} {v:.4f}" for k, v in report["by_class"].items())
     n = {s: int((runs.split == s).sum()) for s in ("train", "validation", "test")}
-    message = (f"learned the joint team policy ({', '.join(pol.members)}) from {n['train']} training runs "
-               f"({n['validation']} validation chose the class; {n['test']} test held out); "
-               f"won on validation: {c['class']} (reg {c['reg']:g}) — validation return {c['validation_return']:.4f} "
-               f"(by class: {by})")
-    return FitRun(path, report, message)
+    by = ", ".join(f"{k} {v:.4f}" for k, v in by_class.items())
+    if isinstance(policy, TeamPolicy):
+        return (f"learned the joint team policy ({', '.join(policy.members)}) from {n['train']} training runs "
+                f"({n['validation']} validation chose the class; {n['test']} test held out); won on validation: "
+                f"{c['class']} (reg {c['reg']:g}) — validation return {c['validation_return']:.4f} (by class: {by})")
+    return (f"learned the stop from {n['train']} training runs ({n['validation']} validation runs chose the model; "
+            f"{len(runs.task_ids) - n['train'] - n['validation']} test runs held out); won on validation: "
+            f"{c['class']} (reg {c['reg']:g}) at width {c['width']}, {c['aggregation']} vote — validation return "
+            f"{c['validation_return']:.4f} (by class: {by})")
 
 
 def load_runs(paths: Sequence[Path], *, team: bool) -> list[Any]:
@@ -131,14 +129,18 @@ def run_names(paths: Sequence[Path], default_file: str) -> list[str]:
     return names if len(set(names)) == len(names) else [str(p) for p in paths]
 
 
-def foreign_gates(paths: Sequence[Path], gates: Sequence[Any], fingerprint: Any, corpus: Path) -> list[str]:
-    """A warning per gate fitted on another corpus than the one it is evaluated on (its return is then no
-    held-out test)."""
+def foreign_gates(paths: Sequence[Path], gates: Sequence[StopGate | TeamPolicy], fingerprint: Any,
+                  corpus: Path) -> list[str]:
+    """A warning per gate or team policy fitted on another corpus than the one it is evaluated on (its return
+    is then no held-out test)."""
+    from ..policies.team_policy import TeamPolicy
+
     out = []
     for r, g in zip(paths, gates, strict=True):
         there = g.meta.get("corpus_fingerprint")
         if isinstance(there, str) and there != fingerprint:
-            out.append(f"{r}: this gate was fitted on another corpus ({str(g.meta.get('corpus_path'))[:200]}); its "
+            what = "team policy" if isinstance(g, TeamPolicy) else "gate"
+            out.append(f"{r}: this {what} was fitted on another corpus ({str(g.meta.get('corpus_path'))[:200]}); its "
                        f"return on {corpus} is not a held-out test on the tasks it was fitted for")
     return out
 

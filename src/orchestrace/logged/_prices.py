@@ -37,7 +37,7 @@ from ..errors import ConfigError
 
 LoggedRuns = Any  # offline._logged.LoggedRuns: its reader calls charge_prices, so no import back (no circle)
 
-__all__ = ["charge_prices", "member_prices"]
+__all__ = ["billed_prices", "charge_prices", "member_prices"]
 
 _MAX_RATIO = 1e4  # a price ratio beyond this is a typo (and would overflow int32 billed tokens)
 
@@ -96,3 +96,16 @@ def charge_prices(runs: LoggedRuns, cfg: dict[str, Any], where: str = "manifest"
                        "logged_prompt_tokens": int(runs.prompt_tokens.sum()),
                        "logged_completion_tokens": int(runs.completion_tokens.sum())}
     return dataclasses.replace(runs, prompt_tokens=pt, completion_tokens=ct, meta=meta)
+
+
+def billed_prices(meta: dict[str, Any]) -> dict[str, tuple[float, float]] | None:
+    """``{member: (price_in, price_out)}`` a corpus was billed at (``meta["billing"]``), None when unpriced.
+
+    >>> billed_prices({"billing": {"prices": {"a": [0.15, 0.6]}}}), billed_prices({})
+    ({'a': (0.15, 0.6)}, None)
+    """
+    bill = meta.get("billing")
+    prices = bill.get("prices") if isinstance(bill, dict) else None
+    if not isinstance(prices, dict):
+        return None
+    return {str(m): (float(p[0]), float(p[1])) for m, p in prices.items()}

@@ -8,7 +8,10 @@ list of stated exclusions:
 - shapes that disagree, an unknown split, a missing train/validation/test split → ConfigError;
 - tasks whose logged aggregate grade (``round_correct``) disagrees with the grade recomputed
   from their attempts are excluded and counted (more than 5 % of the tasks → ConfigError: the
-  corpus's grading or answer codes are not what the valuation assumes).
+  corpus's grading or answer codes are not what the valuation assumes);
+- a team corpus (member kinds per column; a vote corpus is the team of W identical members) is
+  held to the team's rules instead (:mod:`.team_check`: member columns, who sees whom, calls
+  missing from the log excluded and counted).
 
 >>> from orchestrace.offline import make_synthetic_logged
 >>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
@@ -29,10 +32,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ._prices import billed_prices
 from .runs import LoggedRuns, load_logged_runs
+from .team_check import loader_notes, team_rules
 from .value import valuation
 
-__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "check_runs", "read_corpus", "require_tasks", "save_runs"]
+__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs", "read_corpus", "require_tasks", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
 _TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
@@ -125,15 +130,43 @@ def read_corpus(path: str | os.PathLike[str]) -> LoggedRuns:
     return LoggedRuns(**kw, meta=meta)
 
 
-def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) -> tuple[LoggedRuns, list[str]]:
+def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True, team: bool | None = None
+               ) -> tuple[LoggedRuns, list[str]]:
     """Hold ``runs`` to the contract; return the runs kept and the stated exclusions (module docstring).
 
+    One check for both kinds of corpus — a vote corpus is a team of W identical members. A corpus with member
+    kinds per column (or any, with ``team=True``) is held to the team's rules
+    (:func:`~orchestrace.logged.team_check.team_rules`: member columns, ``sees``, missing calls excluded); one
+    without to the vote's (grades recomputed from the majority). Either way the corpus's fingerprint
+    (``meta["fingerprint"]``) is recorded: a fitted policy keeps it, and evaluation warns on another corpus.
     ``splits=False``: a fresh collection valued on all its tasks, which need not hold every split."""
+    from .readers import corpus_fingerprint
+
     if runs.answers.ndim != 3:
         raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
-    T, R, W = runs.answers.shape
-    if T == 0:
+    if len(runs.answers) == 0:
         raise ConfigError(f"{where}: no tasks")
+    if team if team is not None else bool(runs.members):
+        runs, notes = team_rules(runs, where, splits)
+    else:
+        runs, notes = _vote_rules(runs, where, splits)
+    runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a fitted policy records it; eval warns on another corpus
+    return runs, notes
+
+
+def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
+                    ) -> tuple[LoggedRuns, list[str]]:
+    """:func:`~orchestrace.logged.corpus.check_runs` with the team's rules (the module docstring), kept for its
+    callers. ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind team."""
+    if not runs.members and not allow_vote and runs.answers.ndim == 3 and len(runs.answers):
+        raise ConfigError(f"{where}: $.members is empty: not a team corpus (a homogeneous vote corpus goes through "
+                          "the stop gate)")
+    return check_runs(runs, where=where, splits=need_splits, team=True)
+
+
+def _vote_rules(runs: LoggedRuns, where: str, splits: bool) -> tuple[LoggedRuns, list[str]]:
+    """The vote's rules of :func:`check_runs` (the module docstring)."""
+    T, R, W = runs.answers.shape  # noqa: N806
     for n in _ARRAYS:
         a = np.asarray(getattr(runs, n))
         want = {"round_correct": (T, R)}.get(n, (T, R, W) if a.ndim == 3 else (T,))
@@ -142,8 +175,6 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) 
                               f"of W = {W} attempts; a truncated run must be excluded by the loader)")
     if runs.confidence is not None and np.shape(runs.confidence) != (T, R, W):
         raise ConfigError(f"{where}: confidence has shape {np.shape(runs.confidence)}, expected {(T, R, W)}")
-    if runs.members and len(runs.members) != W:
-        raise ConfigError(f"{where}: {len(runs.members)} member kinds for {W} attempt columns")
     if runs.sees and (len(runs.sees) != W or any(not 0 <= c < W for x in runs.sees for c in x)):
         raise ConfigError(f"{where}: sees must list, for each of the {W} columns, columns in 0..{W - 1}; got "
                           f"{runs.sees}")
@@ -166,10 +197,7 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) 
     if not tokens.any():
         raise ConfigError(f"{where}: every attempt has 0 tokens (tokens_in / tokens_out); the price of a round "
                           "(token_scale) is measured in tokens and must be > 0")
-    notes: list[str] = []
-    excluded = runs.meta.get("excluded") or {}
-    if isinstance(excluded, dict):  # the loader's counted exclusions: reason → task ids
-        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+    notes = loader_notes(runs)  # the loader's counted exclusions: reason → task ids
     lost = runs.meta.get("lost_runs")
     if isinstance(lost, int) and lost > 0:
         notes.append(f"{lost} run(s) the manifest records could not be read (unreadable data)")
@@ -184,7 +212,4 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True) 
                               "not consistent")
         notes.append(msg)
         runs = runs.subset(~mismatch)
-    from .readers import corpus_fingerprint
-
-    runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a gate records it; eval warns on another corpus
     return runs, notes

@@ -12,7 +12,7 @@ a corpus aggregate       :func:`check_aggregate` → :class:`AggregateEvent` (ro
 a corpus run's meta      :func:`check_run_meta` → :class:`RunMeta` (suite, difficulty, answer, R, W)
 ``manifest.json``        :func:`read_manifest` → a dict whose ``config`` passed :class:`ManifestConfig`
 a logged-runs ``.npz``   :func:`read_npz` → the arrays, dtypes, shapes and answer codes checked
-a gate file              :func:`read_gate_file` → the fields of a :class:`GateFile` (frozen, bounded)
+a gate / team policy     :func:`orchestrace.policies.policy_file.read_policy_file` (frozen, bounded)
 =======================  ============================================================================
 
 Bounds (:mod:`orchestrace._limits`): token counts in ``[0, MAX_TOKENS)``, mean log-probs in
@@ -34,7 +34,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -61,8 +61,6 @@ __all__ = [
     "check_return",
     "check_run_meta",
     "corpus_fingerprint",
-    "GateFile",
-    "read_gate_file",
     "read_manifest",
     "read_npz",
     "write_policy_file",
@@ -315,84 +313,7 @@ def _tid(a: dict[str, np.ndarray], t: int) -> str:
     return str(ids[t])[:200] if ids is not None and t < len(ids) else f"#{t}"
 
 
-# ----------------------------------------------------------------------------- gate files
-_Num = Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]  # finite (JSON has no NaN; 1e400 is refused)
-_Pos = Annotated[float, msgspec.Meta(ge=1e-9, le=1e12)]
-
-
-class GateCheck(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """One check's model: ``w``, ``b`` (linear, quadratic) or ``W1``, ``b1``, ``W2``, ``b2`` (mlp)."""
-
-    w: list[_Num] | None = None
-    b: _Num | None = None
-    W1: list[list[_Num]] | None = None  # noqa: N815 (the file's names)
-    b1: list[_Num] | None = None
-    W2: list[_Num] | None = None  # noqa: N815
-    b2: _Num | None = None
-
-
-class GateFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A stop-gate file (``gate.json``) as stored: every field typed and bounded, no unknown field.
-
-    ``std`` entries and the scales must be > 0 and finite (a degenerate gate is refused at
-    load, not discovered as a loop that never stops); ``lp_fill`` is a log-prob (≤ 0).
-    """
-
-    format: str
-    model_class: Literal["linear", "quadratic", "mlp"]
-    checks: list[GateCheck]
-    mean: list[_Num]
-    std: list[_Pos]
-    features: list[Annotated[str, msgspec.Meta(max_length=200)]]
-    width: Annotated[int, msgspec.Meta(ge=1, le=MAX_WIDTH)]
-    aggregation: Literal["majority", "logprob"]
-    max_rounds: Annotated[int, msgspec.Meta(ge=1, le=MAX_ROUNDS)]
-    logged_width: Annotated[int, msgspec.Meta(ge=1, le=MAX_WIDTH)]
-    token_scale: _Pos
-    lp_fill: Annotated[float, msgspec.Meta(ge=LOGPROB_MIN, le=0.0)]
-    len_scale: _Pos
-    attempt_tokens: Annotated[float, msgspec.Meta(ge=0.0, le=1e12)]
-    price_seed: Annotated[int, msgspec.Meta(ge=0, le=2**32)] = 0
-    meta: dict[str, Any] = {}
-
-
-class _Head(msgspec.Struct):
-    format: Any = None
-
-
-def read_gate_file(path: str | os.PathLike[str], fmt: str) -> dict[str, Any]:
-    """The fields of the gate file at ``path`` (format tag ``fmt`` dropped), decoded through
-    :class:`GateFile`: a regular file ≤ 16 MiB, typed, bounded, located errors (``$.field``).
-
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "gate.json"; _ = p.write_text('{"format": "f", "max_rounds": 4.0}')
-    >>> try:
-    ...     read_gate_file(p, "f")
-    ... except ConfigError as e:
-    ...     print(str(e).split(": ", 1)[1])
-    not a valid gate file: Expected `int`, got `float` - at `$.max_rounds`
-    """
-    data = read_capped(path, limit=MAX_SMALL_FILE_BYTES, what="gate file")
-    try:
-        head = msgspec.json.decode(data, type=_Head)  # the other fields are skipped, not decoded
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"{path}: not a stop-gate file ({exc}); expected a JSON object") from None
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable gate file ({exc}; NaN and Infinity are not JSON numbers)"
-                          ) from None
-    if head.format != fmt:
-        got = head.format
-        raise ConfigError(f"{path}: $.format is {str(got)[:80]!r}, expected {fmt!r} (not a stop-gate file)")
-    try:
-        doc = msgspec.json.decode(data, type=GateFile)
-    except (msgspec.ValidationError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a valid gate file: {exc}") from None
-    out = msgspec.structs.asdict(doc)
-    out.pop("format")
-    out["checks"] = [{k: v for k, v in msgspec.structs.asdict(c).items() if v is not None} for c in doc.checks]
-    return out
-
-
+# ----------------------------------------------------------------------------- policy files
 def corpus_fingerprint(runs: Any) -> str:
     """A short hash of a corpus's identity (its task ids and shape), stored in a gate's meta so that
     applying the gate to another corpus is flagged.

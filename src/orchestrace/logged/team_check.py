@@ -1,4 +1,4 @@
-"""Holding a team corpus's arrays to the contract before a fit: :func:`check_team_runs`.
+"""The team's rules of the one corpus check (:func:`~orchestrace.logged.corpus.check_runs`): :func:`team_rules`.
 
 Every problem is either a located :class:`~orchestrace.errors.ConfigError` (the corpus cannot be
 valued exactly) or a counted, stated exclusion (the tasks are dropped, and the returned notes
@@ -23,7 +23,7 @@ no train / validation / test tasks            error (the fit needs them; not for
 ============================================  =====================================================
 
 >>> from orchestrace.logged.team_synth import make_synthetic_team
->>> runs, notes = check_team_runs(make_synthetic_team(30, 2, seed=0))
+>>> runs, notes = team_rules(make_synthetic_team(30, 2, seed=0), "corpus", True)
 >>> len(runs.task_ids), notes
 (30, [])
 """
@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import ConfigError
 from .runs import LoggedRuns
 
-__all__ = ["check_team_runs"]
+__all__ = ["loader_notes", "team_rules"]
 
 
 def _ids(runs: LoggedRuns, mask: np.ndarray, n: int = 3) -> str:
@@ -43,11 +43,9 @@ def _ids(runs: LoggedRuns, mask: np.ndarray, n: int = 3) -> str:
 
 
 def _team(runs: LoggedRuns, where: str, allow_vote: bool, W: int) -> list[str]:  # noqa: N803
-    """The member columns' names, held to the team's rules (names, ``sees``, the reviser, the manifest, shards)."""
-    members = list(runs.members) or ([f"w{c}" for c in range(W)] if allow_vote else [])
-    if not members:
-        raise ConfigError(f"{where}: $.members is empty: not a team corpus (a homogeneous vote corpus goes through "
-                          "the stop gate)")
+    """The member columns' names, held to the team's rules (names, ``sees``, the reviser, the manifest, shards);
+    a vote corpus (no member kinds) is the team of W identical members ``w0`` … ``w{W-1}``."""
+    members = list(runs.members) or [f"w{c}" for c in range(W)]
     if len(members) != W or len(set(members)) != W or not all(isinstance(m, str) and m for m in members):
         raise ConfigError(f"{where}: $.members {members}: expected {W} distinct names, one per attempt column")
     sees = list(runs.sees) if runs.sees else [() for _ in range(W)]
@@ -134,22 +132,13 @@ def _exclusions(runs: LoggedRuns, members: list[str], notes: list[str]) -> np.nd
     return drop
 
 
-def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False
-                    ) -> tuple[LoggedRuns, list[str]]:
-    """Check a team corpus's arrays; return the runs kept and the stated exclusions (module docstring).
-
-    ``allow_vote``: accept a homogeneous vote corpus (``members`` empty) as the one-kind special case."""
-    if runs.answers.ndim != 3:
-        raise ConfigError(f"{where}: answers must be (T, R, W), got shape {runs.answers.shape}")
-    T, R, W = runs.answers.shape
-    if T == 0:
-        raise ConfigError(f"{where}: no tasks")
-    members = _team(runs, where, allow_vote, W)
+def team_rules(runs: LoggedRuns, where: str, need_splits: bool) -> tuple[LoggedRuns, list[str]]:
+    """The team's rules of :func:`~orchestrace.logged.corpus.check_runs` (the module docstring): the member
+    columns, the arrays, the stated exclusions; the runs kept and the notes."""
+    T, R, W = runs.answers.shape  # noqa: N806
+    members = _team(runs, where, True, W)
     _check_arrays(runs, where, need_splits, T, R, W)
-    notes: list[str] = []
-    excluded = runs.meta.get("excluded") or {}
-    if isinstance(excluded, dict):
-        notes += [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]
+    notes = loader_notes(runs)
     drop = _exclusions(runs, members, notes)
     if drop.all():
         raise ConfigError(f"{where}: every task is excluded ({'; '.join(notes)})")
@@ -160,3 +149,11 @@ def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: boo
                 if not (runs.split == sp).any():
                     raise ConfigError(f"{where}: after the exclusions no {sp!r} tasks are left ({'; '.join(notes)})")
     return runs, notes
+
+
+def loader_notes(runs: LoggedRuns) -> list[str]:
+    """The loader's counted exclusions (``meta["excluded"]``: reason → task ids), one note each."""
+    excluded = runs.meta.get("excluded") or {}
+    if not isinstance(excluded, dict):
+        return []
+    return [f"{len(ids)} task(s) excluded by the loader: {reason}" for reason, ids in excluded.items() if ids]

@@ -48,7 +48,7 @@ from ..evaluation.logged_eval import LoggedEvaluation, evaluate_logged
 from ..evaluation.logged_team import evaluate_team, render_team
 from ..evaluation.summary import render as render_summary
 from ..evaluation.summary import write_pareto
-from ..logged.corpus import check_runs, read_corpus, save_runs
+from ..logged.corpus import check_runs, check_team_runs, read_corpus, save_runs
 from ..logged.readers import read_manifest
 from ..logged.runs import (
     LoggedRuns,
@@ -57,7 +57,6 @@ from ..logged.runs import (
     make_synthetic_logged,
     split_of,
 )
-from ..logged.team_check import check_team_runs
 from ..logged.team_synth import make_synthetic_team
 from ..logged.value import (
     AGGREGATIONS,

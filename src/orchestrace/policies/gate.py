@@ -29,10 +29,11 @@ features it read).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
-from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,9 @@ import numpy as np
 
 from .._limits import LOGPROB_MIN, MAX_TOKENS
 from ..errors import ConfigError
+from . import regressors
 from .features import FEATURES, features_from_attempts
+from .policy_file import GateFile, QModel, as_model, model_doc, read_policy_file
 from .rules import top_answer
 
 __all__ = ["GATE_FORMAT", "StopDecision", "StopGate", "predict"]
@@ -48,22 +51,14 @@ __all__ = ["GATE_FORMAT", "StopDecision", "StopGate", "predict"]
 GATE_FORMAT = "orchestrace-stop-gate/1"
 
 
-def predict(cls: str, m: dict[str, Any], X: np.ndarray) -> np.ndarray:
-    """(n,) the fitted advantage of continuing, for standardised features ``X`` (n, F).
+def predict(cls: str, m: QModel | Mapping[str, Any], X: np.ndarray) -> np.ndarray:
+    """(n,) the fitted advantage of continuing, for standardised features ``X`` (n, F)
+    (:func:`~orchestrace.policies.regressors.predict` of a one-output model).
 
     >>> predict("linear", {"w": [1.0, -1.0], "b": 0.5}, np.array([[1.0, 2.0]])).tolist()
     [-0.5]
     """
-    X = np.asarray(X, np.float64)
-    if cls == "linear":
-        return X @ np.asarray(m["w"]) + m["b"]
-    if cls == "quadratic":
-        i, j = np.triu_indices(X.shape[1])
-        return np.concatenate([X, X[:, i] * X[:, j]], 1) @ np.asarray(m["w"]) + m["b"]
-    if cls == "mlp":
-        h = np.tanh(X @ np.asarray(m["W1"]).T + np.asarray(m["b1"]))
-        return h @ np.asarray(m["W2"]) + m["b2"]
-    raise ConfigError(f"model class {cls!r}: expected linear, quadratic or mlp")
+    return regressors.predict(cls, m, X)
 
 
 @dataclass(frozen=True)
@@ -85,7 +80,7 @@ class StopGate:
     mutable part: provenance notes)."""
 
     model_class: str
-    checks: list[dict[str, Any]]  # one model per check 0..max_rounds−2
+    checks: list[QModel]  # one model per check 0..max_rounds−2
     mean: list[float]
     std: list[float]
     features: list[str]
@@ -100,26 +95,35 @@ class StopGate:
     price_seed: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:  # mappings of weights (hand-built gates) become typed models
+        object.__setattr__(self, "checks", [as_model(m, f"$.checks[{k}]") for k, m in enumerate(self.checks)])
+
     # ----------------------------------------------------------------- file
+    def document(self) -> dict[str, Any]:
+        """The JSON document of the gate file (format tag first)."""
+        doc: dict[str, Any] = {"format": GATE_FORMAT}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            doc[f.name] = [model_doc(m) for m in v] if f.name == "checks" else copy.deepcopy(v)
+        return doc
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the gate as JSON (``path`` is a file, or a run directory → ``gate.json`` in it)."""
         from ..logged.readers import write_policy_file
 
-        return write_policy_file(path, "gate.json", {"format": GATE_FORMAT, **asdict(self)})
+        return write_policy_file(path, "gate.json", self.document())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> StopGate:
         """Read a gate file (or a run directory holding ``gate.json``); located errors for a bad one."""
-        from ..logged.readers import read_gate_file
-
         p = Path(path)
         if p.is_dir():
             p = p / "gate.json"
         if not (p.exists() or p.is_symlink()):
             raise ConfigError(f"{p}: no gate file; write one with `orchestrace train --from-traces CORPUS -o RUN`")
         # a regular file under 16 MiB, typed and bounded: NaN/inf, std 0, wrong types are refused here
-        doc = read_gate_file(p, GATE_FORMAT)
-        gate = cls(**doc)
+        doc = read_policy_file(p, GateFile, GATE_FORMAT, "gate file")
+        gate = cls(**{f.name: getattr(doc, f.name) for f in fields(cls)})
         gate._check(str(p))
         return gate
 
@@ -133,6 +137,8 @@ class StopGate:
             raise ConfigError(f"{where}: $.checks has {len(self.checks)} models, expected max_rounds − 1 = "
                               f"{self.max_rounds - 1}")
         for k, m in enumerate(self.checks):
+            if m.mean is not None or m.std is not None:
+                raise ConfigError(f"{where}: $.checks[{k}] has its own mean / std; a gate standardises once ($.mean)")
             try:
                 out = predict(self.model_class, m, np.zeros((1, F)))
             except (KeyError, TypeError, ValueError) as exc:

@@ -43,7 +43,7 @@ from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
 from .rules import beta_criterion
 
-__all__ = ["TeamArrays", "TeamState", "aggregations", "column_names", "column_subset", "rollout", "subsets", "team_features",
+__all__ = ["TeamArrays", "TeamState", "aggregations", "column_names", "column_subset", "rollout", "subset_masks", "subsets", "team_features",
            "FEATURES_VOTE", "FEATURES_MEMBER"]
 
 #: The vote block of the team policy's features (then one :data:`FEATURES_MEMBER` block per column,
@@ -336,6 +336,18 @@ def feature_names(arr: TeamArrays) -> list[str]:
 Policy = Callable[[int, TeamState], np.ndarray]
 
 
+def subset_masks(subs: list[tuple[int, ...]], W: int) -> np.ndarray:  # noqa: N803
+    """(len(subs), W) which member columns each subset calls.
+
+    >>> subset_masks([(0,), (0, 2)], 3).astype(int).tolist()
+    [[1, 0, 0], [1, 0, 1]]
+    """
+    masks = np.zeros((len(subs), W), bool)
+    for j, s in enumerate(subs):
+        masks[j, list(s)] = True
+    return masks
+
+
 def rollout(arr: TeamArrays, policy: Policy, subs: list[tuple[int, ...]], aggs: tuple[str, ...],
             idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Exact outcome per task of following ``policy`` on the log: ``return``, ``correct``, ``tokens``,
@@ -347,9 +359,7 @@ def rollout(arr: TeamArrays, policy: Policy, subs: list[tuple[int, ...]], aggs: 
     idx = np.arange(T) if idx is None else np.asarray(idx, np.int64)
     N = len(idx)
     sees = arr.sees
-    masks = np.zeros((len(subs), W), bool)
-    for j, s in enumerate(subs):
-        masks[j, list(s)] = True
+    masks = subset_masks(subs, W)
     out = {k: np.zeros(N) for k in ("return", "correct", "tokens", "calls", "rounds", "agg")}
     active = np.arange(N)
     st = arr.start(idx)

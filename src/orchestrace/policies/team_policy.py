@@ -28,50 +28,45 @@ finite weights, shapes) and refuses a bad file with the field named. Use::
 
 from __future__ import annotations
 
-import json
+import copy
 import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
-from .._limits import LOGPROB_MIN, MAX_ROUNDS, check_number, read_capped
 from ..errors import ConfigError
+from . import regressors
+from .policy_file import QModel, TeamPolicyFile, as_model, model_doc, read_policy_file
+
+if TYPE_CHECKING:
+    from .team import TeamArrays
 
 __all__ = ["TEAM_POLICY_FORMAT", "TeamDecision", "TeamPolicy", "predict_q"]
 
 TEAM_POLICY_FORMAT = "orchestrace-team-policy/1"
-CLASSES = ("linear", "quadratic", "mlp")
 #: How many leading features the quadratic class multiplies pairwise (the vote block).
 QUAD_CORE = 16
 
 
-def predict_q(cls: str, m: Mapping[str, Any], X: np.ndarray) -> np.ndarray:
-    """(N, A) fitted action values for raw features ``X`` (N, F) under model ``m`` of class ``cls``.
+def predict_q(cls: str, m: QModel | Mapping[str, Any], X: np.ndarray) -> np.ndarray:
+    """(N, A) fitted action values for raw features ``X`` (N, F) under model ``m`` of class ``cls``: ``X``
+    standardised by the model's ``mean`` / ``std``, then :func:`~orchestrace.policies.regressors.predict`
+    (the quadratic class multiplies the first :data:`QUAD_CORE` features pairwise).
 
     >>> predict_q("linear", {"mean": [0.0], "std": [1.0], "w": [[2.0], [-1.0]], "b": [0.0, 1.0]},
     ...           np.array([[1.0]])).tolist()
     [[2.0, 0.0]]
     """
-    Z = (np.asarray(X, np.float64) - np.asarray(m["mean"], np.float64)) / np.asarray(m["std"], np.float64)
-    if cls == "linear":
-        return Z @ np.asarray(m["w"], np.float64).T + np.asarray(m["b"], np.float64)
-    if cls == "quadratic":
-        return quad(Z) @ np.asarray(m["w"], np.float64).T + np.asarray(m["b"], np.float64)
-    if cls == "mlp":
-        h = np.tanh(Z @ np.asarray(m["W1"], np.float64).T + np.asarray(m["b1"], np.float64))
-        return h @ np.asarray(m["W2"], np.float64).T + np.asarray(m["b2"], np.float64)
-    raise ConfigError(f"model class {cls!r}: expected one of {', '.join(CLASSES)}")
-
-
-def quad(Z: np.ndarray) -> np.ndarray:
-    """The quadratic class's inputs: the features and the pairwise products of the first :data:`QUAD_CORE`."""
-    c = Z[:, :QUAD_CORE]
-    i, j = np.triu_indices(c.shape[1])
-    return np.concatenate([Z, c[:, i] * c[:, j]], 1)
+    mean, std = (m["mean"], m["std"]) if isinstance(m, Mapping) else (m.mean, m.std)
+    if mean is None or std is None:
+        raise KeyError("mean")  # a team model standardises its own features
+    Z = (np.asarray(X, np.float64) - np.asarray(mean, np.float64)) / np.asarray(std, np.float64)
+    return regressors.predict(cls, m, Z, QUAD_CORE)
 
 
 @dataclass(frozen=True)
@@ -88,10 +83,11 @@ class TeamDecision:
 
 @dataclass(frozen=True)
 class TeamPolicy:
-    """A fitted joint team policy (see the module docstring)."""
+    """A fitted joint team policy (see the module docstring); on disk a
+    :class:`~orchestrace.policies.policy_file.TeamPolicyFile`."""
 
     model_class: str
-    models: list[dict[str, Any]]  # one per decision 0..max_rounds (before round d; d = max_rounds: stop only)
+    models: list[QModel]  # one per decision 0..max_rounds (before round d; d = max_rounds: stop only)
     members: list[str]
     sees: list[list[int]]
     subsets: list[list[int]]  # callable member-column subsets (action j < len(subsets))
@@ -105,14 +101,31 @@ class TeamPolicy:
     member_tokens: list[float]  # mean tokens of one call of each member (used when the caller gives none)
     price_seed: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    prices: dict[str, tuple[float, float]] | None = None  # {member: (price_in, price_out)} of a priced corpus
+
+    def __post_init__(self) -> None:  # mappings of weights (hand-built policies) become typed models
+        object.__setattr__(self, "models", [as_model(m, f"$.models[{d}]") for d, m in enumerate(self.models)])
 
     # ----------------------------------------------------------------- file
+    def document(self) -> dict[str, Any]:
+        """The JSON document of the policy file (format tag first; ``prices`` only when it has them)."""
+        doc: dict[str, Any] = {"format": TEAM_POLICY_FORMAT}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "models":
+                v = [model_doc(m) for m in v]
+            elif f.name == "prices":
+                if v is None:
+                    continue
+                v = {k: list(p) for k, p in v.items()}
+            doc[f.name] = copy.deepcopy(v)
+        return doc
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the policy as JSON, atomically (``path``: a file, or a run directory → ``team_policy.json``)."""
         from ..logged.readers import write_policy_file
 
-        return write_policy_file(path, "team_policy.json", {"format": TEAM_POLICY_FORMAT, **asdict(self)},
-                                 default=float)
+        return write_policy_file(path, "team_policy.json", self.document(), default=float)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> TeamPolicy:
@@ -124,14 +137,8 @@ class TeamPolicy:
             raise ConfigError(f"{p}: no team policy file; write one with `orchestrace train --from-traces "
                               "TEAM_CORPUS -o RUN`")
         # a regular file under 16 MiB, as the gate file: a FIFO, a device or a huge file is refused unread
-        data = read_capped(p, what="team policy file")
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{p}: not a readable team policy file ({exc})") from None
-        except RecursionError:
-            raise ConfigError(f"{p}: not a team policy file (nested too deeply)") from None
-        return cls.from_dict(doc, where=str(p))
+        doc = read_policy_file(p, TeamPolicyFile, TEAM_POLICY_FORMAT, "team policy file")
+        return cls._from_file(doc, str(p))
 
     @classmethod
     def from_dict(cls, doc: Any, *, where: str = "team policy") -> TeamPolicy:
@@ -139,69 +146,46 @@ class TeamPolicy:
         if not isinstance(doc, dict) or doc.get("format") != TEAM_POLICY_FORMAT:
             got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
             raise ConfigError(f"{where}: $.format is {got!r}, expected {TEAM_POLICY_FORMAT!r} (not a team policy)")
-        doc = {k: v for k, v in doc.items() if k != "format"}
-        names = {f.name for f in fields(cls)}
-        unknown, missing = sorted(set(doc) - names), sorted(n for n in names - set(doc) if n not in ("price_seed", "meta"))
-        if unknown or missing:
-            raise ConfigError(f"{where}: unknown field(s) {unknown} / missing field(s) {missing} at $")
-        kinds: dict[str, type | tuple[type, ...]] = {"model_class": str, "models": list, "members": list, "sees": list, "subsets": list,
-                 "aggregations": list, "cells": list, "features": list, "max_rounds": int, "token_scale": (int, float),
-                 "lp_fill": (int, float), "cf_fill": (int, float), "member_tokens": list, "price_seed": int,
-                 "meta": dict}
-        for k, t in kinds.items():
-            if k in doc and (not isinstance(doc[k], t) or isinstance(doc[k], bool)):
-                raise ConfigError(f"{where}: $.{k} is {type(doc[k]).__name__}, expected {t}")
-        pol = cls(**doc)
+        try:
+            f = msgspec.convert(doc, TeamPolicyFile)
+        except msgspec.ValidationError as exc:
+            raise ConfigError(f"{where}: not a valid team policy file: {exc}") from None
+        return cls._from_file(f, where)
+
+    @classmethod
+    def _from_file(cls, f: TeamPolicyFile, where: str) -> TeamPolicy:
+        kw = {x.name: getattr(f, x.name) for x in fields(cls)}
+        kw["prices"] = None if f.prices is None else {k: (float(a), float(b)) for k, (a, b) in f.prices.items()}
+        pol = cls(**kw)
         pol._check(where)
         return pol
 
     def _check(self, where: str) -> None:
+        """The rules between fields (the file's types and bounds are :class:`TeamPolicyFile`'s)."""
         W = len(self.members)
-        if self.model_class not in CLASSES:
-            raise ConfigError(f"{where}: $.model_class {self.model_class!r}: expected one of {', '.join(CLASSES)}")
-        if self.max_rounds < 1 or len(self.models) != self.max_rounds + 1:
+        if len(self.models) != self.max_rounds + 1:
             raise ConfigError(f"{where}: $.models has {len(self.models)} models, expected max_rounds + 1 = "
                               f"{self.max_rounds + 1}")
-        if not all(isinstance(m, str) and m for m in self.members) or len(set(self.members)) != W:
+        if len(set(self.members)) != W:
             raise ConfigError(f"{where}: $.members must be distinct non-empty names, got {self.members}")
         for name, lst in (("sees", self.sees), ("subsets", self.subsets)):
             for i, s in enumerate(lst):
-                if not isinstance(s, list) or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c < W
-                                                      for c in s):
+                if not all(c < W for c in s):
                     raise ConfigError(f"{where}: $.{name}[{i}] = {s!r}: expected a list of column indices 0..{W - 1}")
         if len(self.sees) != W or not self.subsets or any(not s for s in self.subsets):
             raise ConfigError(f"{where}: $.sees needs one entry per member and $.subsets non-empty subsets")
         for i, a in enumerate(self.aggregations):
-            ok = a in ("majority", "logprob", "confidence") or (
-                isinstance(a, str) and a.startswith("latest:") and a.split(":", 1)[1] in self.members)
-            if not ok:
+            if not (a in ("majority", "logprob", "confidence") or (
+                    a.startswith("latest:") and a.split(":", 1)[1] in self.members)):
                 raise ConfigError(f"{where}: $.aggregations[{i}] = {a!r}: expected majority, logprob, confidence or "
                                   "latest:<member>")
-        bounds = [("token_scale", self.token_scale, 1e-9, 1e12), ("lp_fill", self.lp_fill, LOGPROB_MIN, 0.0),
-                  ("cf_fill", self.cf_fill, 0.0, 1e6), ("max_rounds", self.max_rounds, 1, MAX_ROUNDS),
-                  ("price_seed", self.price_seed, 0, 2**63 - 1)]
-        bounds += [(f"member_tokens[{i}]", x, 0.0, 1e12) for i, x in enumerate(self.member_tokens)]
-        for name, x, lo, hi in bounds:  # compared, never float()-ed first: a 400-digit integer is out of range
-            why = check_number(x, f"$.{name}", lo=lo, hi=hi)
-            if why is not None:
-                raise ConfigError(f"{where}: {why} (a fill or scale out of range wrecks the policy's values; "
-                                  "refit it)")
         if len(self.member_tokens) != W:
             raise ConfigError(f"{where}: $.member_tokens needs {W} entries, one per member")
         F = len(self.features)
         A = len(self.subsets) + len(self.aggregations)
         for d, m in enumerate(self.models):
-            if not isinstance(m, dict):
-                raise ConfigError(f"{where}: $.models[{d}] is not an object")
             try:
-                for key, val in m.items():
-                    arr = np.asarray(val, np.float64)
-                    if not np.isfinite(arr).all() or (arr.size and np.abs(arr).max() > 1e12):
-                        raise ConfigError(f"{where}: $.models[{d}].{key} holds NaN, infinite or absurd (> 1e12) "
-                                          "weights; refit the policy")
                 out = predict_q(self.model_class, m, np.zeros((1, F)))
-            except ConfigError:
-                raise
             except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 raise ConfigError(f"{where}: $.models[{d}] is not a {self.model_class} model over {F} features "
                                   f"({type(exc).__name__}: {exc})") from None
@@ -210,8 +194,10 @@ class TeamPolicy:
 
     # ----------------------------------------------------------------- corpus compatibility
     def check_team(self, members: Sequence[str], sees: Sequence[Sequence[int]], rounds: int, *,
-                   where: str = "corpus") -> None:
-        """Refuse a corpus whose team (members, who sees whom) or round limit differs, naming the difference."""
+                   where: str = "corpus", prices: Mapping[str, Sequence[float]] | None = None) -> None:
+        """Refuse a corpus whose team (members, who sees whom), round limit or member prices (``prices``: the
+        corpus's, :func:`~orchestrace.logged.corpus.billed_prices`; checked when the policy has prices) differ,
+        naming the difference."""
         got_m = list(members) if members else [f"w{c}" for c in range(len(self.members))]
         diffs = []
         if got_m != list(self.members):
@@ -229,26 +215,24 @@ class TeamPolicy:
         if diffs:
             raise ConfigError(f"{where}: the team differs from the one the policy was fitted on: "
                               + "; ".join(diffs) + ". Fit a policy on a corpus of this team")
+        for m, fitted in (self.prices or {}).items():  # a policy's values hold at the prices it was fitted at
+            got = (prices or {}).get(m)
+            if got is None or tuple(got) != tuple(fitted):
+                raise ConfigError(
+                    f"{where}: member {m!r} is priced {'(unpriced)' if got is None else list(got)} on the corpus but "
+                    f"{list(fitted)} in the policy (US dollars per million tokens in, out); its values hold only at "
+                    "the prices it was fitted at. Fit a policy on a corpus with these prices")
 
     # ----------------------------------------------------------------- one live loop
-    def decide(self, rounds: Sequence[Mapping[str, Hashable | None]], *, price: float, cell: str,
-               logprobs: Sequence[Mapping[str, float | None]] | None = None,
-               confidences: Sequence[Mapping[str, float | None]] | None = None,
-               tokens: Sequence[Mapping[str, float | None]] | None = None) -> TeamDecision:
-        """What to do next after ``rounds`` (one ``{member: parsed answer or None}`` per finished round, the
-        members called in it). ``price``: correct answers per ``token_scale`` tokens; ``cell``: the task's
-        ``suite:difficulty``. The optional per-round maps give log-probs, confidences and tokens of each call
-        (missing: the training corpus's means)."""
-        from .team import TeamArrays, team_features, valid_subsets
+    def _read_rounds(self, rounds: Sequence[Mapping[str, Hashable | None]], price: float, cell: str,
+                     logprobs: Sequence[Mapping[str, float | None]] | None,
+                     confidences: Sequence[Mapping[str, float | None]] | None,
+                     tokens: Sequence[Mapping[str, float | None]] | None
+                     ) -> tuple[TeamArrays, np.ndarray, dict[Hashable, int]]:
+        """The rounds so far as one task's arrays (answer codes in first-seen order, the fills of the training
+        corpus where a value is missing), which members each round called (R, W), and the answer codes."""
+        from .team import TeamArrays
 
-        if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
-            raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
-                              f"{self.token_scale:.0f} tokens)")
-        if cell not in self.cells:
-            raise ConfigError(f"cell {cell!r}: the policy knows {', '.join(self.cells)}")
-        d = len(rounds)
-        if d > self.max_rounds:
-            raise ConfigError(f"{d} rounds given; the policy was fitted for at most {self.max_rounds}")
         W = len(self.members)
         R = self.max_rounds
         codes = np.full((1, R, W), -1, np.int64)
@@ -280,11 +264,33 @@ class TeamPolicy:
         arr = TeamArrays(codes=codes, wlp=np.exp(np.where(np.isfinite(lp), lp, self.lp_fill)),
                          wcf=np.maximum(np.where(np.isfinite(cf), cf, self.cf_fill), 0.0),
                          lp=np.where(np.isfinite(lp), lp, self.lp_fill), cf=np.where(np.isfinite(cf), cf, self.cf_fill),
-                         tok=tok, correct_code=np.array([-1]), price=np.array([float(price)]),
+                         tok=tok, correct_code=np.array([-1]), price=np.array([price]),
                          cell=np.array([self.cells.index(cell)]), cells=tuple(self.cells),
                          aggs=tuple(self.aggregations), members=tuple(self.members),
                          sees=tuple(tuple(s) for s in self.sees), token_scale=self.token_scale, lp_fill=self.lp_fill,
                          cf_fill=self.cf_fill, K=max(len(seen), 1))
+        return arr, called, seen
+
+    def decide(self, rounds: Sequence[Mapping[str, Hashable | None]], *, price: float, cell: str,
+               logprobs: Sequence[Mapping[str, float | None]] | None = None,
+               confidences: Sequence[Mapping[str, float | None]] | None = None,
+               tokens: Sequence[Mapping[str, float | None]] | None = None) -> TeamDecision:
+        """What to do next after ``rounds`` (one ``{member: parsed answer or None}`` per finished round, the
+        members called in it). ``price``: correct answers per ``token_scale`` tokens; ``cell``: the task's
+        ``suite:difficulty``. The optional per-round maps give log-probs, confidences and tokens of each call
+        (missing: the training corpus's means)."""
+        from .team import team_features, valid_subsets
+
+        if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
+            raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
+                              f"{self.token_scale:.0f} tokens)")
+        if cell not in self.cells:
+            raise ConfigError(f"cell {cell!r}: the policy knows {', '.join(self.cells)}")
+        d = len(rounds)
+        if d > self.max_rounds:
+            raise ConfigError(f"{d} rounds given; the policy was fitted for at most {self.max_rounds}")
+        R = self.max_rounds
+        arr, called, seen = self._read_rounds(rounds, float(price), cell, logprobs, confidences, tokens)
         st = arr.start(np.array([0]))
         subs = [tuple(s) for s in self.subsets]
         for r in range(d):

@@ -29,7 +29,6 @@ chosen on validation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,9 +47,11 @@ from ..logged.value import (
 )
 from ..policies.features import FEATURES, check_features, vote_states
 from ..policies.gate import StopGate, predict
+from ..policies.policy_file import QModel, as_model
+from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.rules import VOTE_SUMMARY, PriceLogistic, vote_summary
 
-__all__ = ["CLASSES", "corpus_scales", "fit_gate", "fit_price_logistic", "ls_fit"]
+__all__ = ["CLASSES", "corpus_scales", "fit_classes", "fit_gate", "fit_price_logistic", "ls_fit"]
 
 #: Model classes of the gate, simplest first, with their regularisation grids.
 CLASSES: dict[str, tuple[float, ...]] = {"linear": (1.0, 10.0, 100.0), "quadratic": (10.0, 100.0, 1000.0),
@@ -72,97 +73,47 @@ def corpus_scales(train: LoggedRuns) -> dict[str, float]:
             "attempt_tokens": float(tok.mean()), "prompt_tokens": float(train.prompt_tokens.mean())}
 
 
-# ----------------------------------------------------------------------------- regressors
-def _quad(X: np.ndarray) -> np.ndarray:
-    i, j = np.triu_indices(X.shape[1])
-    return np.concatenate([X, X[:, i] * X[:, j]], axis=1)
-
-
+# ----------------------------------------------------------------------------- regressors (policies.regressors)
 def _ridge(X: np.ndarray, y: np.ndarray, alpha: float) -> dict[str, Any]:
-    Xa = np.concatenate([X, np.ones((len(X), 1))], 1)
-    reg = alpha * np.eye(Xa.shape[1])
-    reg[-1, -1] = 0.0  # the intercept is not penalised
-    w = np.linalg.solve(Xa.T @ Xa + reg, Xa.T @ y)
-    return {"w": w[:-1].tolist(), "b": float(w[-1])}
-
-
-def _mlp(X: np.ndarray, y: np.ndarray, wd: float, seed: int, hidden: int = 32) -> dict[str, Any]:
-    from ..errors import require
-
-    torch = require("torch", extra="learn")
-    torch.set_num_threads(1)
-    g = torch.Generator().manual_seed(seed)
-    n = len(X)
-    perm = torch.randperm(n, generator=g).numpy()
-    hold = perm[: max(1, n // 5)]
-    fit = perm[max(1, n // 5):]
-    Xt, yt = torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
-    l1, l2 = torch.nn.Linear(X.shape[1], hidden), torch.nn.Linear(hidden, 1)
-    with torch.no_grad():
-        for lin in (l1, l2):
-            lin.weight.copy_(torch.randn(lin.weight.shape, generator=g) / math.sqrt(lin.weight.shape[1]))
-            lin.bias.zero_()
-    params = list(l1.parameters()) + list(l2.parameters())
-    opt = torch.optim.Adam(params, lr=1e-2, weight_decay=wd)
-
-    def f(x: Any) -> Any:
-        return l2(torch.tanh(l1(x))).squeeze(-1)
-
-    best, best_state, bad = float("inf"), None, 0
-    for _ in range(400):
-        opt.zero_grad()
-        loss = ((f(Xt[fit]) - yt[fit]) ** 2).mean()
-        loss.backward()
-        opt.step()
-        with torch.no_grad():
-            h = float(((f(Xt[hold]) - yt[hold]) ** 2).mean())
-        if h < best - 1e-7:
-            best, bad = h, 0
-            best_state = [p.detach().clone() for p in params]
-        else:
-            bad += 1
-            if bad >= 30:
-                break
-    assert best_state is not None
-    W1, b1, W2, b2 = (p.numpy().astype(np.float64) for p in best_state)
-    return {"W1": W1.tolist(), "b1": b1.tolist(), "W2": W2[0].tolist(), "b2": float(b2[0])}
+    coef = ridge(np.concatenate([X, np.ones((len(X), 1))], 1), y, alpha)
+    return {"w": coef[:-1].tolist(), "b": float(coef[-1])}
 
 
 def _fitter(cls: str, reg: float, seed: int) -> Callable[[np.ndarray, np.ndarray], dict[str, Any]]:
     if cls == "linear":
         return lambda X, y: _ridge(X, y, reg)
     if cls == "quadratic":
-        return lambda X, y: _ridge(_quad(X), y, reg)
+        return lambda X, y: _ridge(quad(X), y, reg)
     if cls == "mlp":
-        return lambda X, y: _mlp(X, y, reg, seed)
+        return lambda X, y: fit_mlp(X, y, reg, seed)
     raise ConfigError(f"model class {cls!r}: use one of {', '.join(CLASSES)}")
 
 
 # ----------------------------------------------------------------------------- backward induction
 def ls_fit(X: np.ndarray, payoff: np.ndarray, fit: Callable[[np.ndarray, np.ndarray], dict[str, Any]],
-           cls: str) -> list[dict[str, Any]]:
+           cls: str) -> list[QModel]:
     """Longstaff–Schwartz on paths: ``X`` (T, R, F) standardised features, ``payoff`` (T, R).
 
     Returns one fitted model per check 0..R−2 (the last check always stops).
 
     >>> X = np.zeros((4, 2, 1)); pay = np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
     >>> m = ls_fit(X, pay, lambda X, y: _ridge(X, y, 1.0), "linear")
-    >>> round(m[0]["b"], 2)   # the mean advantage of continuing at check 0: (1 + 1 + 1 − 1) / 4
+    >>> round(m[0].b, 2)   # the mean advantage of continuing at check 0: (1 + 1 + 1 − 1) / 4
     0.5
     """
     T, R, _ = X.shape
-    models: list[dict[str, Any]] = [{}] * (R - 1)
+    models: list[QModel] = [QModel()] * (R - 1)
     legal = np.ones((T, R), bool)
     legal[:, -1] = False
     cont = np.zeros((T, R), bool)  # the fitted decisions so far (checks k+1 … R−2)
     for k in range(R - 2, -1, -1):
         y = continuation_values(payoff, legal, cont)[:, k] - payoff[:, k]  # the one backward pass
-        models[k] = fit(X[:, k], y)
+        models[k] = as_model(fit(X[:, k], y))
         cont[:, k] = predict(cls, models[k], X[:, k]) > 0
     return models
 
 
-def _gate_stops(cls: str, models: list[dict[str, Any]], X: np.ndarray) -> np.ndarray:
+def _gate_stops(cls: str, models: list[QModel], X: np.ndarray) -> np.ndarray:
     T, R, _ = X.shape
     stop = np.ones((T, R), bool)
     for k in range(R - 1):
@@ -178,6 +129,22 @@ def _split(runs: LoggedRuns, name: str) -> LoggedRuns:
     return runs.subset(m)
 
 
+def fit_classes(classes: Sequence[str], grid: dict[str, tuple[float, ...]], log: Callable[[str], None]
+                ) -> tuple[str, ...]:
+    """The model classes to fit: each must be in ``grid`` (a ConfigError names the others); the default set
+    (all of ``grid``) leaves out the mlp, saying so, when torch is not installed."""
+    for c in classes:
+        if c not in grid:
+            raise ConfigError(f"model class {c!r}: use one of {', '.join(grid)}")
+    if tuple(classes) == tuple(grid) and "mlp" in classes:
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:  # the default set: fit what this install can
+            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
+            return tuple(c for c in classes if c != "mlp")
+    return tuple(classes)
+
+
 def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed: int = 0,
              widths: Sequence[int] | None = None, price_seed: int = PRICE_SEED,
              log: Callable[[str], None] = lambda s: None) -> tuple[StopGate, dict[str, Any]]:
@@ -185,20 +152,12 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
 
     Returns the gate and a report: every candidate's validation mean return, the chosen one.
     """
-    for c in classes:
-        if c not in CLASSES:
-            raise ConfigError(f"model class {c!r}: use one of {', '.join(CLASSES)}")
+    classes = fit_classes(classes, CLASSES, log)
     train, val = _split(runs, "train"), _split(runs, "validation")
     require_tasks(runs, "fit")
     T, R, W = runs.answers.shape
     if R < 2:
         raise ConfigError(f"the corpus has {R} round(s) per task; learning when to stop needs at least 2")
-    if tuple(classes) == tuple(CLASSES) and "mlp" in classes:
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:  # the default set: fit what this install can
-            classes = tuple(c for c in classes if c != "mlp")
-            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
     sc = corpus_scales(train)
     p_tr, p_va = task_prices(train.task_ids, price_seed), task_prices(val.task_ids, price_seed)
     widths = list(widths) if widths is not None else list(range(1, W + 1))
@@ -214,7 +173,7 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
         sd = np.maximum(Xtr.reshape(-1, Xtr.shape[2]).std(0), 1e-6)
         prepared[w] = ((Xtr - mu) / sd, (Xva - mu) / sd, mu, sd)
 
-    def value(cls: str, reg: float, w: int, agg: str) -> tuple[float, list[dict[str, Any]]]:
+    def value(cls: str, reg: float, w: int, agg: str) -> tuple[float, list[QModel]]:
         Xtr, Xva, _, _ = prepared[w]
         v_tr = valuation(train, w, agg, p_tr, sc["token_scale"])
         v_va = valuation(val, w, agg, p_va, sc["token_scale"])
@@ -234,7 +193,7 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
     w, agg = best_wa
     log(f"width {w}, aggregation {agg} (linear gate, validation return {best_v:.4f})")
     # 4b. class and regularisation at that width/aggregation
-    best: tuple[float, str, float, list[dict[str, Any]]] | None = None
+    best: tuple[float, str, float, list[QModel]] | None = None
     for cls in classes:
         for reg in CLASSES[cls]:
             v, models = value(cls, reg, w, agg)

@@ -30,27 +30,30 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..logged.corpus import billed_prices
 from ..logged.runs import LoggedRuns
 from ..logged.value import task_prices
+from ..policies.policy_file import QModel, as_model
+from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.team import (
     TeamArrays,
     TeamState,
     aggregations,
     feature_names,
     rollout,
+    subset_masks,
     subsets,
     team_features,
     valid_subsets,
 )
-from ..policies.team_policy import TeamPolicy, predict_q, quad
-from .fitted_q import _split
+from ..policies.team_policy import QUAD_CORE, TeamPolicy, predict_q
+from .fitted_q import _split, fit_classes
 
 __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
 
@@ -89,7 +92,7 @@ def _available(arr: TeamArrays, st: TeamState, d: int, subs: list[tuple[int, ...
     return out
 
 
-def greedy(arr: TeamArrays, cls: str, models: Sequence[dict[str, Any]], subs: list[tuple[int, ...]],
+def greedy(arr: TeamArrays, cls: str, models: Sequence[QModel], subs: list[tuple[int, ...]],
            n_agg: int) -> Callable[[int, TeamState], np.ndarray]:
     """The policy that takes the available action of highest fitted value (a :func:`rollout` policy)."""
     R = arr.shape[1]
@@ -126,85 +129,33 @@ def _follow(arr: TeamArrays, st: TeamState, d0: int, pol: Callable[[int, TeamSta
     return out
 
 
-# ----------------------------------------------------------------------------- regressors
-def _ridge(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float, expand: bool) -> dict[str, Any]:
-    mu = X.mean(0)
-    sd = np.maximum(X.std(0), 1e-6)
-    Z = (X - mu) / sd
-    Z = quad(Z) if expand else Z
-    Za = np.concatenate([Z, np.ones((len(Z), 1))], 1)
-    P = Za.shape[1]
-    reg = alpha * np.eye(P)
-    reg[-1, -1] = 0.0
-    coef = np.zeros((Y.shape[1], P))
+# ----------------------------------------------------------------------------- regressors (policies.regressors)
+def _ridge(Z: np.ndarray, Y: np.ndarray, ok: np.ndarray, alpha: float) -> np.ndarray:
+    """(A, P) ridge coefficients of every action on ``Z`` (N, P, the intercept's column last), each fitted on
+    the rows where the action is available (actions with the same rows share one solve)."""
+    coef = np.zeros((Y.shape[1], Z.shape[1]))
     patterns: dict[bytes, list[int]] = {}
     for j in range(Y.shape[1]):
         patterns.setdefault(np.packbits(ok[:, j]).tobytes(), []).append(j)
     for cols in patterns.values():
         rows = ok[:, cols[0]]
-        if not rows.any():
-            continue
-        Zr = Za[rows]
-        G = Zr.T @ Zr + reg + 1e-9 * np.eye(P)
-        coef[cols] = np.linalg.solve(G, Zr.T @ Y[rows][:, cols]).T
-    return {"mean": mu.tolist(), "std": sd.tolist(), "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()}
+        if rows.any():
+            coef[cols] = ridge(Z[rows], Y[rows][:, cols], alpha, jitter=1e-9).T
+    return coef
 
 
-def _mlp(X: np.ndarray, Y: np.ndarray, ok: np.ndarray, wd: float, seed: int, hidden: int = 32) -> dict[str, Any]:
-    from ..errors import require
-
-    torch = require("torch", extra="learn")
-    torch.set_num_threads(1)
-    g = torch.Generator().manual_seed(seed)
+def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.ndarray) -> QModel:
+    if cls not in TEAM_CLASSES:
+        raise ConfigError(f"model class {cls!r}: use one of {', '.join(TEAM_CLASSES)}")
     mu = X.mean(0)
     sd = np.maximum(X.std(0), 1e-6)
-    Zt = torch.as_tensor((X - mu) / sd, dtype=torch.float32)
-    Yt = torch.as_tensor(np.where(ok, Y, 0.0), dtype=torch.float32)
-    Mt = torch.as_tensor(ok, dtype=torch.float32)
-    n = len(X)
-    perm = torch.randperm(n, generator=g)
-    hold, fit = perm[: max(1, n // 5)], perm[max(1, n // 5):]
-    l1, l2 = torch.nn.Linear(X.shape[1], hidden), torch.nn.Linear(hidden, Y.shape[1])
-    with torch.no_grad():
-        for lin in (l1, l2):
-            lin.weight.copy_(torch.randn(lin.weight.shape, generator=g) / math.sqrt(lin.weight.shape[1]))
-            lin.bias.zero_()
-        mean_y = (np.where(ok, Y, 0.0).sum(0) / np.maximum(ok.sum(0), 1)).astype(np.float32)
-        l2.bias.copy_(torch.as_tensor(mean_y))
-    params = [*l1.parameters(), *l2.parameters()]
-    opt = torch.optim.Adam(params, lr=1e-2, weight_decay=wd)
-
-    def loss(ix: Any) -> Any:
-        err = (l2(torch.tanh(l1(Zt[ix]))) - Yt[ix]) ** 2 * Mt[ix]
-        return err.sum() / Mt[ix].sum().clamp(min=1.0)
-
-    best, best_state, bad = float("inf"), [p.detach().clone() for p in params], 0
-    for _ in range(200):
-        opt.zero_grad()
-        lo = loss(fit)
-        lo.backward()
-        opt.step()
-        with torch.no_grad():
-            h = float(loss(hold))
-        if h < best - 1e-7:
-            best, bad, best_state = h, 0, [p.detach().clone() for p in params]
-        else:
-            bad += 1
-            if bad >= 10:
-                break
-    W1, b1, W2, b2 = (p.numpy().astype(np.float64) for p in best_state)
-    return {"mean": mu.tolist(), "std": sd.tolist(), "W1": W1.tolist(), "b1": b1.tolist(), "W2": W2.tolist(),
-            "b2": b2.tolist()}
-
-
-def _fit(cls: str, reg: float, seed: int, X: np.ndarray, Y: np.ndarray, ok: np.ndarray) -> dict[str, Any]:
-    if cls == "linear":
-        return _ridge(X, Y, ok, reg, expand=False)
-    if cls == "quadratic":
-        return _ridge(X, Y, ok, reg, expand=True)
+    Z = (X - mu) / sd
+    scale = {"mean": mu.tolist(), "std": sd.tolist()}
     if cls == "mlp":
-        return _mlp(X, Y, ok, reg, seed)
-    raise ConfigError(f"model class {cls!r}: use one of {', '.join(TEAM_CLASSES)}")
+        return as_model({**scale, **fit_mlp(Z, Y, reg, seed, ok=ok, steps=200, patience=10)})
+    Z = quad(Z, QUAD_CORE) if cls == "quadratic" else Z
+    coef = _ridge(np.concatenate([Z, np.ones((len(Z), 1))], 1), Y, ok, reg)
+    return as_model({**scale, "w": coef[:, :-1].tolist(), "b": coef[:, -1].tolist()})
 
 
 # ----------------------------------------------------------------------------- roll-in and backward induction
@@ -218,9 +169,7 @@ def roll_in(arr: TeamArrays, idx: np.ndarray, subs: list[tuple[int, ...]], histo
     if len(rows) > max_rows:
         pick = np.sort(rng.choice(len(rows), max_rows, replace=False))
         rows, kind = rows[pick], kind[pick]
-    masks = np.zeros((len(subs), W), bool)
-    for j, s in enumerate(subs):
-        masks[j, list(s)] = True
+    masks = subset_masks(subs, W)
     full = int(np.argmax(masks.sum(1)))
     const = rng.integers(0, len(subs), len(rows))
     st = arr.start(rows)
@@ -237,14 +186,12 @@ def roll_in(arr: TeamArrays, idx: np.ndarray, subs: list[tuple[int, ...]], histo
 
 
 def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, seed: int, subs: list[tuple[int, ...]],
-             aggs: Sequence[str]) -> list[dict[str, Any]]:
+             aggs: Sequence[str]) -> list[QModel]:
     """One fitted Q-model per decision 0..R by backward induction on the roll-in ``states`` (steps 3–4)."""
     T, R, W = arr.shape
     nS, nG = len(subs), len(aggs)
-    masks = np.zeros((nS, W), bool)
-    for j, s in enumerate(subs):
-        masks[j, list(s)] = True
-    models: list[dict[str, Any]] = [{} for _ in range(R + 1)]
+    masks = subset_masks(subs, W)
+    models: list[QModel] = [QModel() for _ in range(R + 1)]
     for d in range(R, -1, -1):
         st = states[d]
         N = len(st.idx)
@@ -278,15 +225,7 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
     with that one aggregation: the fitted *stop-only* policy of a fixed team (a baseline).
     Returns the policy and a report (every candidate's validation return, the chosen one).
     """
-    for c in classes:
-        if c not in TEAM_CLASSES:
-            raise ConfigError(f"model class {c!r}: use one of {', '.join(TEAM_CLASSES)}")
-    if tuple(classes) == tuple(TEAM_CLASSES):
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:
-            classes = tuple(c for c in classes if c != "mlp")
-            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
+    classes = fit_classes(classes, TEAM_CLASSES, log)
     train, val = _split(runs, "train"), _split(runs, "validation")
     T, R, W = runs.answers.shape
     sc = team_scales(train)
@@ -301,7 +240,7 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
         histories = int(min(12, max(3, max_rows // max(n_tr, 1))))
     states = roll_in(a_tr, np.arange(n_tr), subs, histories, seed, max_rows)
     cands: list[dict[str, Any]] = []
-    best: tuple[float, str, float, list[dict[str, Any]]] | None = None
+    best: tuple[float, str, float, list[QModel]] | None = None
     for cls in classes:
         for reg in TEAM_CLASSES[cls]:
             models = backward(a_tr, states, cls, reg, seed, subs, aggs)
@@ -326,6 +265,7 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
         meta={"fit_seed": seed, "reg": reg, "validation_return": v, "validation_by_class": by_class,
               "histories": histories, "stop_only": None if only is None else [list(only[0]), only[1]],
               "tasks": {"train": len(train.task_ids), "validation": len(val.task_ids)},
-              "corpus": {k: runs.meta.get(k) for k in ("name", "path", "model", "source") if k in runs.meta}})
+              "corpus": {k: runs.meta.get(k) for k in ("name", "path", "model", "source") if k in runs.meta}},
+        prices=billed_prices(runs.meta))
     return pol, {"chosen": {"class": cls, "reg": reg, "validation_return": v}, "by_class": by_class,
                  "candidates": cands}

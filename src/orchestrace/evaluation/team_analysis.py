@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.runs import LoggedRuns
 from ..logged.corpus import check_team_runs
+from ..logged.runs import LoggedRuns
 from ..policies.team import TeamArrays, subsets
 from ..policies.team_policy import TeamPolicy
 from ..trainers.team_fitted_q import arrays_for, team_scales

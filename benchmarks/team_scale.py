@@ -30,7 +30,9 @@ import resource  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
-from orchestrace.offline import evaluate_team, fit_team_policy, make_synthetic_team  # noqa: E402
+from orchestrace.evaluation.logged_team import evaluate_team  # noqa: E402
+from orchestrace.logged.team_synth import make_synthetic_team  # noqa: E402
+from orchestrace.trainers.team_fitted_q import fit_team_policy  # noqa: E402
 
 
 def main() -> None:

@@ -15,11 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrace.evaluation.logged_team import _decide, _paths, _tune, team_family
-from orchestrace.evaluation.rule_table import distinct_counts, first_stops, weighted_votes
+from orchestrace.evaluation.rule_table import (
+    criterion,
+    distinct_counts,
+    first_stops,
+    weighted_votes,
+)
 from orchestrace.logged.runs import make_synthetic_logged
 from orchestrace.logged.team_synth import make_synthetic_team
 from orchestrace.logged.value import first_stop
-from orchestrace.policies.rules import VoteState
+from orchestrace.policies.rules import ThresholdRule, VoteState
 from orchestrace.policies.team import subsets
 from orchestrace.trainers.team_fitted_q import arrays_for, team_scales
 
@@ -132,3 +137,38 @@ def test_the_team_tuning_is_the_same_setting_by_setting(vote: bool) -> None:
         for k in ("name", "family", "rule", "S", "agg", "g", "val_return", "val_accuracy", "val_calls", "val_cells"):
             assert a[k] == b[k], (k, a["name"])
     assert max(got, key=lambda c: c["val_return"])["name"] == max(ref, key=lambda c: c["val_return"])["name"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_states())
+def test_each_criterion_is_the_rules_own_bit_for_bit(case) -> None:
+    states, R, w = case
+    for rule in (r for rs in team_family(R, w).values() for r in rs):
+        if isinstance(rule, ThresholdRule):
+            for s in states:
+                np.testing.assert_array_equal(criterion(rule, s), rule.criterion(s), err_msg=rule.name)
+                np.testing.assert_array_equal(criterion(rule, s, distinct_counts(s.votes)), rule.criterion(s))
+
+
+def test_value_candidates_equal_each_rule_played_on_its_own() -> None:
+    from orchestrace.evaluation.family import columns_of, family_candidates, value_candidates
+    from orchestrace.logged.value import confidence_of, logprob_weights, valuation
+    from orchestrace.policies.features import vote_states
+
+    runs = make_synthetic_logged(300, 3, 3, seed=6, members=("cold", "hot", "calc"), sees=((), (), ()))
+    price = np.random.default_rng(0).uniform(0, 0.2, 300)
+    sc = {"token_scale": 150.0, "lp_fill": -0.7, "len_scale": 10.0}
+    itr, iv = (np.flatnonzero(runs.split == s) for s in ("train", "validation"))
+    cols = (0, 2)
+    cands = [c for c in family_candidates(columns_of(runs, cols), itr, iv, price, sc, cols)
+             if isinstance(c.rule, ThresholdRule) and c.aggregation != "own"]
+    got = value_candidates(runs, cands, price, sc)
+    rc = columns_of(runs, cols)
+
+    states = vote_states(rc, 2, price, logprob=np.log(logprob_weights(rc)), confidence=confidence_of(rc)[0])
+    assert len(cands) > 50
+    for c, o in zip(cands, got, strict=True):
+        stop = first_stop(np.stack([c.rule.stop_now(s) for s in states], 1))
+        ref = valuation(rc, 2, c.aggregation, price, sc["token_scale"]).at(stop)
+        for k in ref:
+            np.testing.assert_array_equal(o[k], ref[k], err_msg=f"{c.name} {k}")

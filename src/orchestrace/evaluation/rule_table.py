@@ -38,7 +38,7 @@ from ..policies.rules import (
     top_share,
 )
 
-__all__ = ["COUNT_RULES", "distinct_counts", "first_stops", "weighted_votes"]
+__all__ = ["COUNT_RULES", "criterion", "distinct_counts", "first_stops", "weighted_votes"]
 
 #: Rules whose criterion depends only on the multiset of vote counts (computed once per distinct one).
 COUNT_RULES = (VoteShare, AdaptiveBeta, AdaptiveDirichlet)
@@ -75,9 +75,18 @@ def distinct_counts(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return v[first].astype(np.float64), inv.reshape(-1)
 
 
-def _criterion(rule: ThresholdRule, state: VoteState, uniq: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """(N,) ``rule.criterion(state)``, the shared work done once (``uniq``: :func:`distinct_counts` of the votes)."""
-    if isinstance(rule, COUNT_RULES):
+def criterion(rule: ThresholdRule, state: VoteState, uniq: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """(N,) ``rule.criterion(state)``, the same floats computed faster: a count rule's on the distinct count
+    vectors ``uniq`` (:func:`distinct_counts` of the votes, when given), CISC's and DeepConf's weighted votes by
+    :func:`weighted_votes`.
+
+    >>> from orchestrace.policies.rules import CISC
+    >>> s = VoteState(np.array([[1.0, 1.0]]), np.array([[0, 1]]), np.zeros(1), np.zeros(1, int), 2,
+    ...               logprob=np.array([[0.0, -1.0]]))
+    >>> bool(criterion(CISC(1.0, 0.7), s)[0] == CISC(1.0, 0.7).criterion(s)[0])
+    True
+    """
+    if isinstance(rule, COUNT_RULES) and uniq is not None:
         rows, inv = uniq
         small = VoteState(votes=rows, recent=None, price=np.zeros(len(rows)), round_=np.full(len(rows), -1),
                           max_rounds=state.max_rounds)
@@ -116,7 +125,7 @@ def first_stops(rules: Sequence[StopRule], states: Sequence[VoteState],
         if isinstance(rule, ThresholdRule):
             key = rule.criterion_key
             if key not in best:
-                crit = np.stack([_criterion(rule, s, u) for s, u in zip(states, uniq, strict=True)], 1)
+                crit = np.stack([criterion(rule, s, u) for s, u in zip(states, uniq, strict=True)], 1)
                 best[key] = np.fmax.accumulate(np.where(np.isnan(crit), -np.inf, crit), axis=1)
             # stop at the first check whose criterion is ≥ the threshold: the running maximum is below it before
             out[i] = np.minimum((best[key] < rule.threshold - 1e-12).sum(1), R - 1)

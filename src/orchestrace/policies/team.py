@@ -35,6 +35,7 @@ import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -148,8 +149,9 @@ class TeamState:
         if rows.dtype == bool:
             rows = np.flatnonzero(rows)
         # np.take along the rows: the same rows as fancy indexing, several times faster on (N, K) blocks
-        return TeamState(**{k: (np.take(v, rows, axis=0) if isinstance(v, np.ndarray) else v)
-                            for k, v in vars(self).items()})
+        parts: dict[str, Any] = {k: (np.take(v, rows, axis=0) if isinstance(v, np.ndarray) else v)
+                                 for k, v in vars(self).items()}
+        return TeamState(**parts)
 
 
 @dataclass(frozen=True)

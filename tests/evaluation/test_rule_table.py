@@ -40,7 +40,7 @@ def _weighted_reference(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return (hot * weights[..., None]).sum(1)
 
 
-@pytest.mark.parametrize(("T", "R", "seed"), [(300, 4, 0), (200, 1, 1), (250, 3, 2)])
+@pytest.mark.parametrize(("T", "R", "seed"), [(160, 4, 0), (120, 1, 1), (140, 3, 2)])
 def test_first_stops_equal_the_rules_played_one_by_one_on_team_configurations(T: int, R: int, seed: int) -> None:
     runs = make_synthetic_team(T, R, seed=seed)
     sc = team_scales(runs.subset(runs.split == "train"))
@@ -122,7 +122,7 @@ def _tune_reference(a_all, iv, subs, members, cell_masks, R):
 
 @pytest.mark.parametrize("vote", [False, True])
 def test_the_team_tuning_is_the_same_setting_by_setting(vote: bool) -> None:
-    runs = make_synthetic_logged(240, 3, 2, seed=4) if vote else make_synthetic_team(240, 3, seed=5)
+    runs = make_synthetic_logged(240, 3, 2, seed=4) if vote else make_synthetic_team(160, 3, seed=5)
     sc = team_scales(runs.subset(runs.split == "train"))
     arr = arrays_for(runs, sc, 0)
     iv = np.flatnonzero(runs.split == "validation")
@@ -139,7 +139,7 @@ def test_the_team_tuning_is_the_same_setting_by_setting(vote: bool) -> None:
     assert max(got, key=lambda c: c["val_return"])["name"] == max(ref, key=lambda c: c["val_return"])["name"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_states())
 def test_each_criterion_is_the_rules_own_bit_for_bit(case) -> None:
     states, R, w = case

@@ -109,7 +109,7 @@ def criterion(rule: ThresholdRule, state: VoteState, uniq: tuple[np.ndarray, np.
 
 def first_stops(rules: Sequence[StopRule], states: Sequence[VoteState],
                 uniq: Sequence[tuple[np.ndarray, np.ndarray]] | None = None) -> np.ndarray:
-    """(len(rules), N) int8: each rule's first check that stops on the checks ``states`` (the last if none).
+    """(len(rules), N) int8 (int64 past 127 checks): each rule's first check that stops on the checks ``states`` (the last if none).
 
     ``first_stop(np.stack([rule.stop_now(s) for s in states], 1))`` for every rule, each criterion
     computed once per check for all the thresholds that read it; ``uniq`` (one :func:`distinct_counts` per
@@ -117,7 +117,7 @@ def first_stops(rules: Sequence[StopRule], states: Sequence[VoteState],
     """
     R = len(states)
     N = len(states[0].votes) if R else 0
-    out = np.empty((len(rules), N), np.int8)
+    out = np.empty((len(rules), N), np.int8 if R <= 127 else np.int64)  # a check index (≤ MAX_ROUNDS in practice)
     if uniq is None:
         uniq = [distinct_counts(np.asarray(s.votes)) for s in states]
     best: dict[tuple, np.ndarray] = {}  # criterion key → (N, R) running maximum of the criterion over the checks

@@ -14,6 +14,9 @@ work); peak resident memory of the process. BLAS is pinned to one thread (on a s
 machine more threads only add contention)::
 
     nice -n 5 python benchmarks/team_scale.py --tasks 100000 --repeats 3
+
+``benchmarks/team_scale_results.json`` holds the last measured run (``--json``), with the load average
+before and after it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import resource  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
-from orchestrace.offline import evaluate_team, fit_team_policy, make_synthetic_team  # noqa: E402
+from orchestrace.evaluation.logged_team import evaluate_team  # noqa: E402
+from orchestrace.logged.team_synth import make_synthetic_team  # noqa: E402
+from orchestrace.trainers.team_fitted_q import fit_team_policy  # noqa: E402
 
 
 def main() -> None:
@@ -42,6 +47,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="write the numbers here")
     a = ap.parse_args()
     classes = tuple(a.classes.split(","))
+    load_start = os.getloadavg()
     t = time.perf_counter()
     runs = make_synthetic_team(a.tasks, a.rounds, seed=0)
     gen = time.perf_counter() - t
@@ -65,7 +71,7 @@ def main() -> None:
            "fit_cpu_s_median": statistics.median(fit_cpu), "family_cpu_s_median": statistics.median(fam_cpu),
            "total_cpu_s_median": statistics.median(f + g for f, g in zip(fit_cpu, fam_cpu, strict=True)),
            "peak_rss_mb": peak, "fit_s": fit_s, "family_s": fam_s, "fit_cpu_s": fit_cpu, "family_cpu_s": fam_cpu,
-           "load_average": os.getloadavg()}
+           "load_average_start": load_start, "load_average": os.getloadavg()}
     print(json.dumps(out, indent=1))
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:

@@ -74,6 +74,7 @@ from ..policies.rules import (
     cisc_weights,
 )
 from ..trainers.fitted_q import _logistic, _ridge, fit_price_logistic
+from .rule_table import criterion
 
 __all__ = ["FAMILIES", "Candidate", "FeatureRule", "columns_of", "configs", "family_candidates", "rule_grid",
            "rule_aggregations", "value_candidates"]
@@ -295,7 +296,7 @@ def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.nda
                 if isinstance(c.rule, ThresholdRule):
                     key = c.rule.criterion_key
                     if key not in crit:
-                        crit[key] = np.stack([c.rule.criterion(s) for s in states], 1)
+                        crit[key] = np.stack([criterion(c.rule, s) for s in states], 1)  # the same floats, faster
                     stops[c.rule] = first_stop(crit[key] >= c.rule.threshold - 1e-12)
                 elif hasattr(c.rule, "stop_now"):
                     stops[c.rule] = first_stop(np.stack([c.rule.stop_now(s) for s in states], 1))

@@ -38,12 +38,12 @@ import numpy as np
 from ..errors import ConfigError
 from ..logged.corpus import billed_prices, check_team_runs
 from ..logged.runs import LoggedRuns
-from ..logged.value import first_stop
-from ..policies.rules import AdaptiveBeta, AdaptiveDirichlet, StopRule, VoteShare, VoteState
+from ..policies.rules import StopRule, VoteState
 from ..policies.team import TeamArrays, rollout, subsets
 from ..policies.team_policy import TeamPolicy
 from ..trainers.team_fitted_q import arrays_for, fit_team_policy, greedy, team_scales
 from .logged import ci_mean, fresh_sets, rule_grid, saving_ci, t_interval
+from .rule_table import COUNT_RULES, distinct_counts, first_stops
 
 __all__ = ["evaluate_team", "render_team", "team_family"]
 
@@ -77,29 +77,21 @@ def _paths(arr: TeamArrays, S: tuple[int, ...], aggs: list[str]) -> dict[str, An
     return {"correct": corr, "payoff": pay, "calls": calls, "tokens": tok, "states": states}
 
 
-#: Rules whose decision depends only on the multiset of vote counts (so it is computed once per distinct one).
-_COUNT_RULES = (VoteShare, AdaptiveBeta, AdaptiveDirichlet)
+#: Rules whose decision depends only on the multiset of vote counts (one home: :mod:`.rule_table`).
+_COUNT_RULES = COUNT_RULES
+#: The distinct count vectors of a vote table and each row's index among them (:func:`.rule_table.distinct_counts`).
+_distinct_counts = distinct_counts
 
 
 def _decide(rule: StopRule, state: VoteState, uniq: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """``rule.stop_now(state)``; for a count-only rule, on the distinct sorted count vectors ``uniq`` only."""
+    """``rule.stop_now(state)``; for a count-only rule, on the distinct sorted count vectors ``uniq`` only (the plain
+    rule-by-rule reference of :func:`.rule_table.first_stops`, kept for the tests)."""
     if type(rule) in _COUNT_RULES:
         rows, inv = uniq
         small = VoteState(votes=rows, recent=None, price=np.zeros(len(rows)), round_=np.full(len(rows), -1),
                           max_rounds=state.max_rounds)
         return np.asarray(rule.stop_now(small), bool)[inv]
     return np.asarray(rule.stop_now(state), bool)
-
-
-def _distinct_counts(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct count vectors (sorted descending) and each row's index among them (integer keys, fast)."""
-    v = -np.sort(-np.rint(votes).astype(np.int64), axis=1)
-    base = int(v.max(initial=0)) + 1
-    key = np.zeros(len(v), np.int64)
-    for j in range(v.shape[1]):
-        key = key * base + v[:, j]
-    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    return v[first].astype(np.float64), inv.reshape(-1)
 
 
 def _config_aggs(all_aggs: Sequence[str], members: Sequence[str], S: tuple[int, ...]) -> list[str]:
@@ -290,21 +282,22 @@ def _tune(a_all: TeamArrays, sets: list[tuple[str, TeamArrays, np.ndarray]], fre
         for sn, arr, _ in [("corpus", a_all, iv)] + [(tn, a, ix) for tn, a, ix in sets[1:]]:
             paths[(sn, S)] = _paths(arr, S, list(a_all.aggs))
         fam = team_family(R, len(S))
-        uniq = {sn: [_distinct_counts(s.votes) for s in paths[(sn, S)]["states"]]
-                for sn in ["corpus", *fresh_names]}
-        for fname, rules in fam.items():
-            for rule in rules:
-                stops = {sn: first_stop(np.stack([_decide(rule, s, u) for s, u in zip(paths[(sn, S)]["states"],
-                                                                                       uniq[sn], strict=True)], 1))
-                         for sn in uniq}
-                pv = paths[("corpus", S)]["payoff"][iv, stops["corpus"][iv]]  # (n_val, G)
-                cv = paths[("corpus", S)]["correct"][iv, stops["corpus"][iv]]
-                for g, a in zip(gidx, aggs, strict=True):
-                    cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stops": stops,
-                                  "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
-                                  "val_calls": float(paths[("corpus", S)]["calls"][stops["corpus"][iv]].mean()),
-                                  "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
-                                  "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
+        rules = [(fname, rule) for fname, rs in fam.items() for rule in rs]
+        table = {sn: first_stops([r for _, r in rules], paths[(sn, S)]["states"])  # (rules, T) int8, shared work
+                 for sn in ["corpus", *fresh_names]}
+        for sn in table:  # the vote states are read: drop them (memory; the outcomes need the payoffs only)
+            del paths[(sn, S)]["states"]
+        pc = paths[("corpus", S)]
+        for i, (fname, rule) in enumerate(rules):
+            stops = {sn: t[i] for sn, t in table.items()}
+            sv = stops["corpus"][iv]
+            pv, cv = pc["payoff"][iv, sv], pc["correct"][iv, sv]  # (n_val, G)
+            calls = float(pc["calls"][sv].mean())
+            for g, a in zip(gidx, aggs, strict=True):
+                cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stops": stops,
+                              "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
+                              "val_calls": calls, "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
+                              "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
     return cands, paths
 
 

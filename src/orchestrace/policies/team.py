@@ -35,6 +35,7 @@ import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -145,7 +146,13 @@ class TeamState:
 
     def take(self, rows: np.ndarray) -> TeamState:
         """The state of the rows ``rows`` (an index or a mask)."""
-        return TeamState(**{k: (v[rows] if isinstance(v, np.ndarray) else v) for k, v in vars(self).items()})
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        # np.take along the rows: the same rows as fancy indexing, several times faster on (N, K) blocks
+        parts: dict[str, Any] = {k: (np.take(v, rows, axis=0) if isinstance(v, np.ndarray) else v)
+                                 for k, v in vars(self).items()}
+        return TeamState(**parts)
 
 
 @dataclass(frozen=True)
@@ -218,17 +225,32 @@ class TeamArrays:
             raise ConfigError(f"round {r}: the corpus logged only {self.codes.shape[1]} rounds")
         W, K = self.codes.shape[2], self.K
         mask = np.broadcast_to(np.asarray(mask, bool), (len(st.idx), W))
-        a = self.codes[st.idx, r]  # (N, W)
+        a = self.at_round(self.codes, st.idx, r)  # (N, W)
         ok = (a >= 0) & mask
-        oh = (a[:, :, None] == np.arange(K)) & ok[:, :, None]  # (N, W, K)
-        pos = np.where(oh, (r * W + np.arange(W))[None, :, None], np.iinfo(np.int64).max).min(1)
+        wl, wc = self.at_round(self.wlp, st.idx, r), self.at_round(self.wcf, st.idx, r)
+        # this round's votes per code, column by column (a column adds at most one vote to a row: no duplicates);
+        # the same additions in the same column order as a one-hot sum over the columns, without the (N, W, K) block
+        dv, dl, dc = np.zeros((len(a), K)), np.zeros((len(a), K)), np.zeros((len(a), K))
+        first = st.first.copy()
+        for c in range(W):
+            rows = np.flatnonzero(ok[:, c])
+            code = a[rows, c]
+            dv[rows, code] += 1.0
+            dl[rows, code] += wl[rows, c]
+            dc[rows, code] += wc[rows, c]
+            first[rows, code] = np.minimum(first[rows, code], r * W + c)
         return TeamState(
-            idx=st.idx, votes=st.votes + oh.sum(1), wlp=st.wlp + (oh * self.wlp[st.idx, r][:, :, None]).sum(1),
-            wcf=st.wcf + (oh * self.wcf[st.idx, r][:, :, None]).sum(1), first=np.minimum(st.first, pos),
-            latest=np.where(mask, a, st.latest), latest_lp=np.where(mask, self.lp[st.idx, r], st.latest_lp),
-            latest_cf=np.where(mask, self.cf[st.idx, r], st.latest_cf), ncalled=st.ncalled + mask,
+            idx=st.idx, votes=st.votes + dv, wlp=st.wlp + dl, wcf=st.wcf + dc, first=first,
+            latest=np.where(mask, a, st.latest), latest_lp=np.where(mask, self.at_round(self.lp, st.idx, r), st.latest_lp),
+            latest_cf=np.where(mask, self.at_round(self.cf, st.idx, r), st.latest_cf), ncalled=st.ncalled + mask,
             allcalled=st.allcalled & mask, drawn=st.drawn + mask.sum(1),
-            tokens=st.tokens + (self.tok[st.idx, r] * mask).sum(1), rounds=r + 1)
+            tokens=st.tokens + (self.at_round(self.tok, st.idx, r) * mask).sum(1), rounds=r + 1)
+
+    @staticmethod
+    def at_round(x: np.ndarray, idx: np.ndarray, r: int) -> np.ndarray:
+        """``x[idx, r]`` for a (T, R, W) array: whole rows gathered by ``np.take`` (faster), then round r's columns."""
+        T, R, W = x.shape
+        return np.take(x.reshape(T, R * W), idx, axis=0)[:, r * W:(r + 1) * W]
 
     def answer(self, st: TeamState, agg: str) -> np.ndarray:
         """(N,) the aggregate answer code (−1: nothing to aggregate) under ``agg``."""

@@ -17,10 +17,8 @@ from typing import Any
 #: Tool names that spawn a sub-agent (``Agent`` is the newer name of ``Task``).
 SPAWN_TOOLS = frozenset({"Task", "Agent"})
 
-
 #: Tools whose results carry content from outside (untrusted for safety flows).
 UNTRUSTED_TOOLS = frozenset({"WebFetch", "WebSearch"})
-
 
 #: How the text of a ``user`` record is read, first matching prefix wins: ``(prefix, kind,
 #: reason)``. ``kind`` is the ``human_intervention`` kind for what a person sent, ``None`` for
@@ -41,30 +39,23 @@ USER_TEXT_RULES: tuple[tuple[str, str | None, str], ...] = (
     ("<bash-input>", "shell", "! shell command typed by the person"),
 )
 
-
 #: Tools with side effects (privileged for safety flows).
 PRIVILEGED_TOOLS = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "KillShell"})
 
-
 MAIN = "main"
-
 
 _SKIP_TYPES = {
     "file-history-snapshot": "editor file snapshot (no agent activity)",
     "queue-operation": "input-queue bookkeeping",
 }
 
-
 _STRUCTURE_TYPES = {"system": "session bookkeeping", "summary": "session title"}
-
 
 #: The usage fields that hold token counts (others, like ``service_tier``, are not counts).
 _USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 
-
 #: Fields that name things (types, ids, tools): any other JSON type makes a record unreadable.
 _STR_INTO = frozenset({"message", "content", "data"})
-
 
 _STR_KEYS = frozenset({"type", "subtype", "uuid", "parentUuid", "sessionId", "agentId", "parentToolUseID", "toolUseID",
                        "id", "name", "tool_use_id", "model", "role", "version", "slug", "cwd", "gitBranch", "text",

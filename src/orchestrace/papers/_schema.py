@@ -23,7 +23,6 @@ from ..vocab import CreditUnit, RewardFamily, Topology
 NA = "NA"
 
 
-
 class _StrEnum(str, Enum):
     def __str__(self) -> str:
         return str(self.value)

@@ -4,7 +4,8 @@ line, docstring included.
 
 A module that grows past it is split where the split is natural (by concept: the measures'
 reachability family in ``analysis/_flows``, the graph's agents-and-time views in
-``analysis/_agents``, the chat importer's turn reader in ``importers/_chat_turns``, …), with its
+``analysis/_agents``, the chat importer's turn reader in ``importers/_chat_turns``, the permutation
+sampler in ``credit/_permutations``, the world's episode state in ``env/_episodes``, …), with its
 public names re-exported from where they were, not cut at a line count.
 """
 
@@ -14,8 +15,11 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "orchestrace"
-#: The ceiling (issue 35: "modules under ~700 lines"); STYLE.md: keep files well under ~800.
-MAX_LINES = 700
+#: The ceiling (issue 39: "modules ≤ 600 lines"; issue 35 had 700); STYLE.md: keep files well under ~800.
+MAX_LINES = 600
+#: Modules allowed over :data:`MAX_LINES` for now. ``evaluation/demo.py`` is being rewritten on another branch
+#: (helper "fold", issue 39 item 1); the lead removes the entry when that branch is merged.
+LONG_MODULES_ALLOWED = {"evaluation/demo.py"}
 #: The function ceiling (issue 39: "functions over 80 lines → 0"). A long function is split into named
 #: steps by meaning (what each step computes), not cut at the line count.
 MAX_FUNCTION_LINES = 80
@@ -31,7 +35,10 @@ def _lines(path: Path) -> int:
 def test_no_module_over_the_ceiling() -> None:
     modules = sorted(SRC.rglob("*.py"))
     assert len(modules) > 100  # the scan sees the package, not an empty folder
-    over = {str(p.relative_to(SRC)): n for p in modules if (n := _lines(p)) > MAX_LINES}
+    over = {p.relative_to(SRC).as_posix(): n for p in modules if (n := _lines(p)) > MAX_LINES}
+    stale = LONG_MODULES_ALLOWED - set(over)
+    assert not stale, f"no longer over the ceiling, remove from LONG_MODULES_ALLOWED: {sorted(stale)}"
+    over = {k: n for k, n in over.items() if k not in LONG_MODULES_ALLOWED}
     assert not over, (
         f"modules over {MAX_LINES} lines: "
         + ", ".join(f"{name} ({n})" for name, n in sorted(over.items(), key=lambda kv: -kv[1]))

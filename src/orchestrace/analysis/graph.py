@@ -83,13 +83,13 @@ from ..core._dag import (
     duplicate_message,
     find_cycle,
     first_positions,
-    unique_ints,
 )
 from ..errors import TraceInvalidError
 from ..vocab import DEPENDENCY_EDGE_TYPES, EdgeType, EventType
-from . import _agents
+from . import _agents, _levels
 from ._agents import Concurrency, SpawnTree, Timelines
-from ._csr import _EMPTY, _I32, _bools, _csr, _dedupe, _floats, _gather
+from ._csr import _EMPTY, _I32, _bools, _csr, _floats
+from ._levels import bfs, kahn_levels
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -349,40 +349,11 @@ class TraceGraph:
         and ``lv_src/lv_dst`` are the dependency edges grouped by the level of their source
         (edges of level L at ``lv_ptr[L]:lv_ptr[L+1]``, kept in ``_lv_ptr``).
         """
-        n = self.n
-        indeg = np.bincount(self.dep_dst, minlength=n).astype(np.int64)
-        level = np.full(n, -1, dtype=_I32)
-        ready = np.zeros(n)
-        finish = np.zeros(n)
-        frontier = np.flatnonzero(indeg == 0).astype(_I32)
-        finish[frontier] = self.duration[frontier]
-        stamp = np.zeros(n, dtype=np.int64)
-        parts, srcs, dsts = [], [], []
-        level_ptr, lv_ptr = [0], [0]
-        lvl = 0
-        while frontier.size:
-            level[frontier] = lvl
-            parts.append(frontier)
-            level_ptr.append(level_ptr[-1] + frontier.size)
-            tgt, src = _gather(self.succ_ptr, self.succ_idx, frontier)
-            srcs.append(src)
-            dsts.append(tgt)
-            lv_ptr.append(lv_ptr[-1] + tgt.size)
-            if not tgt.size:
-                break
-            np.maximum.at(ready, tgt, finish[src] - self._overlap(src, tgt))
-            np.subtract.at(indeg, tgt, 1)
-            nxt = _dedupe(tgt[indeg[tgt] == 0], stamp)
-            finish[nxt] = ready[nxt] + self.duration[nxt]
-            frontier = nxt
-            lvl += 1
-        order = np.concatenate(parts) if parts else _EMPTY
-        if order.size < n:
-            raise self._cycle_error(level < 0)
-        self._lv_ptr = lv_ptr
-        lv_src = np.concatenate(srcs) if srcs else _EMPTY
-        lv_dst = np.concatenate(dsts) if dsts else _EMPTY
-        return order, level, finish, ready, level_ptr, lv_src, lv_dst
+        lv = kahn_levels(self.dep_dst, self.succ_ptr, self.succ_idx, self.duration, self._overlap)
+        if lv.order.size < self.n:
+            raise self._cycle_error(lv.level < 0)
+        self._lv_ptr = lv.lv_ptr
+        return lv.order, lv.level, lv.finish, lv.ready, lv.level_ptr, lv.lv_src, lv.lv_dst
 
     def _overlap(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """How long ``src`` is still running after ``dst`` (which depends on it) started:
@@ -423,17 +394,7 @@ class TraceGraph:
 
     # ------------------------------------------------------------------ reachability
     def _bfs(self, ptr: np.ndarray, idx: np.ndarray, seeds: np.ndarray, inclusive: bool) -> np.ndarray:
-        seen = np.zeros(self.n, dtype=bool)
-        stamp = np.zeros(self.n, dtype=np.int64)
-        frontier = unique_ints(np.asarray(seeds, dtype=_I32))
-        if inclusive:
-            seen[frontier] = True
-        while frontier.size:
-            nb, _ = _gather(ptr, idx, frontier)
-            nb = _dedupe(nb[~seen[nb]], stamp)
-            seen[nb] = True
-            frontier = nb
-        return seen
+        return bfs(self.n, ptr, idx, seeds, inclusive)
 
     def ancestor_mask(self, seeds: Iterable[int] | np.ndarray, *, inclusive: bool = False) -> np.ndarray:
         """Bool mask of vertices with a dependency path *to* some seed (frontier BFS on the
@@ -462,40 +423,13 @@ class TraceGraph:
         none) is given, it records for each newly marked vertex one marked predecessor it
         was reached from, so a path back to a seed can be read off.
         """
-        mask = mask.copy()
         _, _, _, _, _, src, dst = self._kahn
-        ptr = self._lv_ptr
-        for lo, hi in zip(ptr[:-1], ptr[1:], strict=True):
-            if lo == hi:
-                continue
-            s = src[lo:hi]
-            sel = mask[s]
-            if not sel.any():
-                continue
-            d = dst[lo:hi][sel]
-            if blocked is not None or parent is not None:
-                keep = ~mask[d]
-                if blocked is not None:
-                    keep &= ~blocked[d]
-                d = d[keep]
-                if parent is not None:
-                    parent[d] = s[sel][keep]
-            mask[d] = True
-        return mask
+        return _levels.sweep_forward(mask, src, dst, self._lv_ptr, blocked=blocked, parent=parent)
 
     def sweep_backward(self, mask: np.ndarray) -> np.ndarray:
         """``mask | ancestors(mask)`` by a reverse level sweep (one step per level)."""
-        mask = mask.copy()
         _, _, _, _, _, src, dst = self._kahn
-        ptr = self._lv_ptr
-        for k in range(len(ptr) - 1, 0, -1):
-            lo, hi = ptr[k - 1], ptr[k]
-            if lo == hi:
-                continue
-            sel = mask[dst[lo:hi]]
-            if sel.any():
-                mask[src[lo:hi][sel]] = True
-        return mask
+        return _levels.sweep_backward(mask, src, dst, self._lv_ptr)
 
     # ------------------------------------------------------------------ critical path
     def critical_path(self) -> CriticalPath:

@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 from .._vote import majority  # re-exported: the collectors' vote over parsed answers
 from ..errors import ConfigError, LLMError
 from ..llm.tasks import SUITES, VOTE_SUITES, Task, make_task, make_vote_task
+from ._resume import scan_and_cut
 
 __all__ = [
     "CollectConfig",
@@ -293,45 +294,11 @@ class CorpusWriter:
         self._fh = open(self.path, "ab")  # noqa: SIM115 (closed in close())
 
     def _scan_and_cut(self) -> None:
-        """Keep every complete trace (one whose ``end`` record is whole, even without its final
-        newline); cut only the torn tail after the last one. Damage *before* a complete trace
-        (a header that is not JSON) is a located ConfigError: cutting there would lose runs."""
-        from .._limits import regular_file
-
-        regular_file(self.path, limit=2**40, what="traces stream")  # never open a FIFO
-        good_end = 0
-        pos = 0
-        current: str | None = None
-        damaged: str | None = None
-        add_newline = False
-        # Not _limits.capped_lines (the JSONL streams' reader): the cut needs every line's exact byte offset,
-        # blank and over-long lines included, and only the header and end records are decoded.
-        with open(self.path, "rb") as fh:
-            for ln, line in enumerate(fh, 1):
-                pos += len(line)
-                whole = line.endswith(b"\n")
-                if line.startswith(b'{"header":'):
-                    current = _header_task_id(line)
-                    if current is None and whole:
-                        damaged = damaged or f"{self.path}:{ln}: a trace header that is not valid JSON"
-                elif line.startswith(b'{"end":') and current is not None and (whole or _is_json(line)):
-                    if damaged is not None:
-                        raise ConfigError(f"{damaged}, followed by complete traces; --resume would lose them: "
-                                          "remove that run's lines by hand, then resume")
-                    self.done.add(current)
-                    good_end, current, add_newline = pos, None, not whole
-                if not whole:
-                    break
-        size = self.path.stat().st_size
-        if good_end < size:
-            self.cut_bytes = size - good_end
-            with open(self.path, "r+b") as fh:
-                fh.truncate(good_end)
-        if add_newline:  # the last trace was whole but for its newline: keep it, end its line
-            with open(self.path, "ab") as fh:
-                fh.write(b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+        """Keep every complete trace, cut only the torn tail after the last one
+        (:func:`~orchestrace.collection._resume.scan_and_cut`: damage before a complete trace, or a line
+        over the 1 MiB record cap, is a located ConfigError)."""
+        done, self.cut_bytes = scan_and_cut(self.path)
+        self.done |= done
 
     def append(self, trace: Any) -> None:
         """Write one whole trace with a single write; flush and fsync."""
@@ -349,22 +316,6 @@ class CorpusWriter:
     def close(self) -> None:
         """Close the stream."""
         self._fh.close()
-
-
-def _header_task_id(line: bytes) -> str | None:
-    try:
-        tid = json.loads(line)["header"]["task_id"]
-    except (ValueError, KeyError, TypeError):  # torn, not UTF-8 (UnicodeDecodeError is a ValueError), no id
-        return None
-    return tid if isinstance(tid, str) else None
-
-
-def _is_json(line: bytes) -> bool:
-    try:
-        json.loads(line)
-    except ValueError:
-        return False
-    return True
 
 
 def collection_endpoint(base_url: str | None, model: str | None, *, threads: int = 1, concurrency: int = 4

@@ -11,6 +11,7 @@ module             contents
 =================  ===============================================================
 ``_flow``          broadcast, causal shares, graph discounting and GAE
 ``_games``         Shapley (exact / antithetic permutation sampling), Owen, LOO
+``_permutations``  the permutation sampler: orders, marginals, block sums, stopping
 ``_trace_value``   the documented trace-only value function for bare traces
 ``_baselines``     C3 and COMA advantages
 ``_value``         batching, caching and checking of user value functions

@@ -65,11 +65,10 @@ from typing import Any
 import msgspec
 
 from ..core.trace import DecisionPayload, Edge, Event, Signal, Trace
-from ..errors import TraceDecodeError
 from ..vocab import CreditUnit, Decision, EdgeType, EventType, RewardFamily, Topology
-from ._common import ContentMode, Graph, cost_value, count_value, iter_jsonl, load_json, text_of
+from ._common import ContentMode, Graph, cost_value, count_value, text_of
 from ._report import ImportReport
-from ._spans import Span, parse_spans, shape_of
+from ._spans import Span, _spans_of, dedupe_spans
 
 __all__ = ["classify", "dedupe_spans", "read"]
 
@@ -162,83 +161,6 @@ def _with_agl_reward(tr: Trace, spans: list[Span], report: ImportReport) -> Trac
         signals = (Signal(unit=CreditUnit.TEAM, id="team", value=final, family=RewardFamily.SHARED,
                           name="agentlightning"),)
     return msgspec.structs.replace(tr, rewards={**tr.rewards, "agentlightning": final}, signals=signals)
-
-
-def _spans_of(p: Path, label: str, report: ImportReport, expect: str | None) -> list[Span]:
-    try:
-        doc = load_json(p, label, report)
-        docs = [doc]
-    except TraceDecodeError as exc:
-        if any(pr.code in ("import.too-deep", "io.too-large") for pr in exc.problems):
-            report.problems.extend(exc.problems)  # a JSON document, but not one we can read as lines either
-            return []
-        before = len(report.problems)
-        docs = [obj for _, obj in iter_jsonl(p, label, report)]  # one request per line
-        if not docs:
-            if len(report.problems) == before or not any(pr.code.startswith("io.") for pr in report.problems[before:]):
-                del report.problems[before:]  # not JSON lines either: the document's error says more
-                report.problems.extend(exc.problems)
-            return []
-    spans: list[Span] = []
-    if len(docs) > 1 and not any(shape_of(d) for d in docs):
-        docs = docs[:1]  # JSON lines, none of them spans: report the file once
-    for doc in docs:
-        shape = shape_of(doc)
-        if shape is None or (expect == "jaeger" and shape != "jaeger") or (expect == "otlp" and shape == "jaeger"):
-            want = {"jaeger": "Jaeger JSON ({\"data\": [{\"traceID\", \"spans\"}]})",
-                    "otlp": "OTLP JSON ({\"resourceSpans\"|\"batches\"}) or OTel SDK span JSON"}.get(expect or "", "span JSON")
-            got = shape or "no span document"
-            report.count("<document>", "unknown")
-            report.error("import.wrong-format", f"{label}:$", f"expected {want}, found {got}",
-                         "use `orchestrace import auto`, or the matching format" if shape else "check the file")
-            continue
-        parsed, bad = parse_spans(doc, label)
-        for b in bad:
-            path, _, msg = b.rpartition(": ")
-            report.count("<span>", "unreadable")
-            report.error("import.bad-span", path, msg, "the span was skipped")
-        spans.extend(parsed)
-    return spans
-
-
-# ----------------------------------------------------------------------------- duplicates
-_SPAN_FIELDS = ("name", "parent_id", "kind", "start", "end", "error", "attrs", "service", "links", "resource")
-
-
-def dedupe_spans(tid: str, spans: list[Span], label: str, report: ImportReport) -> list[Span]:
-    """The spans of one trace with repeated span ids removed (see the module docstring)."""
-    first: dict[str, Span] = {}
-    copies: dict[str, int] = {}
-    dropped = 0
-    for s in spans:
-        seen = first.get(s.span_id)
-        if seen is None:
-            first[s.span_id] = s
-            continue
-        copies[s.span_id] = copies.get(s.span_id, 1) + 1
-        if s == seen:
-            dropped += 1
-            report.count("span/duplicate", "skipped", "identical copy of a span already read (same trace and span id)")
-            continue
-        diff = [f for f in _SPAN_FIELDS if getattr(s, f) != getattr(seen, f)]
-        what = "; ".join(_diff(f, getattr(seen, f), getattr(s, f)) for f in diff[:3])
-        report.count("span/duplicate", "skipped", "conflicting copy of a span id (error reported; first copy kept)")
-        report.error("import.conflicting-span", f"{s.where} (copy {copies[s.span_id]})",
-                     f"span id {s.span_id} of trace {tid} appears again with different content: {what}",
-                     "span ids must be unique within a trace; fix the exporter, or split the file per run")
-    if dropped:
-        report.problem("import.duplicate-span", f"{label}#{tid}",
-                       f"{dropped} identical duplicate span(s) of trace {tid} dropped "
-                       f"({len(copies)} span id(s) repeated, e.g. {next(iter(copies))})",
-                       "the file carries some spans more than once (an export or copy accident?); each was imported once")
-    return list(first.values()) if copies else spans
-
-
-def _diff(field: str, a: Any, b: Any) -> str:
-    if isinstance(a, dict) and isinstance(b, dict):
-        keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-        return f"{field} differ in {', '.join(keys[:4])}{' …' if len(keys) > 4 else ''}"
-    return f"{field} {str(a)[:40]!r} vs {str(b)[:40]!r}"
 
 
 # ----------------------------------------------------------------------------- exact path

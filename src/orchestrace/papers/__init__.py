@@ -74,27 +74,29 @@ from __future__ import annotations
 from ..errors import CorpusError
 from ._markdown import to_markdown
 from ._pool import (
-    EXCLUDED_COLUMNS,
     IO_CODES,
     MAX_BYTES,
-    PAPER_COLUMNS,
-    Category,
-    CoreStatus,
     CorpusStats,
     CrossTab,
-    ExcludedRecord,
-    Paper,
-    RLStatus,
-    Scenario,
-    ScreeningStage,
     StoppingCoverage,
-    Verified,
     check,
     check_text,
     load_excluded,
     load_papers,
     stats,
     to_json,
+)
+from ._schema import (
+    EXCLUDED_COLUMNS,
+    PAPER_COLUMNS,
+    Category,
+    CoreStatus,
+    ExcludedRecord,
+    Paper,
+    RLStatus,
+    Scenario,
+    ScreeningStage,
+    Verified,
 )
 
 __all__ = [

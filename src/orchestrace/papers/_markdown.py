@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..vocab import RewardFamily
-from ._pool import (  # noqa: I001
-    _EXCLUDED_SCHEMA,
-    _MIN_YEAR,
-    _PAPER_SCHEMA,
-    COUNTED_FIELDS,
-    CorpusStats,
-    CrossTab,
-    _choices,
-    _Col,
-)
+from ._pool import _MIN_YEAR, COUNTED_FIELDS, CorpusStats, CrossTab  # noqa: I001
+from ._schema import _EXCLUDED_SCHEMA, _PAPER_SCHEMA, _choices, _Col
 
 
 def _cell(text: object) -> str:

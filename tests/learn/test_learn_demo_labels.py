@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from orchestrace.evaluation.demo import _place_labels  # noqa: E402
+from orchestrace.evaluation._demo_plot import _place_labels  # noqa: E402
 
 
 def _boxes(fig, ax):

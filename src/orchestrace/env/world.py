@@ -92,18 +92,22 @@ from typing import Any
 
 import numpy as np
 
-from ._episodes import (
+from ._episodes import (  # noqa: F401  (the random-field ids; logged/simfit reads _F_CLS … here)
     _F_ANS,
     _F_ANS2,
     _F_CATCH,
+    _F_CLS,
     _F_CONF,
     _F_CORR,
+    _F_DIFF,
     _F_FOLLOW,
     _F_FOOL,
     _F_INJ,
     _F_LAT,
     _F_LEAK,
     _F_MERGE,
+    _F_MIS,
+    _F_SUBD,
     _F_TOK,
     _F_UNTR,
     _F_VOTE,

@@ -69,7 +69,7 @@ def simulate_logged_runs(
     >>> bool((a.answers == b.answers).all()), a.correct.shape
     (True, (30, 2, 3))
     """
-    from ..env import _episodes as W  # the random-field ids of the world's draws
+    from ..env import world as W
     from ..env.config import SUBTASK_TYPES
     from ..env.world import normal, uniform  # the world's counter-based draws (env._rng)
 

@@ -36,7 +36,9 @@ two-round corpus at once; the per-task **oracle** is its row maximum.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -133,6 +135,15 @@ def _cells(arr: TeamArrays, rows: np.ndarray) -> dict[int, np.ndarray]:
     return {int(c): rows[arr.cell[rows] == c] for c in np.unique(arr.cell[rows])}
 
 
+def _fitted_cells(arr: TeamArrays, rows: np.ndarray, fitted: Any, what: str) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Per task cell of ``rows``: (cell, its rows, their mask in ``rows``); a cell the baseline was not fitted on is a
+    located :class:`ConfigError` naming ``what``."""
+    for c, sub in _cells(arr, rows).items():
+        if c not in fitted:
+            raise ConfigError(f"the {what} was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+        yield c, sub, np.isin(rows, sub)
+
+
 @dataclass(frozen=True)
 class Cascade:
     """Per task cell: the first member column, the threshold τ (escalate when the score is below it)."""
@@ -160,26 +171,22 @@ class Cascade:
         rows = np.asarray(rows, np.int64)
         index = {n: i for i, n in enumerate(names)}
         out = np.zeros(len(rows), np.int64)
-        for c, sub in _cells(arr, rows).items():
-            if c not in self.first:
-                raise ConfigError(f"the cascade was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+        for c, sub, at in _fitted_cells(arr, rows, self.first, "cascade"):
             f = self.first[c]
             score = np.where(arr.codes[sub, 0, f] >= 0, arr.lp[sub, 0, f], -np.inf)
             stop = index[((f,), None, f"latest:{arr.members[f]}")]
             nxt = self.up.get(f)
             esc = stop if nxt is None else index[((f,), (nxt,), f"latest:{arr.members[nxt]}")]
-            out[np.isin(rows, sub)] = np.where(score < self.tau[c], esc, stop)
+            out[at] = np.where(score < self.tau[c], esc, stop)
         return out
 
     def value(self, arr: TeamArrays, rows: np.ndarray) -> np.ndarray:
         """(len(rows),) the cascade's exact return per task (a cell it was not fitted on: ConfigError)."""
         rows = np.asarray(rows, np.int64)
         out = np.zeros(len(rows))
-        for c, sub in _cells(arr, rows).items():
-            if c not in self.first:
-                raise ConfigError(f"the cascade was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+        for c, sub, at in _fitted_cells(arr, rows, self.first, "cascade"):
             score, stop, esc = self.paths(arr, sub, self.first[c])
-            out[np.isin(rows, sub)] = np.where(score < self.tau[c], esc, stop)
+            out[at] = np.where(score < self.tau[c], esc, stop)
         return out
 
 
@@ -216,11 +223,9 @@ class KnnRouter:
         :func:`all_paths` on **every** task (row = task)."""
         rows = np.asarray(rows, np.int64)
         out = np.zeros(len(rows), np.int64)
-        for c, sub in _cells(arr, rows).items():
-            if c not in self.first:
-                raise ConfigError(f"the router was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+        for c, sub, at in _fitted_cells(arr, rows, self.first, "router"):
             fit = self.fit_rows[arr.cell[self.fit_rows] == c]
-            out[np.isin(rows, sub)] = _route(arr, fit, sub, self.first[c], self.k[c], ret, names)
+            out[at] = _route(arr, fit, sub, self.first[c], self.k[c], ret, names)
         return out
 
     def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
@@ -308,12 +313,10 @@ class LearnStop:
         rows = np.asarray(rows, np.int64)
         index = {n: i for i, n in enumerate(names)}
         out = np.zeros(len(rows), np.int64)
-        for c, sub in _cells(arr, rows).items():
-            if c not in self.first:
-                raise ConfigError(f"the LearnStop rule was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
+        for c, sub, at in _fitted_cells(arr, rows, self.first, "LearnStop rule"):
             s0, g, tau = self.first[c]
             stop, go = index[(s0, None, g)], index[(s0, tuple(range(arr.shape[2])), g)]
-            out[np.isin(rows, sub)] = np.where(self.prob(arr, sub, s0, g) >= tau, stop, go)
+            out[at] = np.where(self.prob(arr, sub, s0, g) >= tau, stop, go)
         return out
 
     def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:
@@ -392,10 +395,8 @@ class LogisticStop:
         rows = np.asarray(rows, np.int64)
         index = {n: i for i, n in enumerate(names)}
         out = np.zeros(len(rows), np.int64)
-        for c, sub in _cells(arr, rows).items():
-            if c not in self.team:
-                raise ConfigError(f"the logistic stop rule was not fitted on cell {arr.cells[c] if c >= 0 else c!r}")
-            out[np.isin(rows, sub)] = self._choose(arr, sub, *self.team[c], index)
+        for c, sub, at in _fitted_cells(arr, rows, self.team, "logistic stop rule"):
+            out[at] = self._choose(arr, sub, *self.team[c], index)
         return out
 
     def value(self, arr: TeamArrays, rows: np.ndarray, ret: np.ndarray, names: list[Path]) -> np.ndarray:

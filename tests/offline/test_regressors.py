@@ -39,6 +39,21 @@ def test_quad_is_the_features_and_their_pairwise_products(core: int | None) -> N
     assert np.allclose(quad(Z, core), ref)
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 30), f=st.integers(1, 9), core=st.one_of(st.none(), st.integers(0, 9)), seed=st.integers(0, 2**16),
+       f32=st.booleans())
+def test_quad_in_place_is_bit_equal_to_the_index_expansion(n: int, f: int, core: int | None, seed: int,
+                                                           f32: bool) -> None:
+    Z = np.random.default_rng(seed).normal(size=(n, f)).astype(np.float32 if f32 else np.float64)
+    core = None if core is None else min(core, f)
+    c = Z if core is None else Z[:, :core]
+    i, j = np.triu_indices(c.shape[1])
+    ref = np.concatenate([Z, c[:, i] * c[:, j]], 1)  # the plain expansion the in-place one replaces
+    got = quad(Z, core)
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    assert np.array_equal(got, ref)
+
+
 def test_predict_one_output_and_per_action_against_row_sums() -> None:
     rng = np.random.default_rng(1)
     Z = rng.normal(size=(6, 3))

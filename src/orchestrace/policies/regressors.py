@@ -48,8 +48,15 @@ def quad(Z: np.ndarray, core: int | None = None) -> np.ndarray:
     """The quadratic class's inputs (N, F + c(c+1)/2): the features and the pairwise products of the
     first ``core`` of them (all of them when None)."""
     c = Z if core is None else Z[:, :core]
-    i, j = np.triu_indices(c.shape[1])
-    return np.concatenate([Z, c[:, i] * c[:, j]], 1)
+    n, f = Z.shape
+    k = c.shape[1]
+    out = np.empty((n, f + k * (k + 1) // 2), dtype=np.result_type(Z, c))
+    out[:, :f] = Z
+    at = f
+    for a in range(k):  # the products c_a · c_b, b ≥ a, in np.triu_indices order, written in place (no temporaries)
+        np.multiply(c[:, a:a + 1], c[:, a:], out=out[:, at:at + k - a])
+        at += k - a
+    return out
 
 
 def _get(m: Any, key: str) -> Any:

@@ -250,13 +250,17 @@ def picture(res: dict, path: Path) -> None:
         tr = np.array([x["team_return"] for x in r["curve"]])
         w = min(4, len(tr))
         sm = np.convolve(tr, np.ones(w) / w, mode="valid") if len(tr) else tr
+        axes[1].plot(np.arange(1, len(tr) + 1), tr, ".", color=c, alpha=0.35)  # every update's batch, faint
         axes[1].plot(np.arange(w, len(tr) + 1), sm, color=c, alpha=0.8, label=f"{r['credit']} seed {r['seed']}")
     f = res.get("fresh", {})
     if f:
         axes[0].axhline(res.get("validation_start", np.nan), color="grey", ls=":", label="untrained (validation)")
     axes[0].set(xlabel="GRPO update", ylabel="greedy team return", title="validation tasks (probes)")
-    axes[1].set(xlabel="GRPO update", ylabel="team return of sampled replies", title="training (running mean of 4)")
+    axes[1].set(xlabel="GRPO update", ylabel="team return of sampled replies", title="training batches (dots), running mean of 4")
+    from matplotlib.ticker import MaxNLocator
+
     for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # updates are whole numbers
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.suptitle(f"team member {res['config']['member']} trained with GRPO: exact vs broadcast credit "

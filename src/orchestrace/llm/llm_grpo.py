@@ -81,6 +81,7 @@ class LLMGRPOConfig:
     save_every: int = 5
     beta: float = 0.0  # KL to the start (TRL's reference model); > 0 holds the policy near its warmed start
     balance_cells: bool = False  # every update holds one state of each task cell, in turn (balanced_rows)
+    max_seconds: float = 0.0  # stop after this many training seconds (probes excluded; 0 = no limit)
     aggregations: tuple[str, ...] = ("majority", "logprob")
     price_seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -98,6 +99,8 @@ class LLMGRPOConfig:
             raise ConfigError("generations must be ≥ 2: GRPO compares replies within a group")
         if self.lora_r < 0 or not self.learning_rate > 0 or self.penalty < 0 or not self.beta >= 0:
             raise ConfigError("lora_r ≥ 0, learning_rate > 0, penalty ≥ 0 and beta ≥ 0 are required")
+        if not self.max_seconds >= 0:
+            raise ConfigError(f"max_seconds {self.max_seconds}: must be ≥ 0 (0 = no limit)")
 
 
 def decision_rows(dec: Any, rows: Sequence[int] | np.ndarray, n: int, seed: int) -> list[dict[str, Any]]:
@@ -330,6 +333,18 @@ def _start_model(model: Any, base: tuple[Any, Any, dict[str, Any]] | None, cfg: 
     return lm, tok, ident
 
 
+def _check_completion(tok: Any, dec: Any, cfg: LLMGRPOConfig) -> None:
+    """Refuse replies too short for an action word: a cut reply can parse as another valid action."""
+    from .llm_policy import action_tokens
+
+    need = action_tokens(tok, dec.actions)
+    if cfg.max_completion_length < need:
+        longest = max(dec.actions, key=lambda a: len(tok(" " + a, add_special_tokens=False)["input_ids"]))
+        raise ConfigError(f"max_completion_length {cfg.max_completion_length} cuts the action {longest!r} "
+                          f"({need} tokens), which can then parse as another action: use ≥ {need} "
+                          f"(--max-completion {need})")
+
+
 def _open_run_folder(out: Path, doc: dict[str, Any], resume: bool) -> list[Path]:
     """Check ``out`` (a fresh folder, or on ``resume`` the same run), write ``run.json``; the checkpoints there."""
     ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1])) if out.is_dir() else []
@@ -392,6 +407,7 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     dec, train_rows = _training_decisions(runs, cfg)
     cont = _continuation(runs, cfg, dec, gate)
     lm, tok, ident = _start_model(model, base, cfg)
+    _check_completion(tok, dec, cfg)
     doc = {"format": RUN_FORMAT, "model": ident["model"], "corpus": corpus_fingerprint(runs), "credit": cfg.credit,
            "continuation": cfg.continuation if cfg.credit == "exact" else None, "lora_r": cfg.lora_r,
            "config": {k: v for k, v in asdict(cfg).items() if k != "extra"}}
@@ -419,6 +435,8 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
         def on_step_end(self, args: Any, state: Any, control: Any, **k: Any) -> None:
             stamps.append(time.perf_counter() - paused[0])
             log(f"update {state.global_step}: {curve[-1] if curve else {}}")
+            if cfg.max_seconds > 0 and stamps[-1] - t0 >= cfg.max_seconds:
+                control.should_training_stop = True  # the wall-clock budget: the updates done are recorded
             if probe is not None and probe_every > 0 and state.global_step % probe_every == 0:
                 t = time.perf_counter()
                 was = trainer.model.training

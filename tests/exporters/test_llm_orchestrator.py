@@ -276,3 +276,27 @@ def test_balanced_rows_take_the_task_cells_in_turn() -> None:
         assert sorted(cells[i: i + k]) == sorted(set(cells))
     with pytest.raises(ConfigError, match="beta"):
         LLMGRPOConfig(beta=-0.1)
+
+
+@needs("transformers")
+def test_a_reply_is_never_cut_short_of_an_action(smollm2_tokenizer, tiny_model, tmp_path) -> None:
+    """Greedy replies run to the longest action word; the trainer refuses a shorter completion length —
+    cut one token short, the longest action is unparseable, so it could never be taken."""
+    from orchestrace.llm.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
+    from orchestrace.llm.llm_policy import action_tokens
+    from orchestrace.offline import load_logged_runs
+
+    tok = smollm2_tokenizer
+    acts = ("stop", "cold+hot", "cold+hot+calc")
+    n = action_tokens(tok, acts)
+    ids = tok(" cold+hot+calc", add_special_tokens=False)["input_ids"]
+    assert n == len(ids) >= 2
+    assert parse_action(tok.decode(ids), acts) == 2
+    assert parse_action(tok.decode(ids[: n - 1]), acts) is None
+    runs = load_logged_runs(TINY)
+    model, tok2 = tiny_model
+    cfg = LLMGRPOConfig(credit="exact", continuation="stop-next", updates=1, prompts_per_update=1, generations=2,
+                        states=4, max_completion_length=2, lora_r=0)
+    with pytest.raises(ConfigError, match=r"cuts the action 'stop-weighted' \(3 tokens\).*≥ 3"):
+        train_llm_orchestrator(runs, cfg, tmp_path / "run", base=(model, tok2, {"model": "tiny"}))
+    assert not (tmp_path / "run").exists()

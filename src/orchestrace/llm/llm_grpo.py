@@ -334,14 +334,15 @@ def _start_model(model: Any, base: tuple[Any, Any, dict[str, Any]] | None, cfg: 
 
 
 def _check_completion(tok: Any, dec: Any, cfg: LLMGRPOConfig) -> None:
-    """Refuse replies too short for an action word: a cut reply can parse as another valid action."""
+    """Refuse replies too short for an action word: a cut reply is unparseable, so that action is never taken
+    and every try at it draws the format penalty."""
     from .llm_policy import action_tokens
 
     need = action_tokens(tok, dec.actions)
     if cfg.max_completion_length < need:
         longest = max(dec.actions, key=lambda a: len(tok(" " + a, add_special_tokens=False)["input_ids"]))
         raise ConfigError(f"max_completion_length {cfg.max_completion_length} cuts the action {longest!r} "
-                          f"({need} tokens), which can then parse as another action: use ≥ {need} "
+                          f"({need} tokens): cut, it is unparseable and could never be taken; use ≥ {need} "
                           f"(--max-completion {need})")
 
 

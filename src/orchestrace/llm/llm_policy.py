@@ -171,6 +171,7 @@ def _save_folder(lm: Any, tok: Any, folder: Path) -> None:
     import shutil
     import tempfile
 
+    _drop_gguf_marks(lm)
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
@@ -180,8 +181,20 @@ def _save_folder(lm: Any, tok: Any, folder: Path) -> None:
             os.replace(tmp, folder)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    except OSError:
+    except (OSError, ValueError):  # unwritable, or a transformers version that will not save it: no cache
         pass
+
+
+def _drop_gguf_marks(lm: Any) -> None:
+    """A model read from a GGUF holds dequantised float weights, but transformers ≥ 5.17 keeps a GGUF
+    "quantizer" on it and then refuses to save or train it; drop the marks (the weights are plain floats)."""
+    if getattr(lm, "hf_quantizer", None) is not None:
+        lm.hf_quantizer = None
+    if getattr(lm.config, "quantization_config", None) is not None:
+        try:
+            del lm.config.quantization_config
+        except AttributeError:
+            lm.config.quantization_config = None
 
 
 def prepare_tokenizer(lm: Any, tok: Any) -> None:
@@ -251,8 +264,13 @@ def reply_logprobs(model: Any, tokenizer: Any, prompts: Sequence[str], replies: 
 def action_tokens(tokenizer: Any, actions: Sequence[str]) -> int:
     """Reply tokens the longest action word takes after the prompt (as the model writes it: after a space).
 
-    A reply cut shorter can parse as a *different* valid action (``cold+hot+calc`` cut to
-    ``cold+hot+`` reads ``cold+hot``), so generation must allow at least this many tokens.
+    A reply cut shorter is unparseable (``cold+hot+calc`` cut to ``cold+hot+`` reads as no action), so
+    that action could never be taken: generation must allow at least this many tokens.
+
+    >>> class Chars:  # a toy tokenizer: one token per character
+    ...     def __call__(self, text, add_special_tokens=False): return {"input_ids": list(text)}
+    >>> action_tokens(Chars(), ["stop", "cold+hot"])
+    9
     """
     return max(len(tokenizer(" " + a, add_special_tokens=False)["input_ids"]) for a in actions)
 
@@ -264,7 +282,7 @@ class LLMPolicy:
     ``temperature > 0``; the prompt is :func:`prompt_text` (as in training) or, with ``chat=True``,
     :func:`chat_prompt` through the tokenizer's chat template. ``stats`` counts decisions and
     unparseable replies. ``act`` lets a reply run to at least :func:`action_tokens` of the problem's
-    action words, so that no valid action is cut into another.
+    action words, so that no valid action is cut short (unparseable, hence never taken).
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 6, batch_size: int = 64,

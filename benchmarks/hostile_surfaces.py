@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import http.server
 import json
 import os
 import shutil
 import stat
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from orchestrace.llm.fake_endpoint import FakeEndpoint, completion_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "vote-corpus-tiny"
@@ -33,39 +33,21 @@ _PORT: list[int] = []
 
 
 def _body(mode: str, auth: str) -> bytes:
-    lp = {"bigint": f"-{BIG}", "nan": "NaN", "tiny": "-1e300"}.get(mode, "-0.5")
-    content = {"echo": f"echo {auth}", "aaa": "a" * 40 + "!"}.get(mode, "The answer is 2.")
-    finish = json.dumps(auth) if mode == "echo" else '"stop"'
-    model = json.dumps(auth[7:]) if mode == "echo" else '"m"'
     if mode == "deep":
         return b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    tok = f'{{"logprob": {lp}, "top_logprobs": [{{"logprob": {lp}}}, {{"logprob": -1.0}}]}}'
-    return (f'{{"model": {model}, "choices": [{{"message": {{"content": {json.dumps(content)}}}, "finish_reason": '
-            f'{finish}, "logprobs": {{"content": [{tok}]}}}}], "usage": {{"prompt_tokens": 3, '
-            f'"completion_tokens": {BIG if mode == "bigint" else 1}}}}}').encode()
+    echo = mode == "echo"
+    return completion_bytes({"echo": f"echo {auth}", "aaa": "a" * 40 + "!"}.get(mode, "The answer is 2."),
+                            logprob={"bigint": f"-{BIG}", "nan": "NaN", "tiny": "-1e300"}.get(mode, "-0.5"),
+                            finish=json.dumps(auth) if echo else '"stop"', model=json.dumps(auth[7:]) if echo else '"m"',
+                            prompt_tokens="3", completion_tokens=BIG if mode == "bigint" else "1")
 
 
 def serve() -> int:
-    """Start the fake endpoint once (a daemon thread); its port."""
-    if _PORT:
-        return _PORT[0]
-
-    class H(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("content-length", 0)))
-            out = _body(self.path.strip("/").split("/")[0], self.headers.get("authorization", ""))
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
-
-        def log_message(self, *a: object) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    _PORT.append(srv.server_address[1])
+    """Start the fake endpoint once (the package's loopback fake, a daemon thread); its port. The reply's kind is
+    the first path segment of the base URL."""
+    if not _PORT:
+        srv = FakeEndpoint(raw=lambda path, h: _body(path.strip("/").split("/")[0], h.get("authorization", "")))
+        _PORT.append(srv.start().port)
     return _PORT[0]
 
 

@@ -43,11 +43,10 @@ def frac_ci(p: np.ndarray, base: np.ndarray, orc: np.ndarray, n: int = 2000, see
 
 
 def prompt_of(task_id: str) -> str:
-    """The prompt of a built-in vote task, regenerated from its id (``suite-sSIZE-SEED``)."""
-    from orchestrace.llm.tasks import make_vote_task
+    """The prompt of a built-in vote task, regenerated from its id (the library's one definition)."""
+    from orchestrace.llm.tasks import vote_task_prompt
 
-    suite, size, seed = task_id.rsplit("-", 2)
-    return make_vote_task(suite, seed=int(seed), size=int(size[1:])).whole_prompt()[-1]["content"]
+    return vote_task_prompt(task_id)
 
 
 def repeats(ids: np.ndarray, seen: set[str]) -> np.ndarray:

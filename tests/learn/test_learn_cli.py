@@ -101,6 +101,10 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
         return "**A real team, orchestrated from its logs** (x)\n\n## A real team\n\nthe policy vs the per-family rule: tie\n"
 
     monkeypatch.setattr(orchestrace.offline, "team_demo_section", team_demo_section)
+    import orchestrace.collection.team2_demo as team2  # the two-family section (the real one: tests/evaluation)
+
+    monkeypatch.setattr(team2, "team2_demo_section",
+                        lambda out_dir: "**A two-family team** (x)\n\n## A two-family team\n\nthe gap: not closed\n")
 
     def tiny_demo(out, **kw):
         kw.update(parallel=False, env="small-v1", episodes=16, validation=8, fit_episodes=24, sample_traces=2,
@@ -119,7 +123,8 @@ def test_demo_runs_end_to_end_with_a_tiny_budget(tmp_path: Path, monkeypatch) ->
     assert "real traces: ## Learned from real LLM traces" in r.output and (tmp_path / "d" / "offline.txt").exists()
     summary = (tmp_path / "d" / "summary.md").read_text()
     assert "+0.1 [0.0, 0.2]" in summary and "the policy vs the per-family rule: tie" in summary
-    assert summary.index("## A real team") < summary.index("## Real vote loops") < summary.index("## Simulator")
+    assert summary.index("## A real team") < summary.index("## A two-family team") < summary.index("## Real vote loops") \
+        < summary.index("## Simulator")
 
 
 def test_the_real_sections_run_in_a_second_process_and_come_back_in_order(tmp_path: Path, monkeypatch) -> None:

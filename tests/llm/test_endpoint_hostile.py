@@ -6,11 +6,9 @@ never the key in a file, never a manifest that says a failed run ended cleanly; 
 from __future__ import annotations
 
 import errno
-import http.server
 import json
 import os
 import stat
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from orchestrace.cli import app
+from orchestrace.llm.fake_endpoint import FakeEndpoint, completion_bytes
 
 pytest.importorskip("httpx")
 
@@ -26,42 +25,23 @@ KEY = "sk-HOSTILEabcdefghijklmnop0123"
 BIG = "9" * 400
 
 
-def _completion(content: str = "The answer is 2.", *, logprob: str = "-0.5", finish: str = '"stop"',
-                usage: str = "1", model: str = '"m"') -> bytes:
-    lp = f'{{"logprob": {logprob}, "top_logprobs": [{{"logprob": {logprob}}}, {{"logprob": -1.0}}]}}'
-    return (f'{{"model": {model}, "choices": [{{"message": {{"content": {json.dumps(content)}}}, '
-            f'"finish_reason": {finish}, "logprobs": {{"content": [{lp}]}}}}], '
-            f'"usage": {{"prompt_tokens": {usage}, "completion_tokens": {usage}}}}}').encode()
+def _completion(content: str = "The answer is 2.", *, usage: str = "1", **raw: str) -> bytes:
+    return completion_bytes(content, prompt_tokens=usage, completion_tokens=usage, **raw)
 
 
 @pytest.fixture
 def raw_server() -> Iterator[Callable[[Callable[[str], bytes]], str]]:
     """A loopback endpoint answering every POST with ``body(authorization_header)`` (bytes, as is)."""
-    servers: list[http.server.ThreadingHTTPServer] = []
+    servers: list[FakeEndpoint] = []
 
     def make(body: Callable[[str], bytes]) -> str:
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                self.rfile.read(int(self.headers.get("content-length", 0)))
-                out = body(self.headers.get("authorization", ""))
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *a: object) -> None:
-                pass
-
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        srv = FakeEndpoint(raw=lambda path, headers: body(headers.get("authorization", ""))).start()
         servers.append(srv)
-        return f"http://127.0.0.1:{srv.server_address[1]}/v1"
+        return srv.base_url
 
     yield make
     for s in servers:
-        s.shutdown()
-        s.server_close()
+        s.stop()
 
 
 def _tasks(tmp_path: Path) -> Path:

@@ -7,7 +7,10 @@ The claims are the fair evaluation protocol's (:mod:`orchestrace.evaluation.simu
 0. leads with real runs (no model needed): the joint team policy learned from the committed
    ``smollm2-team-v1`` corpus and the stop learned from the ``smollm2-v1`` vote loops, each
    valued on its separately collected fresh set (:mod:`orchestrace.evaluation.logged_demo`, under
-   ``DIR/real-team/`` and ``DIR/real/``); the headline's first two lines;
+   ``DIR/real-team/`` and ``DIR/real/``); the headline's first two lines; then the two-family team
+   (SmolLM2 + Gemma members at their prices): its pre-registered analysis on its fresh set — oracle,
+   per-family rule, baselines, the joint policy's share of the oracle gap
+   (:mod:`orchestrace.evaluation.team2_demo`, under ``DIR/real-team2/``);
 1. trains :data:`DEMO_CONFIG` on ``Orchestrate-v1``: O1–O4 behaviour-cloned from the
    environment's *base* heuristic (which carries no stop rule) and then fixed; the stop gate
    learned by regression-based optimal stopping on replayed paths of training tasks
@@ -326,6 +329,7 @@ def _timed(fn: Callable[[], str]) -> tuple[str, float, float]:
 REAL_SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("real_team", "team_demo_section", "A real team, orchestrated from its logs"),
     ("real_vote", "demo_section", "Learned from real LLM traces"),
+    ("real_team2", "orchestrace.collection.team2_demo:team2_demo_section", "A two-family team, orchestrated from its logs"),
 )
 
 
@@ -410,9 +414,10 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     log("[1/4] real runs first: the joint policy learned from the committed SmolLM2 team corpus, then the stop "
-        "learned from the committed vote loops (each valued on its fresh set)"
+        "learned from the committed vote loops, then the two-family team's oracle gap (each valued on its fresh set)"
         + (" — computed in a second process while the simulator trains; shown when done" if parallel else ""))
-    for stale in (out / "real" / "results.json", out / "real-team" / "results.json"):  # a previous run's
+    for stale in (out / "real" / "results.json", out / "real-team" / "results.json",
+                  out / "real-team2" / "results.json"):  # a previous run's
         stale.unlink(missing_ok=True)
     real_runs = _RealRuns(out, log, parallel=parallel)
     try:
@@ -424,11 +429,11 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
         raise
     if parallel:
         log("[1/4] real runs (computed alongside the simulator):")
-    (team_md, offline_md), real_t = real_runs.result()
+    (team_md, offline_md, *more_md), real_t = real_runs.result()
     c_real = sum(v for k, v in real_t.items() if k.endswith("_cpu_s"))
     cpu = " + ".join(f"{v:.0f}" for k, v in real_t.items() if k.endswith("_cpu_s"))
     waited = f"; the simulator waited {real_t['real_wait_s']:.0f} s for them" if parallel else ""
-    log(f"      real runs: {cpu} CPU-s (team, vote loops){waited}")
+    log(f"      real runs: {cpu} CPU-s (team, vote loops{', two-family team' if more_md else ''}){waited}")
     report["timing"] = {**real_t, **sim_t, "total_s": time.perf_counter() - t0,
                         "total_cpu_s": time.process_time() - c0 + (c_real if parallel else 0.0),
                         "parallel": parallel, "peak_rss_mb": _peak_rss_mb(), **report.get("timing", {})}
@@ -437,11 +442,13 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     real, team = (json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
                   for p in (out / "real" / "results.json", out / "real-team" / "results.json"))
     head = headline(report, real, seed=seed, seconds=time.perf_counter() - t0, team=team)
+    head[1:1] = _team2_line(out)
     report["headline"] = head
     (out / "results.json").write_text(json.dumps(report, indent=1, default=float) + "\n", encoding="utf-8")
     sim_md = _nest(render_summary(report, train_info=info).replace("# orchestrace evaluation — ", "## Simulator: ", 1))
     (out / "summary.md").write_text("# orchestrace demo: learned orchestration, on real runs first\n\n" + "  \n".join(head)
-                                    + "\n\n" + _real_body(team_md) + "\n" + _real_body(offline_md)
+                                    + "\n\n" + _real_body(team_md) + "\n" + "".join(_real_body(m) + "\n" for m in more_md)
+                                    + _real_body(offline_md)
                                     + "\n" + sim_md + "\n", encoding="utf-8")
     log("[4/4] writing the results folder")
     plotted = _plot(report, out / "pareto.png")
@@ -462,6 +469,16 @@ def run_demo(out: str | Path = "orchestrace-demo", *, env: str = "default-v1", e
     for line in head:
         log(f"  {line}")
     return report
+
+
+def _team2_line(out: Path) -> list[str]:
+    """The two-family team's headline line, from its section's results (none when the section did not run)."""
+    p = out / "real-team2" / "results.json"
+    if not p.is_file():
+        return []
+    from .team2_demo import team2_claims
+
+    return [f"Real two-family team {team2_claims(json.loads(p.read_text(encoding='utf-8')))}"]
 
 
 def _simulator(out: Path, env: str, env_set: tuple[str, ...], algo: str, steps: int | None, episodes: int | None,

@@ -48,6 +48,7 @@ __all__ = [
     "make_task",
     "make_tasks",
     "make_vote_task",
+    "vote_task_prompt",
     "task_for_dag",
     "parse_answer",
     "parse_choice",
@@ -498,3 +499,21 @@ def make_vote_task(suite: str, *, seed: int, size: int = 1) -> Task:
     st = Subtask(id="s0", kind="choice", template=q, deps=(), answer=table[who], op="lookup", args=(who,))
     return Task(id=tid, suite=suite, question=q, answer=table[who], subtasks=(st,), root="s0", context=facts,
                 choices=tuple(names), table=table, difficulty=float(size))
+
+
+def vote_task_prompt(task_id: str) -> str:
+    """The user prompt of a vote task, regenerated from its id (``suite-s<size>-<seed>``, :func:`make_vote_task`):
+    the one way to tell two logged tasks that ask the same question (duplicate checks across sets).
+
+    >>> vote_task_prompt("add-s2-000007") == make_vote_task("add", seed=7, size=2).whole_prompt()[-1]["content"]
+    True
+    >>> vote_task_prompt("add-7")
+    Traceback (most recent call last):
+    orchestrace.errors.ConfigError: task id 'add-7' is not a vote task's (expected suite-s<size>-<seed>, e.g. add-s2-000007)
+    """
+    suite, size, seed = (str(task_id).rsplit("-", 2) + ["", ""])[:3]
+    if not (size[:1] == "s" and size[1:].isascii() and size[1:].isdigit() and seed.isascii() and seed.isdigit()
+            and len(seed) <= 12):
+        raise ConfigError(f"task id {str(task_id)[:80]!r} is not a vote task's (expected suite-s<size>-<seed>, "
+                          "e.g. add-s2-000007)")
+    return make_vote_task(suite, seed=int(seed), size=int(size[1:])).whole_prompt()[-1]["content"]

@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--val-tasks", type=int, default=32)
     ap.add_argument("--test-tasks", type=int, default=120, help="first N test tasks (0 = all)")
     ap.add_argument("--budget-min", type=float, default=30.0)
+    ap.add_argument("--keep-best", action="store_true",
+                    help="early stopping: return the weights of the best validation probe (the start included)")
     ap.add_argument("--max-train-min", type=float, default=0.0,
                     help="stop each GRPO run after this many training minutes (0 = run every update)")
     ap.add_argument("--out", default=str(ROOT / "runs" / "llm-orchestrator"))
@@ -258,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 tag = f"  {credit} s{seed}"
                 r = train_llm_orchestrator(runs, cfg, run_dir, base=start, gate=gate, probe=probe,
-                                           probe_every=a.probe_every, log=lambda m, _t=tag: say(f"{_t} {m}"))
+                                           probe_every=a.probe_every, keep_best="val_return" if a.keep_best else None,
+                                           log=lambda m, _t=tag: say(f"{_t} {m}"))
                 r["model"].eval()
                 for c, smp in zip(r["curve"], r["samples"], strict=False):  # how varied the sampled groups were
                     c["distinct_actions"] = distinct_actions(dec, smp, a.generations)
@@ -271,8 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                     finals[name] = e
                     per[name][f"{credit}/s{seed}"] = e["returns"]
                 entry = {"seed": seed, "credit": credit, "curve": r["curve"],
-                         "probes": [{"update": 0.0, "val_return": float(v_start["returns"].mean()),
-                                     "unparsed": v_start["unparsed"] / v_start["decisions"]}, *r["probes"]],
+                         "probes": r["probes"] if a.keep_best else [
+                             {"update": 0.0, "val_return": float(v_start["returns"].mean()),
+                              "unparsed": v_start["unparsed"] / v_start["decisions"]}, *r["probes"]],
+                         "kept_update": r["kept_update"],
                          "throughput": r["throughput"], "wall_seconds": time.perf_counter() - t_run,
                          "final": {n: {"return": ci(e["returns"]), "unparsed": [e["unparsed"], e["decisions"]]}
                                    for n, e in finals.items()}}

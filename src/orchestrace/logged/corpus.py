@@ -13,6 +13,9 @@ list of stated exclusions:
   held to the team's rules instead (:mod:`.team_check`: member columns, who sees whom, calls
   missing from the log excluded and counted).
 
+A corpus is checked once per call: :class:`CheckedRuns` carries runs already held to the contract with their
+notes, and :func:`held` checks only what is not yet checked (the evaluation takes either).
+
 >>> from orchestrace.offline import make_synthetic_logged
 >>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
 >>> len(runs.task_ids), notes
@@ -37,7 +40,8 @@ from .runs import LoggedRuns, load_logged_runs
 from .team_check import loader_notes, team_rules
 from .value import valuation
 
-__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs", "read_corpus", "require_tasks", "save_runs"]
+__all__ = ["MIN_TASKS", "SPLITS", "CheckedRuns", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs",
+           "held", "read_corpus", "require_tasks", "save_runs"]
 
 SPLITS = ("train", "validation", "test")
 _TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
@@ -152,6 +156,32 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True, 
         runs, notes = _vote_rules(runs, where, splits)
     runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a fitted policy records it; eval warns on another corpus
     return runs, notes
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedRuns:
+    """Logged runs that :func:`check_runs` already held to the contract, and the exclusions it stated.
+
+    Pass it where a function would check the corpus again: :func:`held` takes it as it is.
+    """
+
+    runs: LoggedRuns
+    notes: tuple[str, ...] = ()
+
+
+def held(runs: LoggedRuns | CheckedRuns, *, where: str = "corpus", splits: bool = True, team: bool | None = None
+         ) -> tuple[LoggedRuns, list[str]]:
+    """``runs`` held to the contract once: a :class:`CheckedRuns` as it is, anything else through :func:`check_runs`.
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
+    >>> once = CheckedRuns(runs, tuple(notes))
+    >>> held(once)[0] is runs
+    True
+    """
+    if isinstance(runs, CheckedRuns):
+        return runs.runs, list(runs.notes)
+    return check_runs(runs, where=where, splits=splits, team=team)
 
 
 def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False

@@ -125,3 +125,13 @@ def test_a_team_corpus_config_error_exits_1_too(tmp_path: Path) -> None:
     other = save_runs(make_synthetic_team(100, 3, seed=5, members=("cold", "hot", "calc")), tmp_path / "o.npz")
     r = runner.invoke(app, ["eval", "--traces", str(team), "--test", str(other), "-q"])
     assert r.exit_code == 1 and "settings differ" in r.output  # the vote branch's code (the test above)
+
+
+def test_both_fitters_refuse_a_corpus_too_small_to_fit(tmp_path: Path) -> None:
+    """One fitter interface, one check of the splits (the team policy was fitted from 5 training runs before)."""
+    from orchestrace.logged.team_synth import make_synthetic_team
+
+    for tiny in (make_synthetic_team(12, 3, seed=3), make_synthetic_logged(T=12, R=3, W=2, seed=3)):
+        path = save_runs(tiny, tmp_path / "tiny.npz")
+        r = runner.invoke(app, ["train", "--from-traces", str(path), "-o", str(tmp_path / "run"), "-q"])
+        assert r.exit_code == 1 and "too few tasks to fit a stop" in r.output, r.output

@@ -39,7 +39,8 @@ from ..logged.runs import LoggedRuns
 from ..logged.value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
 from ..policies.features import check_features
 from ..policies.gate import StopGate
-from ..trainers.fitted_q import PRICE_SEED, corpus_scales
+from ..trainers.fit_steps import corpus_scales
+from ..trainers.fitted_q import PRICE_SEED
 from .family import (
     FAMILIES,
     Candidate,

@@ -45,6 +45,7 @@ from ..policies.team import (
     TeamArrays,
     TeamState,
     aggregations,
+    available_actions,
     feature_names,
     rollout,
     subset_masks,
@@ -73,16 +74,6 @@ def arrays_for(runs: LoggedRuns, sc: Scales, price_seed: int) -> TeamArrays:
 
 
 # ----------------------------------------------------------------------------- the greedy policy of fitted models
-def _available(arr: TeamArrays, st: TeamState, d: int, subs: list[tuple[int, ...]], n_agg: int) -> np.ndarray:
-    R = arr.shape[1]
-    out = np.zeros((len(st.idx), len(subs) + n_agg), bool)
-    if d < R:
-        out[:, : len(subs)] = valid_subsets(st, subs, arr.sees)
-    if d >= 1:
-        out[:, len(subs):] = True
-    return out
-
-
 def greedy(arr: TeamArrays, cls: str, models: Sequence[QModel], subs: list[tuple[int, ...]],
            n_agg: int) -> Callable[[int, TeamState], np.ndarray]:
     """The policy that takes the available action of highest fitted value (a :func:`rollout` policy)."""
@@ -90,34 +81,9 @@ def greedy(arr: TeamArrays, cls: str, models: Sequence[QModel], subs: list[tuple
 
     def pol(d: int, st: TeamState) -> np.ndarray:
         q = predict_q(cls, models[d], team_features(arr, st, R))
-        return np.where(_available(arr, st, d, subs, n_agg), q, -np.inf).argmax(1)
+        return np.where(available_actions(arr, st, subs, n_agg), q, -np.inf).argmax(1)
 
     return pol
-
-
-def _follow(arr: TeamArrays, st: TeamState, d0: int, pol: Callable[[int, TeamState], np.ndarray],
-            subs: list[tuple[int, ...]], aggs: Sequence[str], masks: np.ndarray) -> np.ndarray:
-    """(N,) the exact return-to-go (correct − price × further tokens / scale) of ``pol`` from decision d0."""
-    R = arr.shape[1]
-    N = len(st.idx)
-    out = np.zeros(N)
-    spent0 = st.tokens.copy()
-    active = np.arange(N)
-    for d in range(d0, R + 1):
-        if not len(active):
-            break
-        act = pol(d, st)
-        stop = act >= len(subs)
-        for g in np.unique(act[stop]):
-            rows = np.flatnonzero(act == g)
-            sub = st.take(rows)
-            out[active[rows]] = arr.correct(sub, aggs[int(g) - len(subs)]) - arr.price[sub.idx] * (
-                sub.tokens - spent0[active[rows]]) / arr.token_scale
-        keep = np.flatnonzero(~stop)
-        st, active = st.take(keep), active[keep]
-        if len(active):
-            st = arr.step(st, masks[act[keep]])
-    return out
 
 
 # ----------------------------------------------------------------------------- regressors (policies.regressors)
@@ -188,7 +154,7 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
         N = len(st.idx)
         X = team_features(arr, st, R)
         Y = np.zeros((N, nS + nG))
-        ok = _available(arr, st, d, subs, nG)
+        ok = available_actions(arr, st, subs, nG)
         if d >= 1:
             for g, agg in enumerate(aggs):
                 Y[:, nS + g] = arr.correct(st, agg)
@@ -201,7 +167,7 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
                 s0 = st.take(rows)
                 s1 = arr.step(s0, masks[j])
                 cost = arr.price[s0.idx] * (s1.tokens - s0.tokens) / arr.token_scale
-                Y[rows, j] = _follow(arr, s1, d + 1, pol, subs, aggs, masks) - cost
+                Y[rows, j] = rollout(arr, pol, subs, aggs, start=s1)["return"] - cost  # the return-to-go
         models[d] = _fit(cls, reg, seed + d, X, Y, ok)
     return models
 

@@ -36,10 +36,17 @@ from .._stats import ci_mean, t_interval
 from ..errors import ConfigError
 from ..logged.corpus import CheckedRuns, billed_prices, held, require_tasks
 from ..logged.runs import LoggedRuns
-from ..logged.value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
+from ..logged.value import (
+    PRICE_HI,
+    PRICE_LO,
+    confidence_of,
+    corpus_scales,
+    first_stop,
+    task_prices,
+    valuation,
+)
 from ..policies.features import check_features
 from ..policies.gate import StopGate
-from ..trainers.fit_steps import corpus_scales
 from ..trainers.fitted_q import PRICE_SEED
 from .family import (
     FAMILIES,

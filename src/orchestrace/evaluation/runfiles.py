@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..logged.runs import LoggedRuns
     from ..policies.gate import StopGate
     from ..policies.team_policy import TeamPolicy
+    from ..trainers.fit_steps import FitReport
 
 __all__ = ["FitRun", "fit_run", "fit_simulator_file", "foreign_gates", "load_corpus", "load_runs", "load_split",
            "run_names", "write_results"]
@@ -58,7 +59,7 @@ class FitRun:
     """What :func:`fit_run` wrote: the gate or policy file, the fit's report, and a one-line summary."""
 
     path: Path
-    report: dict[str, Any]
+    report: FitReport
     message: str
 
 
@@ -78,15 +79,16 @@ def fit_run(runs: LoggedRuns, notes: list[str], corpus: str | Path, out: Path, *
     ``fit.json``. ConfigError when the corpus cannot be fitted; OSError when ``out`` cannot be written.
     """
     from ..core.io import atomic_write
+    from ..trainers.fitted_q import fit_gate
+    from ..trainers.team_fitted_q import fit_team_policy
 
+    # the two fitters of one interface (trainers.fit_steps.LoggedFitter): member kinds per column → the joint
+    # policy; one kind → the stop gate (the vote's choices are only "call again" and "stop")
     policy: StopGate | TeamPolicy
-    if runs.members:  # member kinds per column: the joint policy (a vote's gate is its one-kind case)
-        from ..trainers.team_fitted_q import fit_team_policy
-
+    report: FitReport
+    if runs.members:
         policy, report = fit_team_policy(runs, seed=seed, log=log, **fit_options)
     else:
-        from ..trainers.fitted_q import fit_gate
-
         policy, report = fit_gate(runs, seed=seed, log=log, **fit_options)
     policy.meta["corpus_path"] = str(corpus)
     policy.meta["corpus_fingerprint"] = runs.meta.get("fingerprint")

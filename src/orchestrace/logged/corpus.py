@@ -41,7 +41,7 @@ from .team_check import loader_notes, team_rules
 from .value import valuation
 
 __all__ = ["MIN_TASKS", "SPLITS", "CheckedRuns", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs",
-           "held", "read_corpus", "require_tasks", "save_runs"]
+           "fit_splits", "held", "read_corpus", "require_tasks", "save_runs", "split_of"]
 
 SPLITS = ("train", "validation", "test")
 _TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
@@ -88,6 +88,23 @@ def require_tasks(runs: LoggedRuns, purpose: str, *, where: str = "corpus") -> N
         f"{_need(purpose)} tasks (the {len(runs.task_ids)} tasks are split "
         f"60/20/20 by a hash of their id: about {total} tasks in all). Grow the corpus: `orchestrace collect run "
         f"DIR -n {total} --resume` with the same options, or import more logs")
+def split_of(runs: LoggedRuns, name: str) -> LoggedRuns:
+    """The tasks of split ``name``; a ConfigError naming the splits present when there are none."""
+    m = runs.split == name
+    if not m.any():
+        raise ConfigError(f"the corpus has no {name!r} tasks (splits present: {sorted(set(runs.split.tolist()))}); "
+                          "fitting needs train and validation tasks")
+    return runs.subset(m)
+
+
+def fit_splits(runs: LoggedRuns) -> tuple[LoggedRuns, LoggedRuns]:
+    """The train and validation tasks of ``runs``, refused (:class:`~orchestrace.logged.corpus.SmallCorpusError`)
+    when either is too small to fit on and choose with."""
+    train, val = split_of(runs, "train"), split_of(runs, "validation")
+    require_tasks(runs, "fit")
+    return train, val
+
+
 MAX_GRADE_MISMATCH = 0.05
 
 

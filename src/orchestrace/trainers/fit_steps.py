@@ -12,13 +12,17 @@ report)``, the report a :class:`FitReport`):
 
 They stay two estimators: fitting the gate as the team policy of W identical members would fit another model
 and move the vote corpus's fitted numbers (``tests/test_golden_logged.py`` pins them). What both do alike
-lives here, once, read in the order a fit runs:
+lives once, read in the order a fit runs:
 
 1. :func:`fit_classes` — the model classes asked for, the mlp left out (said) when torch is missing;
-2. :func:`fit_splits` — the train and validation tasks, enough of each (:func:`~orchestrace.logged.corpus.require_tasks`);
-3. :func:`corpus_scales` — the constants of the valuation and the features, from the training tasks only;
-4. :func:`choose` — every class × regularisation valued on validation, the best kept (ties: the first).
+2. :func:`~orchestrace.logged.corpus.fit_splits` — the train and validation tasks, enough of each (beside the
+   corpus's other split rules);
+3. :func:`~orchestrace.logged.value.corpus_scales` — the constants of the valuation and the features, from the
+   training tasks only (the evaluation measures them the same way);
+4. :func:`choose` (here) — every class × regularisation valued on validation, the best kept (ties: the first).
 
+>>> from orchestrace.logged.corpus import fit_splits
+>>> from orchestrace.logged.value import corpus_scales
 >>> from orchestrace.offline import make_synthetic_logged
 >>> train, val = fit_splits(make_synthetic_logged(T=200, R=3, W=2, seed=0))
 >>> sc = corpus_scales(train)
@@ -31,27 +35,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypedDict
 
-import numpy as np
-
 from ..errors import ConfigError
-from ..logged.corpus import require_tasks
 from ..logged.runs import LoggedRuns
 
-__all__ = ["FitReport", "LoggedFitter", "Scales", "Valued", "choose", "corpus_scales",
-           "fit_classes", "fit_splits", "split_of"]
-
-
-class Scales(TypedDict):
-    """Constants of the valuation and the features, measured on the training tasks (:func:`corpus_scales`)."""
-
-    token_scale: float  # mean tokens of one full-width round (every member once)
-    lp_fill: float  # mean token log-prob (stands in for a missing one)
-    len_scale: float  # mean completion tokens of an attempt (≥ 1)
-    attempt_tokens: float  # mean tokens of one attempt
-    prompt_tokens: float  # mean prompt tokens of one attempt
-    cf_fill: float  # mean DeepConf confidence (1.0 when none was logged)
-    member_tokens: list[float]  # mean tokens of each member column
-    cells: tuple[str, ...]  # the training tasks' ``suite:difficulty`` cells, sorted
+__all__ = ["FitReport", "LoggedFitter", "Valued", "choose", "fit_classes"]
 
 
 class FitReport(TypedDict):
@@ -84,45 +71,6 @@ def fit_classes(classes: Sequence[str], grid: dict[str, tuple[float, ...]], log:
             log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
             return tuple(c for c in classes if c != "mlp")
     return tuple(classes)
-
-
-def split_of(runs: LoggedRuns, name: str) -> LoggedRuns:
-    """The tasks of split ``name``; a ConfigError naming the splits present when there are none."""
-    m = runs.split == name
-    if not m.any():
-        raise ConfigError(f"the corpus has no {name!r} tasks (splits present: {sorted(set(runs.split.tolist()))}); "
-                          "fitting needs train and validation tasks")
-    return runs.subset(m)
-
-
-def fit_splits(runs: LoggedRuns) -> tuple[LoggedRuns, LoggedRuns]:
-    """The train and validation tasks of ``runs``, refused (:class:`~orchestrace.logged.corpus.SmallCorpusError`)
-    when either is too small to fit on and choose with."""
-    train, val = split_of(runs, "train"), split_of(runs, "validation")
-    require_tasks(runs, "fit")
-    return train, val
-
-
-def corpus_scales(train: LoggedRuns) -> Scales:
-    """Constants of the valuation and the features, from the training tasks only (:class:`Scales`).
-
-    A ConfigError when the training tasks logged no tokens at all (the price of a round is measured in them).
-    """
-    tok = train.prompt_tokens.astype(np.float64) + train.completion_tokens
-    lp = train.logprob_mean.astype(np.float64)
-    cf = None if train.confidence is None else train.confidence.astype(np.float64)
-    token_scale = float(tok.sum(2).mean())
-    if not token_scale > 0:
-        raise ConfigError("the training tasks logged 0 tokens (tokens_in / tokens_out); the price of a round is "
-                          "measured in tokens")
-    return {"token_scale": token_scale,
-            "lp_fill": float(np.nanmean(lp)) if np.isfinite(lp).any() else 0.0,
-            "len_scale": float(max(train.completion_tokens.mean(), 1.0)),
-            "attempt_tokens": float(tok.mean()), "prompt_tokens": float(train.prompt_tokens.mean()),
-            "cf_fill": float(np.nanmean(cf)) if cf is not None and np.isfinite(cf).any() else 1.0,
-            "member_tokens": tok.mean((0, 1)).tolist(),
-            "cells": tuple(sorted({f"{s}:{d}" for s, d in zip(train.suite.tolist(), train.difficulty.tolist(),
-                                                               strict=True)}))}
 
 
 #: What :func:`choose` asks of a fitter for one setting: (validation return, the fitted models, the rest of

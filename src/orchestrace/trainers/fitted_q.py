@@ -35,11 +35,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..logged.corpus import fit_splits
 from ..logged.runs import LoggedRuns
 from ..logged.value import (
     AGGREGATIONS,
     Valuation,
     continuation_values,
+    corpus_scales,
     first_stop,
     task_prices,
     valuation,
@@ -49,7 +51,7 @@ from ..policies.gate import StopGate, predict
 from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.rules import VOTE_SUMMARY, PriceLogistic, vote_summary
-from .fit_steps import FitReport, choose, corpus_scales, fit_classes, fit_splits
+from .fit_steps import FitReport, choose, fit_classes
 
 __all__ = ["CLASSES", "corpus_scales", "fit_gate", "fit_price_logistic", "ls_fit"]
 

@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.corpus import billed_prices
+from ..logged.corpus import billed_prices, fit_splits
+from ..logged.corpus import split_of as _split  # noqa: F401  (its old name here, for scripts that import it)
 from ..logged.runs import LoggedRuns
-from ..logged.value import task_prices
+from ..logged.value import Scales, corpus_scales, task_prices
 from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.team import (
@@ -54,8 +55,7 @@ from ..policies.team import (
     valid_subsets,
 )
 from ..policies.team_policy import QUAD_CORE, TeamPolicy, predict_q
-from .fit_steps import FitReport, Scales, choose, corpus_scales, fit_classes, fit_splits
-from .fit_steps import split_of as _split  # noqa: F401  (its old name here, for scripts that import it)
+from .fit_steps import FitReport, choose, fit_classes
 
 __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
 
@@ -63,7 +63,7 @@ __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
 TEAM_CLASSES: dict[str, tuple[float, ...]] = {"linear": (1.0, 100.0), "quadratic": (10.0, 1000.0), "mlp": (1e-4,)}
 
 
-#: The constants of the joint policy's valuation and features: the one :func:`~.fit_steps.corpus_scales`.
+#: The constants of the joint policy's valuation and features: the one :func:`~orchestrace.logged.value.corpus_scales`.
 team_scales = corpus_scales
 
 

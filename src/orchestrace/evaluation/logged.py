@@ -39,6 +39,7 @@ from ..logged.runs import LoggedRuns
 from ..logged.value import (
     PRICE_HI,
     PRICE_LO,
+    Scales,
     confidence_of,
     corpus_scales,
     first_stop,
@@ -201,9 +202,8 @@ def _judge(gt: dict[str, np.ndarray], gv: dict[str, np.ndarray], clair: np.ndarr
 def evaluate_traces(runs: LoggedRuns | CheckedRuns, gates: Sequence[StopGate], *, names: Sequence[str] | None = None,
                     price_seed: int = PRICE_SEED, log: Callable[[str], None] = lambda s: None,
                     tests: Sequence[tuple[str, LoggedRuns | CheckedRuns]] = ()) -> dict[str, Any]:
-    """Tune the whole family on validation, value it and every gate on the test tasks and on every fresh
-    collection of ``tests`` ((name, runs) pairs; all their tasks), decide the claims. Runs not yet checked
-    are held to the contract here; :class:`~orchestrace.logged.corpus.CheckedRuns` are not checked again."""
+    """Tune the whole family on validation, value it and every gate on the test tasks and on every fresh collection
+    of ``tests`` ((name, runs) pairs; all their tasks), decide the claims. Runs are checked once (``held``)."""
     t0 = time.perf_counter()
     runs, notes = held(runs)
     notes += fill_notes(runs, "corpus")
@@ -320,7 +320,7 @@ def fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns | Checked
 def _fresh_entry(tr: LoggedRuns, tnotes: list[str], kept: list[dict[str, Any]], names: Sequence[str],
                  gates: Sequence[StopGate], gate_val: dict[str, dict[str, np.ndarray]], chosen: dict[str, Any],
                  best: dict[str, Any], always: dict[str, Any], budgets: list[dict[str, Any]], price_seed: int,
-                 sc: dict[str, float]) -> dict[str, Any]:
+                 sc: Scales) -> dict[str, Any]:
     """Step 4 for one fresh collection: the rules and gates fitted and chosen on the corpus, valued on all its tasks."""
     pf = task_prices(tr.task_ids, price_seed)
     fo = value_candidates(tr, [c["cand"] for c in kept], pf, sc)

@@ -84,7 +84,7 @@ def evaluate_logged(corpus: str | Path, runs: Sequence[str | Path] = (), *, test
     """
     from .logged import evaluate_traces
     from .logged_team import evaluate_team, render_team
-    from .runfiles import foreign_gates, load_runs, run_names
+    from .runfiles import foreign_gates, load_gates, load_team_policies, run_names
     from .summary import render as render_summary
 
     say = log or (lambda s: None)
@@ -96,14 +96,17 @@ def evaluate_logged(corpus: str | Path, runs: Sequence[str | Path] = (), *, test
     def read_fresh() -> list[tuple[str, LoggedRuns | CheckedRuns]]:
         return [(str(t), _read(t, tell, fresh=True)) for t in fresh_paths]
 
-    fresh = [] if team else read_fresh()  # a vote corpus reads --test before the runs, a team one after
-    fitted = load_runs(paths, team=team)
-    for warning in foreign_gates(paths, fitted, logged.runs.meta.get("fingerprint"), corpus):
-        tell(warning, "warning")
-    if team:
-        fresh = read_fresh()
-        names = run_names(paths, "team_policy.json")
-        res = evaluate_team(logged, fitted, names=names, tests=fresh, log=say)
+    fingerprint = logged.runs.meta.get("fingerprint")
+    fingerprint = fingerprint if isinstance(fingerprint, str) else None
+    if team:  # the runs, then --test
+        policies = load_team_policies(paths)
+        for warning in foreign_gates(paths, policies, fingerprint, corpus):
+            tell(warning, "warning")
+        res = evaluate_team(logged, policies, names=run_names(paths, "team_policy.json"), tests=read_fresh(), log=say)
         return LoggedEvaluation("team", res, render_team(res))
-    res = evaluate_traces(logged, fitted, names=run_names(paths, "gate.json"), log=say, tests=fresh)
+    fresh = read_fresh()  # a vote corpus reads --test before the runs
+    gates = load_gates(paths)
+    for warning in foreign_gates(paths, gates, fingerprint, corpus):
+        tell(warning, "warning")
+    res = evaluate_traces(logged, gates, names=run_names(paths, "gate.json"), log=say, tests=fresh)
     return LoggedEvaluation("vote", res, render_summary(res))

@@ -33,10 +33,15 @@ lives once, read in the order a fit runs:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
+from ..policies.policy_file import QModel
+
+if TYPE_CHECKING:
+    from ..policies.gate import StopGate
+    from ..policies.team_policy import TeamPolicy
 
 __all__ = ["FitReport", "LoggedFitter", "Valued", "choose", "fit_classes"]
 
@@ -54,7 +59,7 @@ class LoggedFitter(Protocol):
     """The one interface of the fitters of logged runs (the module docstring)."""
 
     def __call__(self, runs: LoggedRuns, *, seed: int = 0, log: Callable[[str], None] = ...
-                 ) -> tuple[Any, FitReport]: ...
+                 ) -> tuple[StopGate | TeamPolicy, FitReport]: ...
 
 
 def fit_classes(classes: Sequence[str], grid: dict[str, tuple[float, ...]], log: Callable[[str], None]
@@ -75,22 +80,22 @@ def fit_classes(classes: Sequence[str], grid: dict[str, tuple[float, ...]], log:
 
 #: What :func:`choose` asks of a fitter for one setting: (validation return, the fitted models, the rest of
 #: the candidate's record after its class and regularisation, the end of its progress line).
-Valued = tuple[float, Any, dict[str, Any], str]
+Valued = tuple[float, list[QModel], dict[str, Any], str]
 
 
 def choose(classes: Sequence[str], grid: dict[str, tuple[float, ...]], value: Callable[[str, float], Valued],
-           log: Callable[[str], None]) -> tuple[tuple[float, str, float, Any], list[dict[str, Any]],
+           log: Callable[[str], None]) -> tuple[tuple[float, str, float, list[QModel]], list[dict[str, Any]],
                                                 dict[str, float]]:
     """Value every class × regularisation of ``grid`` on validation (``value(cls, reg)``) and keep the best (a
     later one must beat it by more than 1e-12). Returns (return, class, regularisation, models) of the best,
     every candidate's record, and each class's best validation return.
 
     >>> best, cands, by = choose(["a", "b"], {"a": (1.0,), "b": (1.0, 2.0)},
-    ...                          lambda c, r: (r if c == "b" else 1.5, None, {}, ""), log=lambda s: None)
+    ...                          lambda c, r: (r if c == "b" else 1.5, [], {}, ""), log=lambda s: None)
     >>> best[:3], by
     ((2.0, 'b', 2.0), {'a': 1.5, 'b': 2.0})
     """
-    best: tuple[float, str, float, Any] | None = None
+    best: tuple[float, str, float, list[QModel]] | None = None
     cands: list[dict[str, Any]] = []
     returns: dict[str, list[float]] = {c: [] for c in classes}
     for cls in classes:

@@ -169,7 +169,8 @@ def aggregation_weights(runs: LoggedRuns, aggregation: str) -> np.ndarray | None
 
 @dataclass(frozen=True)
 class Valuation:
-    """What stopping at each check yields, for one width and aggregation (all arrays (T, R))."""
+    """What stopping at each check yields, for one width and aggregation (all arrays (T, R)); a team's fixed
+    configuration (its member subset called every round, one aggregation) is valued in the same table."""
 
     width: int
     aggregation: str
@@ -184,9 +185,10 @@ class Valuation:
         """(T, R) return of stopping at check k (computed once)."""
         return self.correct - self.price[:, None] * self.tokens / self.token_scale
 
-    def at(self, stop: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-task outcome (``return``, ``correct``, ``tokens``, ``calls``, ``rounds``) of stopping at ``stop`` (T,)."""
-        i = np.arange(len(stop))
+    def at(self, stop: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Per-task outcome (``return``, ``correct``, ``tokens``, ``calls``, ``rounds``) of stopping at ``stop`` (T,);
+        with ``rows``, of the tasks ``rows`` stopping at ``stop`` (one check each)."""
+        i = np.arange(len(stop)) if rows is None else np.asarray(rows)
         return {"return": self.payoff[i, stop], "correct": self.correct[i, stop].astype(np.float64),
                 "tokens": self.tokens[i, stop], "calls": self.calls[i, stop].astype(np.float64),
                 "rounds": stop.astype(np.float64) + 1}

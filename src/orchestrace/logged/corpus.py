@@ -88,21 +88,25 @@ def require_tasks(runs: LoggedRuns, purpose: str, *, where: str = "corpus") -> N
         f"{_need(purpose)} tasks (the {len(runs.task_ids)} tasks are split "
         f"60/20/20 by a hash of their id: about {total} tasks in all). Grow the corpus: `orchestrace collect run "
         f"DIR -n {total} --resume` with the same options, or import more logs")
-def split_of(runs: LoggedRuns, name: str) -> LoggedRuns:
-    """The tasks of split ``name``; a ConfigError naming the splits present when there are none."""
+def _split_mask(runs: LoggedRuns, name: str) -> np.ndarray:
     m = runs.split == name
     if not m.any():
         raise ConfigError(f"the corpus has no {name!r} tasks (splits present: {sorted(set(runs.split.tolist()))}); "
                           "fitting needs train and validation tasks")
-    return runs.subset(m)
+    return m
+
+
+def split_of(runs: LoggedRuns, name: str) -> LoggedRuns:
+    """The tasks of split ``name``; a ConfigError naming the splits present when there are none."""
+    return runs.subset(_split_mask(runs, name))
 
 
 def fit_splits(runs: LoggedRuns) -> tuple[LoggedRuns, LoggedRuns]:
-    """The train and validation tasks of ``runs``, refused (:class:`~orchestrace.logged.corpus.SmallCorpusError`)
-    when either is too small to fit on and choose with."""
-    train, val = split_of(runs, "train"), split_of(runs, "validation")
+    """The train and validation tasks of ``runs``: a ConfigError when either split is absent, a
+    :class:`SmallCorpusError` when either is too small to fit on and choose with."""
+    train, val = _split_mask(runs, "train"), _split_mask(runs, "validation")
     require_tasks(runs, "fit")
-    return train, val
+    return runs.subset(train), runs.subset(val)
 
 
 MAX_GRADE_MISMATCH = 0.05

@@ -82,3 +82,56 @@ def test_every_config_error_exits_1(corpus: Path, gate_file: Path, tmp_path: Pat
     bad.write_text("{}")
     r = runner.invoke(app, ["eval", "--traces", str(corpus), str(bad)])
     assert r.exit_code == 1, r.output
+
+
+def _count_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count the corpus checks (the vote's and the team's rules of ``check_runs``) by the ``where`` they name."""
+    from orchestrace.logged import corpus as corpus_mod
+
+    seen: list[str] = []
+    for name in ("_vote_rules", "team_rules"):
+        real = getattr(corpus_mod, name)
+
+        def counted(runs, where, splits, _real=real):  # noqa: ANN001, ANN202
+            seen.append(where)
+            return _real(runs, where, splits)
+
+        monkeypatch.setattr(corpus_mod, name, counted)
+    return seen
+
+
+def test_each_corpus_is_checked_once_per_call(corpus: Path, gate_file: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrace.logged.team_synth import make_synthetic_team
+
+    fresh = save_runs(make_synthetic_logged(T=80, R=3, W=2, seed=9, prefix="fresh"), tmp_path / "fresh.npz")
+    team = save_runs(make_synthetic_team(300, 3, seed=3), tmp_path / "team.npz")
+    team_fresh = save_runs(make_synthetic_team(100, 3, seed=99), tmp_path / "team_fresh.npz")
+    seen = _count_checks(monkeypatch)
+    assert evaluate_logged(corpus, [gate_file], tests=[fresh]).kind == "vote"
+    assert sorted(seen) == sorted([str(corpus), str(fresh)])  # each once (twice each before)
+    seen.clear()
+    assert evaluate_logged(team, tests=[team_fresh]).kind == "team"
+    assert sorted(seen) == sorted([str(team), str(team_fresh)])
+    seen.clear()  # a Python caller's unchecked runs are still checked, once
+    evaluate_traces(make_synthetic_logged(T=240, R=3, W=2, seed=3), [])
+    assert seen == ["corpus"]
+
+
+def test_a_team_corpus_config_error_exits_1_too(tmp_path: Path) -> None:
+    from orchestrace.logged.team_synth import make_synthetic_team
+
+    team = save_runs(make_synthetic_team(300, 3, seed=3), tmp_path / "team.npz")
+    other = save_runs(make_synthetic_team(100, 3, seed=5, members=("cold", "hot", "calc")), tmp_path / "o.npz")
+    r = runner.invoke(app, ["eval", "--traces", str(team), "--test", str(other), "-q"])
+    assert r.exit_code == 1 and "settings differ" in r.output  # the vote branch's code (the test above)
+
+
+def test_both_fitters_refuse_a_corpus_too_small_to_fit(tmp_path: Path) -> None:
+    """One fitter interface, one check of the splits (the team policy was fitted from 5 training runs before)."""
+    from orchestrace.logged.team_synth import make_synthetic_team
+
+    for tiny in (make_synthetic_team(12, 3, seed=3), make_synthetic_logged(T=12, R=3, W=2, seed=3)):
+        path = save_runs(tiny, tmp_path / "tiny.npz")
+        r = runner.invoke(app, ["train", "--from-traces", str(path), "-o", str(tmp_path / "run"), "-q"])
+        assert r.exit_code == 1 and "too few tasks to fit a stop" in r.output, r.output

@@ -106,15 +106,18 @@ def _tune_reference(a_all, iv, subs, members, cell_masks, R):
         aggs = _config_aggs(a_all.aggs, members, S)
         gidx = [a_all.aggs.index(a) for a in aggs]
         path = _paths(a_all, S, list(a_all.aggs))
+        payoff = np.stack([v.payoff for v in path["values"]], 2)  # (T, R, G): the tables of every aggregation
+        correct = np.stack([v.correct for v in path["values"]], 2)
+        calls = path["values"][0].calls[0]  # (R,): calling S every round
         uniq = [distinct_counts(s.votes) for s in path["states"]]
         for fname, rules in team_family(R, len(S)).items():
             for rule in rules:
                 stop = first_stop(np.stack([_decide(rule, s, u) for s, u in zip(path["states"], uniq, strict=True)], 1))
-                pv, cv = path["payoff"][iv, stop[iv]], path["correct"][iv, stop[iv]]
+                pv, cv = payoff[iv, stop[iv]], correct[iv, stop[iv]]
                 for g, a in zip(gidx, aggs, strict=True):
                     cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stop": stop,
                                   "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
-                                  "val_calls": float(path["calls"][stop[iv]].mean()),
+                                  "val_calls": float(calls[stop[iv]].mean()),
                                   "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
                                   "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
     return cands

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ._app import EXIT_INVALID, console, fail, note
+
+if TYPE_CHECKING:
+    from ..logged.runs import LoggedRuns
 
 __all__: list[str] = []
 
 
-def _read(corpus: Path, *, fresh: bool = False) -> Any:
+def _read(corpus: Path, *, fresh: bool = False) -> tuple[LoggedRuns, list[str]]:
     """:func:`~orchestrace.evaluation.runfiles.load_corpus`; exit 2 for a missing path, 1 for an invalid corpus."""
     from ..errors import OrchestraceError
     from ..evaluation.runfiles import load_corpus

@@ -59,7 +59,14 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
-from ..logged.value import AGGREGATIONS, confidence_of, first_stop, logprob_weights, valuation
+from ..logged.value import (
+    AGGREGATIONS,
+    Scales,
+    confidence_of,
+    first_stop,
+    logprob_weights,
+    valuation,
+)
 from ..policies.features import check_features, vote_states
 from ..policies.rules import (
     CISC,
@@ -190,7 +197,7 @@ class FeatureRule:
         return np.concatenate([s, np.ones((len(s), 1), bool)], 1)
 
 
-def fit_feature_rules(train: LoggedRuns, price: np.ndarray, scales: dict[str, float], aggregation: str,
+def fit_feature_rules(train: LoggedRuns, price: np.ndarray, scales: Scales, aggregation: str,
                       weights: np.ndarray | None = None) -> list[FeatureRule]:
     """Ridge and logistic rules, both horizons, every margin, fitted on ``train`` (one configuration)."""
     T, R, w = train.answers.shape  # noqa: N806
@@ -234,7 +241,7 @@ class Candidate:
 
 
 def family_candidates(runs: LoggedRuns, train: np.ndarray, val: np.ndarray, price: np.ndarray,
-                      scales: dict[str, float], columns: tuple[int, ...], *, config: str | None = None
+                      scales: Scales, columns: tuple[int, ...], *, config: str | None = None
                       ) -> list[Candidate]:
     """Every candidate of one configuration: ``runs`` holds only its columns (:func:`columns_of`);
     ``train`` / ``val`` index the tasks to fit the fitted rules on / choose their margin on; ``price``
@@ -272,7 +279,7 @@ def _own_weights(rule: Any, runs: LoggedRuns) -> np.ndarray:
 
 
 def value_candidates(runs: LoggedRuns, cands: Sequence[Candidate], price: np.ndarray,
-                     scales: dict[str, float], keep: np.ndarray | None = None) -> list[dict[str, np.ndarray]]:
+                     scales: Scales, keep: np.ndarray | None = None) -> list[dict[str, np.ndarray]]:
     """Per candidate the exact per-task outcome (``return``, ``correct``, ``tokens``, ``calls``, ``rounds``,
     each (T,)) on every task of ``runs`` (all its columns; each candidate uses its own); ``keep``: only
     the outcomes of these task indices are kept (memory: thousands of candidates × T tasks)."""

@@ -34,12 +34,21 @@ import numpy as np
 
 from .._stats import ci_mean, t_interval
 from ..errors import ConfigError
-from ..logged.corpus import billed_prices, check_runs, require_tasks
+from ..logged.corpus import CheckedRuns, billed_prices, held, require_tasks
 from ..logged.runs import LoggedRuns
-from ..logged.value import PRICE_HI, PRICE_LO, confidence_of, first_stop, task_prices, valuation
+from ..logged.value import (
+    PRICE_HI,
+    PRICE_LO,
+    Scales,
+    confidence_of,
+    corpus_scales,
+    first_stop,
+    task_prices,
+    valuation,
+)
 from ..policies.features import check_features
 from ..policies.gate import StopGate
-from ..trainers.fitted_q import PRICE_SEED, corpus_scales
+from ..trainers.fitted_q import PRICE_SEED
 from .family import (
     FAMILIES,
     Candidate,
@@ -190,20 +199,20 @@ def _judge(gt: dict[str, np.ndarray], gv: dict[str, np.ndarray], clair: np.ndarr
             "vs_family_best": {fam: ci_mean(gt["return"] - c[key]["return"]) for fam, c in chosen.items()}}
 
 
-def evaluate_traces(runs: LoggedRuns, gates: Sequence[StopGate], *, names: Sequence[str] | None = None,
+def evaluate_traces(runs: LoggedRuns | CheckedRuns, gates: Sequence[StopGate], *, names: Sequence[str] | None = None,
                     price_seed: int = PRICE_SEED, log: Callable[[str], None] = lambda s: None,
-                    tests: Sequence[tuple[str, LoggedRuns]] = ()) -> dict[str, Any]:
-    """Tune the whole family on validation, value it and every gate on the test tasks and on every fresh
-    collection of ``tests`` ((name, runs) pairs; all their tasks), decide the claims."""
+                    tests: Sequence[tuple[str, LoggedRuns | CheckedRuns]] = ()) -> dict[str, Any]:
+    """Tune the whole family on validation, value it and every gate on the test tasks and on every fresh collection
+    of ``tests`` ((name, runs) pairs; all their tasks), decide the claims. Runs are checked once (``held``)."""
     t0 = time.perf_counter()
-    runs, notes = check_runs(runs)
+    runs, notes = held(runs)
     notes += fill_notes(runs, "corpus")
     require_tasks(runs, "evaluate")
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"gate{i}" for i in range(len(gates))]
     suites = sorted(set(runs.suite.tolist()))
     notes += _check_gates(names, gates, R, W, suites, price_seed)
-    fresh = fresh_sets(runs, tests, lambda tr, tn: check_runs(tr, where=tn, splits=False))
+    fresh = fresh_sets(runs, tests, lambda tr, tn: held(tr, where=tn, splits=False))
     fresh = [(tn, tr, tnotes + fill_notes(tr, tn)) for tn, tr, tnotes in fresh]
     train = runs.subset(runs.split == "train")
     sc = corpus_scales(train)
@@ -291,15 +300,15 @@ def _check_gates(names: Sequence[str], gates: Sequence[StopGate], R: int, W: int
     return notes
 
 
-def fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]],
-               check: Callable[[LoggedRuns, str], tuple[LoggedRuns, list[str]]]
+def fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns | CheckedRuns]],
+               check: Callable[[LoggedRuns | CheckedRuns, str], tuple[LoggedRuns, list[str]]]
                ) -> list[tuple[str, LoggedRuns, list[str]]]:
     """The fresh collections, checked to be fresh tasks of the corpus's loop (:func:`fresh_mismatch`: rounds,
     width, members and what each saw, suites, model, sampling, no shared task) and held to the contract by
-    ``check(runs, where)`` (a vote corpus's or a team corpus's check), with their exclusion notes."""
+    ``check(runs, where)`` (:func:`~orchestrace.logged.corpus.held`: once), with their exclusion notes."""
     fresh: list[tuple[str, LoggedRuns, list[str]]] = []
     for tn, tr in tests:
-        diff = fresh_mismatch(runs, tr)
+        diff = fresh_mismatch(runs, tr.runs if isinstance(tr, CheckedRuns) else tr)
         if diff:
             raise ConfigError(f"--test {tn}: its settings differ from the corpus's, so its tasks are not fresh tasks "
                               f"of the same loop: {'; '.join(diff)}")
@@ -311,7 +320,7 @@ def fresh_sets(runs: LoggedRuns, tests: Sequence[tuple[str, LoggedRuns]],
 def _fresh_entry(tr: LoggedRuns, tnotes: list[str], kept: list[dict[str, Any]], names: Sequence[str],
                  gates: Sequence[StopGate], gate_val: dict[str, dict[str, np.ndarray]], chosen: dict[str, Any],
                  best: dict[str, Any], always: dict[str, Any], budgets: list[dict[str, Any]], price_seed: int,
-                 sc: dict[str, float]) -> dict[str, Any]:
+                 sc: Scales) -> dict[str, Any]:
     """Step 4 for one fresh collection: the rules and gates fitted and chosen on the corpus, valued on all its tasks."""
     pf = task_prices(tr.task_ids, price_seed)
     fo = value_candidates(tr, [c["cand"] for c in kept], pf, sc)

@@ -16,7 +16,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from ..logged.corpus import CheckedRuns
+    from ..logged.runs import LoggedRuns
+    from ..policies.gate import StopGate
+    from ..policies.team_policy import TeamPolicy
+    from ..trainers.fit_steps import FitReport
+
+#: The policy a fitter returns (the two of the one fitter interface, trainers.fit_steps.LoggedFitter).
+P = TypeVar("P", "StopGate", "TeamPolicy")
 
 __all__ = ["DEFAULT_CORPUS", "DEFAULT_FRESH", "TEAM_CORPUS", "TEAM_FRESH", "ci_text", "demo_section", "team_claims",
            "team_demo_section", "verdict"]
@@ -43,21 +53,31 @@ def ci_text(d: dict[str, float], digits: int = 4) -> str:
     return f"{d['mean']:+.{digits}f} [{d['lo']:+.{digits}f}, {d['hi']:+.{digits}f}]"
 
 
-def _fresh(fresh: str | Path | None) -> list[tuple[str, Any]]:
-    """The fresh set as ``evaluate_*``'s ``tests`` (none when ``fresh`` is None or not installed)."""
+def _fresh(fresh: str | Path | None) -> list[tuple[str, LoggedRuns | CheckedRuns]]:
+    """The fresh set as ``evaluate_*``'s ``tests``, checked once (none when ``fresh`` is None or not installed)."""
     if fresh is None or not Path(fresh).exists():
         return []
-    from ..logged.corpus import check_runs, read_corpus
+    from ..logged.corpus import CheckedRuns, check_runs, read_corpus
 
-    runs, _ = check_runs(read_corpus(Path(fresh)), where=str(fresh), splits=False)  # a vote is a team of one kind
-    return [(Path(fresh).name, runs)]
+    runs, notes = check_runs(read_corpus(Path(fresh)), where=str(fresh), splits=False)  # a vote is a team of one kind
+    return [(Path(fresh).name, CheckedRuns(runs, tuple(notes)))]
 
 
-def _save_fit(run: Path, policy: Any, fit: dict[str, Any], *, notes: Any, seed: int, corpus: Path) -> None:
-    """The fitted policy (``policy.save``) and its ``fit.json`` (the fit report, exclusions, seed, corpus)."""
+def _fit(corpus: Path, what: str, fitter: Callable[..., tuple[P, FitReport]], run: Path, *, seed: int,
+         log: Callable[[str], None]) -> tuple[CheckedRuns, P]:
+    """The committed corpus read and checked once, its policy fitted (the gate or the joint team policy: one fitter
+    interface) and saved in ``run`` with its ``fit.json`` (the fit report, exclusions, seed, corpus)."""
+    from ..errors import ConfigError
+    from ..logged.corpus import CheckedRuns, check_runs, read_corpus
+
+    if not corpus.exists():
+        raise ConfigError(f"{corpus}: the committed {what} is missing from this installation")
+    runs, notes = check_runs(read_corpus(corpus), where=str(corpus))  # a team corpus: the team's rules
+    policy, fit = fitter(runs, seed=seed, log=log)
     policy.save(run)
     (run / "fit.json").write_text(json.dumps({**fit, "exclusions": notes, "seed": seed, "corpus": str(corpus)},
                                              indent=1, default=float), encoding="utf-8")
+    return CheckedRuns(runs, tuple(notes)), policy
 
 
 def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh: str | Path | None = DEFAULT_FRESH,
@@ -72,19 +92,12 @@ def demo_section(out: str | Path, *, corpus: str | Path = DEFAULT_CORPUS, fresh:
     >>> (DEFAULT_CORPUS / "manifest.json").exists()
     True
     """
-    from ..errors import ConfigError
-    from ..logged.corpus import check_runs, read_corpus
     from ..trainers.fitted_q import fit_gate
     from .logged import evaluate_traces
     from .summary import render, write_pareto
 
-    corpus = Path(corpus)
-    if not corpus.exists():
-        raise ConfigError(f"{corpus}: the committed corpus of real runs is missing from this installation")
-    runs, notes = check_runs(read_corpus(corpus), where=str(corpus))
-    gate, fit = fit_gate(runs, seed=seed, log=log)
-    real = Path(out) / "real"
-    _save_fit(real / "run", gate, fit, notes=notes, seed=seed, corpus=corpus)
+    corpus, real = Path(corpus), Path(out) / "real"
+    runs, gate = _fit(corpus, "corpus of real runs", fit_gate, real / "run", seed=seed, log=log)
     res = evaluate_traces(runs, [gate], names=["learned"], log=log, tests=_fresh(fresh))
     text = render(res)
     (real / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
@@ -120,20 +133,13 @@ def team_demo_section(out: str | Path, *, corpus: str | Path = TEAM_CORPUS, fres
     >>> (TEAM_CORPUS / "manifest.json").exists(), (TEAM_FRESH / "manifest.json").exists()
     (True, True)
     """
-    from ..errors import ConfigError
-    from ..logged.corpus import check_team_runs, read_corpus
     from ..trainers.team_fitted_q import fit_team_policy
     from .logged_team import evaluate_team, render_team
 
-    corpus = Path(corpus)
-    if not corpus.exists():
-        raise ConfigError(f"{corpus}: the committed team corpus is missing from this installation")
-    runs, notes = check_team_runs(read_corpus(corpus), where=str(corpus))
-    pol, fit = fit_team_policy(runs, seed=seed, log=log)
-    real = Path(out) / "real-team"
-    _save_fit(real / "run", pol, fit, notes=notes, seed=seed, corpus=corpus)
+    corpus, real = Path(corpus), Path(out) / "real-team"
+    runs, pol = _fit(corpus, "team corpus", fit_team_policy, real / "run", seed=seed, log=log)
     res = evaluate_team(runs, [pol], names=["learned"], tests=_fresh(fresh), log=log)
-    res["model"] = str(runs.meta.get("model") or "the logged model")
+    res["model"] = str(runs.runs.meta.get("model") or "the logged model")
     text = render_team(res)
     (real / "results.json").write_text(json.dumps(res, indent=1, default=float), encoding="utf-8")
     (real / "summary.md").write_text(text, encoding="utf-8")

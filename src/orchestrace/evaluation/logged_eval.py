@@ -28,7 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..logged.corpus import CheckedRuns
+    from ..logged.runs import LoggedRuns
 
 __all__ = ["LoggedEvaluation", "evaluate_logged"]
 
@@ -54,7 +58,9 @@ class LoggedEvaluation:
         return write_results(self.results, self.summary, out, pareto=self.kind == "vote")
 
 
-def _read(path: Path, note: Callable[[str, str], None], *, fresh: bool = False) -> Any:
+def _read(path: Path, note: Callable[[str, str], None], *, fresh: bool = False) -> CheckedRuns:
+    """The corpus (``fresh``: a ``--test`` collection) read and checked, the one check of this call."""
+    from ..logged.corpus import CheckedRuns
     from .runfiles import load_corpus
 
     if not (path.exists() or path.is_symlink()):  # a dangling link or a loop: the loader says which
@@ -63,7 +69,7 @@ def _read(path: Path, note: Callable[[str, str], None], *, fresh: bool = False) 
     runs, notes = load_corpus(path, fresh=fresh)
     for n in notes:
         note(f"{path}: {n}", "note")
-    return runs
+    return CheckedRuns(runs, tuple(notes))
 
 
 def evaluate_logged(corpus: str | Path, runs: Sequence[str | Path] = (), *, tests: Sequence[str | Path] = (),
@@ -78,26 +84,29 @@ def evaluate_logged(corpus: str | Path, runs: Sequence[str | Path] = (), *, test
     """
     from .logged import evaluate_traces
     from .logged_team import evaluate_team, render_team
-    from .runfiles import foreign_gates, load_runs, run_names
+    from .runfiles import foreign_gates, load_gates, load_team_policies, run_names
     from .summary import render as render_summary
 
     say = log or (lambda s: None)
     tell = note or (lambda s, kind: None)
     corpus, paths, fresh_paths = Path(corpus), [Path(r) for r in runs], [Path(t) for t in tests]
     logged = _read(corpus, tell)
-    team = bool(logged.members)
+    team = bool(logged.runs.members)
 
-    def read_fresh() -> list[tuple[str, Any]]:
+    def read_fresh() -> list[tuple[str, LoggedRuns | CheckedRuns]]:
         return [(str(t), _read(t, tell, fresh=True)) for t in fresh_paths]
 
-    fresh = [] if team else read_fresh()  # a vote corpus reads --test before the runs, a team one after
-    fitted = load_runs(paths, team=team)
-    for warning in foreign_gates(paths, fitted, logged.meta.get("fingerprint"), corpus):
-        tell(warning, "warning")
-    if team:
-        fresh = read_fresh()
-        names = run_names(paths, "team_policy.json")
-        res = evaluate_team(logged, fitted, names=names, tests=fresh, log=say)
+    fingerprint = logged.runs.meta.get("fingerprint")
+    fingerprint = fingerprint if isinstance(fingerprint, str) else None
+    if team:  # the runs, then --test
+        policies = load_team_policies(paths)
+        for warning in foreign_gates(paths, policies, fingerprint, corpus):
+            tell(warning, "warning")
+        res = evaluate_team(logged, policies, names=run_names(paths, "team_policy.json"), tests=read_fresh(), log=say)
         return LoggedEvaluation("team", res, render_team(res))
-    res = evaluate_traces(logged, fitted, names=run_names(paths, "gate.json"), log=say, tests=fresh)
+    fresh = read_fresh()  # a vote corpus reads --test before the runs
+    gates = load_gates(paths)
+    for warning in foreign_gates(paths, gates, fingerprint, corpus):
+        tell(warning, "warning")
+    res = evaluate_traces(logged, gates, names=run_names(paths, "gate.json"), log=say, tests=fresh)
     return LoggedEvaluation("vote", res, render_summary(res))

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.corpus import billed_prices, check_team_runs
+from ..logged.corpus import CheckedRuns, billed_prices, held
 from ..logged.runs import LoggedRuns
+from ..logged.value import Valuation
 from ..policies.rules import StopRule, VoteState
 from ..policies.team import TeamArrays, rollout, subsets
 from ..policies.team_policy import TeamPolicy
@@ -54,7 +55,8 @@ def team_family(R: int, width: int) -> dict[str, list[StopRule]]:
 
 
 def _paths(arr: TeamArrays, S: tuple[int, ...], aggs: list[str]) -> dict[str, Any]:
-    """Calling S every round: per check k the correctness of each aggregation, the payoff, calls, rule states."""
+    """Calling S every round: per aggregation the :class:`~orchestrace.logged.value.Valuation` of every stopping
+    time (the vote's table: a vote is the team of identical members), and the rule states of each check."""
     T, R, W = arr.shape
     mask = np.zeros(W, bool)
     mask[list(S)] = True
@@ -72,9 +74,9 @@ def _paths(arr: TeamArrays, S: tuple[int, ...], aggs: list[str]) -> dict[str, An
         cf = arr.cf[:, : k + 1][:, :, list(S)].reshape(T, -1)
         states.append(VoteState(votes=st.votes, recent=seq, price=arr.price, round_=np.full(T, k), max_rounds=R,
                                 logprob=lp, confidence=cf))
-    pay = corr - (arr.price[:, None] * tok / arr.token_scale)[:, :, None]
-    calls = (np.arange(R) + 1) * len(S)
-    return {"correct": corr, "payoff": pay, "calls": calls, "tokens": tok, "states": states}
+    calls = np.broadcast_to((np.arange(R) + 1) * len(S), (T, R))
+    values = [Valuation(len(S), a, corr[:, :, g], tok, calls, arr.price, arr.token_scale) for g, a in enumerate(aggs)]
+    return {"values": values, "states": states}
 
 
 #: Rules whose decision depends only on the multiset of vote counts (one home: :mod:`.rule_table`).
@@ -99,9 +101,8 @@ def _config_aggs(all_aggs: Sequence[str], members: Sequence[str], S: tuple[int, 
 
 
 def _outcome(path: dict[str, Any], stop: np.ndarray, g: int, rows: np.ndarray) -> dict[str, np.ndarray]:
-    s = stop[rows]
-    return {"return": path["payoff"][rows, s, g], "correct": path["correct"][rows, s, g].astype(np.float64),
-            "calls": path["calls"][s].astype(np.float64), "tokens": path["tokens"][rows, s]}
+    o = path["values"][g].at(stop[rows], rows)
+    return {k: o[k] for k in ("return", "correct", "calls", "tokens")}
 
 
 def _policy_rollout(p: TeamPolicy, runs: LoggedRuns, price: np.ndarray, rows: np.ndarray,
@@ -126,19 +127,22 @@ def _summ(o: dict[str, np.ndarray]) -> dict[str, Any]:
             "tokens": float(o["tokens"].mean())}
 
 
-def evaluate_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], *, names: Sequence[str] | None = None,
-                  tests: Sequence[tuple[str, LoggedRuns]] = (), price_seed: int = 0, stop_only: bool = True,
+def evaluate_team(runs: LoggedRuns | CheckedRuns, policies: Sequence[TeamPolicy], *,
+                  names: Sequence[str] | None = None, tests: Sequence[tuple[str, LoggedRuns | CheckedRuns]] = (),
+                  price_seed: int = 0, stop_only: bool = True,
                   log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Tune every fixed configuration × rule on validation; value them, the baselines and every policy on the
-    test split and each fresh set (module docstring)."""
+    test split and each fresh set (module docstring). Runs not yet checked are held to the team's rules here (a
+    vote corpus is the one-kind team); :class:`~orchestrace.logged.corpus.CheckedRuns` are not checked again."""
     t0 = time.perf_counter()
-    runs, notes = check_team_runs(runs, where=str(runs.meta.get("path", "corpus")), allow_vote=True)
+    where = "corpus" if isinstance(runs, CheckedRuns) else str(runs.meta.get("path", "corpus"))
+    runs, notes = held(runs, where=where, team=True)
     T, R, W = runs.answers.shape
     names = list(names) if names is not None else [f"policy{i}" for i in range(len(policies))]
     cells = sorted({f"{s}:{d}" for s, d in zip(runs.suite.tolist(), runs.difficulty.tolist(), strict=True)})
 
     _check_policies(runs, policies, names, cells, R)
-    checked = fresh_sets(runs, tests, lambda tr, tn: check_team_runs(tr, where=tn, need_splits=False, allow_vote=True))
+    checked = fresh_sets(runs, tests, lambda tr, tn: held(tr, where=tn, splits=False, team=True))
     notes += [f"{tn}: {x}" for tn, _, tnotes in checked for x in tnotes]
     fresh = [(tn, tr) for tn, tr, _ in checked]
     train = runs.subset(runs.split == "train")
@@ -287,16 +291,16 @@ def _tune(a_all: TeamArrays, sets: list[tuple[str, TeamArrays, np.ndarray]], fre
                  for sn in ["corpus", *fresh_names]}
         for sn in table:  # the vote states are read: drop them (memory; the outcomes need the payoffs only)
             del paths[(sn, S)]["states"]
-        pc = paths[("corpus", S)]
+        pc: list[Valuation] = paths[("corpus", S)]["values"]
         for i, (fname, rule) in enumerate(rules):
             stops = {sn: t[i] for sn, t in table.items()}
             sv = stops["corpus"][iv]
-            pv, cv = pc["payoff"][iv, sv], pc["correct"][iv, sv]  # (n_val, G)
-            calls = float(pc["calls"][sv].mean())
+            calls = float(pc[0].calls[iv, sv].mean())
             for g, a in zip(gidx, aggs, strict=True):
+                pv, cv = pc[g].payoff[iv, sv], pc[g].correct[iv, sv]  # (n_val,)
                 cands.append({"family": fname, "rule": rule.name, "S": S, "agg": a, "g": g, "stops": stops,
-                              "val_return": float(pv[:, g].mean()), "val_accuracy": float(cv[:, g].mean()),
-                              "val_calls": calls, "val_cells": {c: float(pv[m, g].mean()) for c, m in cell_masks.items()},
+                              "val_return": float(pv.mean()), "val_accuracy": float(cv.mean()),
+                              "val_calls": calls, "val_cells": {c: float(pv[m].mean()) for c, m in cell_masks.items()},
                               "name": f"{rule.name}/{'+'.join(members[c] for c in S)}/{a}"})
     return cands, paths
 

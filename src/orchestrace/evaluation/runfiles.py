@@ -10,8 +10,8 @@ are these functions in a row:
   the joint policy (:func:`~orchestrace.offline.fit_team_policy`), saved in ``RUN`` as
   ``gate.json`` / ``team_policy.json`` with the corpus and its exclusions in its ``meta``, and the
   fit's report in ``RUN/fit.json``; one line that says what was learned.
-* :func:`load_runs` / :func:`run_names` / :func:`foreign_gates` — the gate or policy files to
-  evaluate, their names in the tables, and the gates fitted on another corpus.
+* :func:`load_gates` / :func:`load_team_policies` / :func:`run_names` / :func:`foreign_gates` — the gate or
+  policy files to evaluate, their names in the tables, and the gates fitted on another corpus.
 * :func:`write_results` — ``results.json``, ``summary.md`` (and ``pareto.png`` when matplotlib is
   there) into an output folder, atomically.
 
@@ -37,12 +37,13 @@ if TYPE_CHECKING:
     from ..logged.runs import LoggedRuns
     from ..policies.gate import StopGate
     from ..policies.team_policy import TeamPolicy
+    from ..trainers.fit_steps import FitReport
 
-__all__ = ["FitRun", "fit_run", "fit_simulator_file", "foreign_gates", "load_corpus", "load_runs", "load_split",
-           "run_names", "write_results"]
+__all__ = ["FitRun", "fit_run", "fit_simulator_file", "foreign_gates", "load_corpus", "load_gates", "load_split",
+           "load_team_policies", "run_names", "write_results"]
 
 
-def load_corpus(corpus: Path, *, fresh: bool = False) -> tuple[Any, list[str]]:
+def load_corpus(corpus: Path, *, fresh: bool = False) -> tuple[LoggedRuns, list[str]]:
     """The corpus's logged runs held to the contract, and the notes of what was excluded.
 
     ``fresh``: a ``--test`` collection, valued on all its tasks (no splits needed). Raises the
@@ -58,11 +59,11 @@ class FitRun:
     """What :func:`fit_run` wrote: the gate or policy file, the fit's report, and a one-line summary."""
 
     path: Path
-    report: dict[str, Any]
+    report: FitReport
     message: str
 
 
-def _fit_report(report: dict[str, Any], notes: list[str], seed: int, corpus: str) -> bytes:
+def _fit_report(report: FitReport, notes: list[str], seed: int, corpus: str) -> bytes:
     return json.dumps({**report, "exclusions": notes, "seed": seed, "corpus": corpus}, indent=1,
                       default=float).encode()
 
@@ -78,15 +79,16 @@ def fit_run(runs: LoggedRuns, notes: list[str], corpus: str | Path, out: Path, *
     ``fit.json``. ConfigError when the corpus cannot be fitted; OSError when ``out`` cannot be written.
     """
     from ..core.io import atomic_write
+    from ..trainers.fitted_q import fit_gate
+    from ..trainers.team_fitted_q import fit_team_policy
 
+    # the two fitters of one interface (trainers.fit_steps.LoggedFitter): member kinds per column → the joint
+    # policy; one kind → the stop gate (the vote's choices are only "call again" and "stop")
     policy: StopGate | TeamPolicy
-    if runs.members:  # member kinds per column: the joint policy (a vote's gate is its one-kind case)
-        from ..trainers.team_fitted_q import fit_team_policy
-
+    report: FitReport
+    if runs.members:
         policy, report = fit_team_policy(runs, seed=seed, log=log, **fit_options)
     else:
-        from ..trainers.fitted_q import fit_gate
-
         policy, report = fit_gate(runs, seed=seed, log=log, **fit_options)
     policy.meta["corpus_path"] = str(corpus)
     policy.meta["corpus_fingerprint"] = runs.meta.get("fingerprint")
@@ -113,13 +115,19 @@ def _fit_message(runs: LoggedRuns, policy: StopGate | TeamPolicy, c: dict[str, A
             f"{c['validation_return']:.4f} (by class: {by})")
 
 
-def load_runs(paths: Sequence[Path], *, team: bool) -> list[Any]:
-    """The gates (``team``: the joint policies) of ``paths`` (files or run directories); ConfigError for a bad one."""
+def load_gates(paths: Sequence[Path]) -> list[StopGate]:
+    """The stop gates of ``paths`` (files or run directories); ConfigError for a bad one."""
     from ..policies.gate import StopGate
+
+    return [StopGate.load(p) for p in paths]
+
+
+def load_team_policies(paths: Sequence[Path]) -> list[TeamPolicy]:
+    """The joint team policies of ``paths`` (files or run directories); ConfigError for a bad one."""
     from ..policies.team_policy import TeamPolicy
 
-    cls: Any = TeamPolicy if team else StopGate
-    return [cls.load(p) for p in paths]
+    return [TeamPolicy.load(p) for p in paths]
+
 
 
 def run_names(paths: Sequence[Path], default_file: str) -> list[str]:
@@ -129,7 +137,7 @@ def run_names(paths: Sequence[Path], default_file: str) -> list[str]:
     return names if len(set(names)) == len(names) else [str(p) for p in paths]
 
 
-def foreign_gates(paths: Sequence[Path], gates: Sequence[StopGate | TeamPolicy], fingerprint: Any,
+def foreign_gates(paths: Sequence[Path], gates: Sequence[StopGate | TeamPolicy], fingerprint: str | None,
                   corpus: Path) -> list[str]:
     """A warning per gate or team policy fitted on another corpus than the one it is evaluated on (its return
     is then no held-out test)."""
@@ -160,7 +168,7 @@ def write_results(res: dict[str, Any], text: str, out: Path, *, pareto: bool = T
 
 
 def load_split(corpus: Path, split: str = "train", *, exclude: bool = False,
-               warn: Callable[[str], None] = lambda s: None) -> Any:
+               warn: Callable[[str], None] = lambda s: None) -> LoggedRuns:
     """The logged runs of a corpus's ``split`` (``all``: every task; possibly none). ``exclude`` drops bad
     runs, each exclusion counted through ``warn``, instead of refusing the corpus."""
     import warnings
@@ -175,7 +183,7 @@ def load_split(corpus: Path, split: str = "train", *, exclude: bool = False,
     return runs if split == "all" else runs.subset(runs.split == split)
 
 
-def fit_simulator_file(runs: Any, out: Path, *, corpus: str, split: str, n_sim: int = 1500, n_search: int = 300,
+def fit_simulator_file(runs: LoggedRuns, out: Path, *, corpus: str, split: str, n_sim: int = 1500, n_search: int = 300,
                        seed: int = 0) -> dict[str, Any]:
     """Fit the simulator's worker model to ``runs`` (:func:`load_split`) and write the fit, with the corpus and
     split it came from, to ``out`` as JSON (``collect fit-sim``); the fit."""

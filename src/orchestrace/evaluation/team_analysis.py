@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.corpus import check_team_runs
+from ..logged.corpus import check_team_runs, held
 from ..logged.runs import LoggedRuns
 from ..policies.team import TeamArrays, subsets
 from ..policies.team_policy import TeamPolicy
@@ -215,7 +215,7 @@ def analyse_team(runs: LoggedRuns, policies: Sequence[TeamPolicy], names: Sequen
     runs, notes = check_team_runs(runs, where=str(runs.meta.get("path", "corpus")), allow_vote=True)
     if fresh is not None:
         (_, fresh, fnotes), = fresh_sets(runs, [(fresh_name, fresh)],
-                                         lambda r, n: check_team_runs(r, where=n, need_splits=False, allow_vote=True))
+                                         lambda r, n: held(r, where=n, splits=False, team=True))
         notes += [f"{fresh_name}: {x}" for x in fnotes]
     rows, kept = _claim_set(runs, fresh, prompt_of, notes)
     for n, p in zip(names, policies, strict=True):

@@ -13,6 +13,9 @@ list of stated exclusions:
   held to the team's rules instead (:mod:`.team_check`: member columns, who sees whom, calls
   missing from the log excluded and counted).
 
+A corpus is checked once per call: :class:`CheckedRuns` carries runs already held to the contract with their
+notes, and :func:`held` checks only what is not yet checked (the evaluation takes either).
+
 >>> from orchestrace.offline import make_synthetic_logged
 >>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
 >>> len(runs.task_ids), notes
@@ -37,7 +40,8 @@ from .runs import LoggedRuns, load_logged_runs
 from .team_check import loader_notes, team_rules
 from .value import valuation
 
-__all__ = ["MIN_TASKS", "SPLITS", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs", "read_corpus", "require_tasks", "save_runs"]
+__all__ = ["MIN_TASKS", "SPLITS", "CheckedRuns", "SmallCorpusError", "billed_prices", "check_runs", "check_team_runs",
+           "fit_splits", "held", "read_corpus", "require_tasks", "save_runs", "split_of"]
 
 SPLITS = ("train", "validation", "test")
 _TEAM = ("members", "sees", "confidence")  # optional: a team corpus's columns and DeepConf confidences
@@ -84,6 +88,27 @@ def require_tasks(runs: LoggedRuns, purpose: str, *, where: str = "corpus") -> N
         f"{_need(purpose)} tasks (the {len(runs.task_ids)} tasks are split "
         f"60/20/20 by a hash of their id: about {total} tasks in all). Grow the corpus: `orchestrace collect run "
         f"DIR -n {total} --resume` with the same options, or import more logs")
+def _split_mask(runs: LoggedRuns, name: str) -> np.ndarray:
+    m = runs.split == name
+    if not m.any():
+        raise ConfigError(f"the corpus has no {name!r} tasks (splits present: {sorted(set(runs.split.tolist()))}); "
+                          "fitting needs train and validation tasks")
+    return m
+
+
+def split_of(runs: LoggedRuns, name: str) -> LoggedRuns:
+    """The tasks of split ``name``; a ConfigError naming the splits present when there are none."""
+    return runs.subset(_split_mask(runs, name))
+
+
+def fit_splits(runs: LoggedRuns) -> tuple[LoggedRuns, LoggedRuns]:
+    """The train and validation tasks of ``runs``: a ConfigError when either split is absent, a
+    :class:`SmallCorpusError` when either is too small to fit on and choose with."""
+    train, val = _split_mask(runs, "train"), _split_mask(runs, "validation")
+    require_tasks(runs, "fit")
+    return runs.subset(train), runs.subset(val)
+
+
 MAX_GRADE_MISMATCH = 0.05
 
 
@@ -152,6 +177,32 @@ def check_runs(runs: LoggedRuns, *, where: str = "corpus", splits: bool = True, 
         runs, notes = _vote_rules(runs, where, splits)
     runs.meta["fingerprint"] = corpus_fingerprint(runs)  # a fitted policy records it; eval warns on another corpus
     return runs, notes
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedRuns:
+    """Logged runs that :func:`check_runs` already held to the contract, and the exclusions it stated.
+
+    Pass it where a function would check the corpus again: :func:`held` takes it as it is.
+    """
+
+    runs: LoggedRuns
+    notes: tuple[str, ...] = ()
+
+
+def held(runs: LoggedRuns | CheckedRuns, *, where: str = "corpus", splits: bool = True, team: bool | None = None
+         ) -> tuple[LoggedRuns, list[str]]:
+    """``runs`` held to the contract once: a :class:`CheckedRuns` as it is, anything else through :func:`check_runs`.
+
+    >>> from orchestrace.offline import make_synthetic_logged
+    >>> runs, notes = check_runs(make_synthetic_logged(T=20, R=3, W=2, seed=0))
+    >>> once = CheckedRuns(runs, tuple(notes))
+    >>> held(once)[0] is runs
+    True
+    """
+    if isinstance(runs, CheckedRuns):
+        return runs.runs, list(runs.notes)
+    return check_runs(runs, where=where, splits=splits, team=team)
 
 
 def check_team_runs(runs: LoggedRuns, *, where: str = "corpus", need_splits: bool = True, allow_vote: bool = False

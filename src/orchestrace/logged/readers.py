@@ -34,7 +34,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 import msgspec
 import numpy as np
@@ -314,7 +314,16 @@ def _tid(a: dict[str, np.ndarray], t: int) -> str:
 
 
 # ----------------------------------------------------------------------------- policy files
-def corpus_fingerprint(runs: Any) -> str:
+class _Identified(Protocol):
+    """What a corpus's fingerprint reads: its answer array's shape and its task ids (``LoggedRuns`` has both)."""
+
+    @property
+    def answers(self) -> np.ndarray: ...
+    @property
+    def task_ids(self) -> np.ndarray: ...
+
+
+def corpus_fingerprint(runs: _Identified) -> str:
     """A short hash of a corpus's identity (its task ids and shape), stored in a gate's meta so that
     applying the gate to another corpus is flagged.
 

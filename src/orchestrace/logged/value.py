@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import zlib
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from .._vote import top_answer
 from ..errors import ConfigError
 from .runs import LoggedRuns
 
-__all__ = ["AGGREGATIONS", "PRICE_HI", "PRICE_LO", "Valuation", "aggregation_weights", "confidence_of",
+__all__ = ["AGGREGATIONS", "PRICE_HI", "PRICE_LO", "Scales", "Valuation", "aggregation_weights", "confidence_of", "corpus_scales",
            "continuation_values", "first_stop", "task_prices", "valuation", "vote_counts"]
 
 #: Aggregation rules recomputed from the attempts (the learned gate's choices; the rules also get
@@ -55,6 +56,41 @@ def task_prices(task_ids: np.ndarray, seed: int = 0, lo: float = PRICE_LO, hi: f
     """
     u = np.array([zlib.crc32(f"{seed}:{t}".encode()) / 2**32 for t in task_ids.tolist()], np.float64)
     return np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo)))
+
+
+class Scales(TypedDict):
+    """Constants of the valuation and the features, measured on the training tasks (:func:`corpus_scales`)."""
+
+    token_scale: float  # mean tokens of one full-width round (every member once)
+    lp_fill: float  # mean token log-prob (stands in for a missing one)
+    len_scale: float  # mean completion tokens of an attempt (≥ 1)
+    attempt_tokens: float  # mean tokens of one attempt
+    prompt_tokens: float  # mean prompt tokens of one attempt
+    cf_fill: float  # mean DeepConf confidence (1.0 when none was logged)
+    member_tokens: list[float]  # mean tokens of each member column
+    cells: tuple[str, ...]  # the training tasks' ``suite:difficulty`` cells, sorted
+
+
+def corpus_scales(train: LoggedRuns) -> Scales:
+    """Constants of the valuation and the features, from the training tasks only (:class:`Scales`).
+
+    A ConfigError when the training tasks logged no tokens at all (the price of a round is measured in them).
+    """
+    tok = train.prompt_tokens.astype(np.float64) + train.completion_tokens
+    lp = train.logprob_mean.astype(np.float64)
+    cf = None if train.confidence is None else train.confidence.astype(np.float64)
+    token_scale = float(tok.sum(2).mean())
+    if not token_scale > 0:
+        raise ConfigError("the training tasks logged 0 tokens (tokens_in / tokens_out); the price of a round is "
+                          "measured in tokens")
+    return {"token_scale": token_scale,
+            "lp_fill": float(np.nanmean(lp)) if np.isfinite(lp).any() else 0.0,
+            "len_scale": float(max(train.completion_tokens.mean(), 1.0)),
+            "attempt_tokens": float(tok.mean()), "prompt_tokens": float(train.prompt_tokens.mean()),
+            "cf_fill": float(np.nanmean(cf)) if cf is not None and np.isfinite(cf).any() else 1.0,
+            "member_tokens": tok.mean((0, 1)).tolist(),
+            "cells": tuple(sorted({f"{s}:{d}" for s, d in zip(train.suite.tolist(), train.difficulty.tolist(),
+                                                               strict=True)}))}
 
 
 def _check_width(runs: LoggedRuns, width: int) -> None:
@@ -133,7 +169,8 @@ def aggregation_weights(runs: LoggedRuns, aggregation: str) -> np.ndarray | None
 
 @dataclass(frozen=True)
 class Valuation:
-    """What stopping at each check yields, for one width and aggregation (all arrays (T, R))."""
+    """What stopping at each check yields, for one width and aggregation (all arrays (T, R)); a team's fixed
+    configuration (its member subset called every round, one aggregation) is valued in the same table."""
 
     width: int
     aggregation: str
@@ -148,9 +185,10 @@ class Valuation:
         """(T, R) return of stopping at check k (computed once)."""
         return self.correct - self.price[:, None] * self.tokens / self.token_scale
 
-    def at(self, stop: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-task outcome (``return``, ``correct``, ``tokens``, ``calls``, ``rounds``) of stopping at ``stop`` (T,)."""
-        i = np.arange(len(stop))
+    def at(self, stop: np.ndarray, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Per-task outcome (``return``, ``correct``, ``tokens``, ``calls``, ``rounds``) of stopping at ``stop`` (T,);
+        with ``rows``, of the tasks ``rows`` stopping at ``stop`` (one check each)."""
+        i = np.arange(len(stop)) if rows is None else np.asarray(rows)
         return {"return": self.payoff[i, stop], "correct": self.correct[i, stop].astype(np.float64),
                 "tokens": self.tokens[i, stop], "calls": self.calls[i, stop].astype(np.float64),
                 "rounds": stop.astype(np.float64) + 1}

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,7 @@ from ..errors import ConfigError
 from ..logged.runs import LoggedRuns
 from .rules import beta_criterion
 
-__all__ = ["TeamArrays", "TeamState", "aggregations", "column_names", "column_subset", "rollout", "subset_masks", "subsets", "team_features",
+__all__ = ["TeamArrays", "TeamState", "aggregations", "available_actions", "column_names", "column_subset", "rollout", "subset_masks", "subsets", "team_features",
            "FEATURES_VOTE", "FEATURES_MEMBER"]
 
 #: The vote block of the team policy's features (then one :data:`FEATURES_MEMBER` block per column,
@@ -287,6 +287,17 @@ def valid_subsets(st: TeamState, subs: list[tuple[int, ...]], sees: tuple[tuple[
     return out
 
 
+def available_actions(arr: TeamArrays, st: TeamState, subs: list[tuple[int, ...]], n_agg: int) -> np.ndarray:
+    """(N, len(subs) + n_agg) bool: the actions open after ``st.rounds`` rounds — a valid subset (before the
+    round limit), or a stop with any aggregation (after the first round)."""
+    out = np.zeros((len(st.idx), len(subs) + n_agg), bool)
+    if st.rounds < arr.shape[1]:
+        out[:, : len(subs)] = valid_subsets(st, subs, arr.sees)
+    if st.rounds >= 1:
+        out[:, len(subs):] = True
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _beta_table(m: int) -> np.ndarray:
     """The (m, m) table of beta_criterion on integer counts 0..m-1 (read-only).
@@ -370,22 +381,28 @@ def subset_masks(subs: list[tuple[int, ...]], W: int) -> np.ndarray:  # noqa: N8
     return masks
 
 
-def rollout(arr: TeamArrays, policy: Policy, subs: list[tuple[int, ...]], aggs: tuple[str, ...],
-            idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def rollout(arr: TeamArrays, policy: Policy, subs: list[tuple[int, ...]], aggs: Sequence[str],
+            idx: np.ndarray | None = None, *, start: TeamState | None = None) -> dict[str, np.ndarray]:
     """Exact outcome per task of following ``policy`` on the log: ``return``, ``correct``, ``tokens``,
-    ``calls``, ``rounds``, ``action`` (the stop's aggregation index) — all (N,).
+    ``calls``, ``rounds``, ``agg`` (the stop's aggregation index) — all (N,).
 
+    ``start``: follow it from this state on (decision ``start.rounds``; ``idx`` is then its tasks) — the return
+    is then the return-to-go, correct − price × the tokens called from ``start`` on / token_scale (the fitted
+    team policy's targets, :func:`~orchestrace.trainers.team_fitted_q.backward`).
     An action that calls an invalid subset (its ``sees`` not satisfied) is a ConfigError.
     """
     T, R, W = arr.shape
-    idx = np.arange(T) if idx is None else np.asarray(idx, np.int64)
-    N = len(idx)
+    if start is None:
+        idx = np.arange(T) if idx is None else np.asarray(idx, np.int64)
+        st, spent = arr.start(idx), np.zeros(len(idx))
+    else:
+        st, spent = start, start.tokens.copy()
+    N = len(st.idx)
     sees = arr.sees
     masks = subset_masks(subs, W)
     out = {k: np.zeros(N) for k in ("return", "correct", "tokens", "calls", "rounds", "agg")}
     active = np.arange(N)
-    st = arr.start(idx)
-    for d in range(R + 1):
+    for d in range(st.rounds, R + 1):
         if not len(active):
             break
         act = np.asarray(policy(d, st), np.int64)
@@ -408,7 +425,7 @@ def rollout(arr: TeamArrays, policy: Policy, subs: list[tuple[int, ...]], aggs: 
             out["calls"][tgt] = sub.drawn
             out["rounds"][tgt] = d
             out["agg"][tgt] = g
-            out["return"][tgt] = corr - arr.cost(sub)
+            out["return"][tgt] = corr - arr.price[sub.idx] * (sub.tokens - spent[tgt]) / arr.token_scale
         keep = np.flatnonzero(~stop)
         if not len(keep):
             break

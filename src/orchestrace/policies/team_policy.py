@@ -279,7 +279,7 @@ class TeamPolicy:
         members called in it). ``price``: correct answers per ``token_scale`` tokens; ``cell``: the task's
         ``suite:difficulty``. The optional per-round maps give log-probs, confidences and tokens of each call
         (missing: the training corpus's means)."""
-        from .team import team_features, valid_subsets
+        from .team import available_actions, team_features, valid_subsets
 
         if not (isinstance(price, (int, float)) and math.isfinite(price) and price >= 0):
             raise ConfigError(f"price {price!r}: expected a finite number ≥ 0 (correct answers per "
@@ -302,11 +302,7 @@ class TeamPolicy:
                                   "so far; the policy's values hold only for the team as logged")
             st = arr.step(st, called[r][None])
         q = predict_q(self.model_class, self.models[d], team_features(arr, st, R))[0]
-        avail = np.zeros(len(q), bool)
-        if d < R:
-            avail[: len(subs)] = valid_subsets(st, subs, arr.sees)[0]
-        if d >= 1:
-            avail[len(subs):] = True
+        avail = available_actions(arr, st, subs, len(self.aggregations))[0]
         names = [" + ".join(self.members[c] for c in s) for s in subs] + [f"stop:{a}" for a in self.aggregations]
         values = {n: float(v) for n, v, ok in zip(names, q, avail, strict=True) if ok}
         best = int(np.where(avail, q, -np.inf).argmax())

@@ -35,12 +35,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.corpus import require_tasks
+from ..logged.corpus import fit_splits
 from ..logged.runs import LoggedRuns
 from ..logged.value import (
     AGGREGATIONS,
     Valuation,
     continuation_values,
+    corpus_scales,
     first_stop,
     task_prices,
     valuation,
@@ -50,27 +51,14 @@ from ..policies.gate import StopGate, predict
 from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.rules import VOTE_SUMMARY, PriceLogistic, vote_summary
+from .fit_steps import FitReport, choose, fit_classes
 
-__all__ = ["CLASSES", "corpus_scales", "fit_classes", "fit_gate", "fit_price_logistic", "ls_fit"]
+__all__ = ["CLASSES", "corpus_scales", "fit_gate", "fit_price_logistic", "ls_fit"]
 
 #: Model classes of the gate, simplest first, with their regularisation grids.
 CLASSES: dict[str, tuple[float, ...]] = {"linear": (1.0, 10.0, 100.0), "quadratic": (10.0, 100.0, 1000.0),
                                          "mlp": (1e-3, 1e-2)}
 PRICE_SEED = 0
-
-
-def corpus_scales(train: LoggedRuns) -> dict[str, float]:
-    """Constants of the valuation and the features, from the training tasks only.
-
-    ``token_scale``: mean tokens of one full-width round; ``lp_fill``: mean log-prob (for a
-    missing one); ``len_scale``: mean completion tokens of an attempt.
-    """
-    tok = train.prompt_tokens.astype(np.float64) + train.completion_tokens
-    lp = train.logprob_mean.astype(np.float64)
-    return {"token_scale": float(tok.sum(2).mean()),
-            "lp_fill": float(np.nanmean(lp)) if np.isfinite(lp).any() else 0.0,
-            "len_scale": float(max(train.completion_tokens.mean(), 1.0)),
-            "attempt_tokens": float(tok.mean()), "prompt_tokens": float(train.prompt_tokens.mean())}
 
 
 # ----------------------------------------------------------------------------- regressors (policies.regressors)
@@ -121,40 +109,16 @@ def _gate_stops(cls: str, models: list[QModel], X: np.ndarray) -> np.ndarray:
     return stop
 
 
-def _split(runs: LoggedRuns, name: str) -> LoggedRuns:
-    m = runs.split == name
-    if not m.any():
-        raise ConfigError(f"the corpus has no {name!r} tasks (splits present: {sorted(set(runs.split.tolist()))}); "
-                          "fitting needs train and validation tasks")
-    return runs.subset(m)
-
-
-def fit_classes(classes: Sequence[str], grid: dict[str, tuple[float, ...]], log: Callable[[str], None]
-                ) -> tuple[str, ...]:
-    """The model classes to fit: each must be in ``grid`` (a ConfigError names the others); the default set
-    (all of ``grid``) leaves out the mlp, saying so, when torch is not installed."""
-    for c in classes:
-        if c not in grid:
-            raise ConfigError(f"model class {c!r}: use one of {', '.join(grid)}")
-    if tuple(classes) == tuple(grid) and "mlp" in classes:
-        import importlib.util
-
-        if importlib.util.find_spec("torch") is None:  # the default set: fit what this install can
-            log("mlp skipped: torch is not installed (pip install 'orchestrace[learn]' to include it)")
-            return tuple(c for c in classes if c != "mlp")
-    return tuple(classes)
-
-
 def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed: int = 0,
              widths: Sequence[int] | None = None, price_seed: int = PRICE_SEED,
-             log: Callable[[str], None] = lambda s: None) -> tuple[StopGate, dict[str, Any]]:
-    """Fit the stop gate on the corpus's train tasks, choose on its validation tasks (module docstring).
+             log: Callable[[str], None] = lambda s: None) -> tuple[StopGate, FitReport]:
+    """Fit the stop gate on the corpus's train tasks, choose on its validation tasks (module docstring; the steps
+    shared with the team policy's fit are :mod:`.fit_steps`').
 
     Returns the gate and a report: every candidate's validation mean return, the chosen one.
     """
     classes = fit_classes(classes, CLASSES, log)
-    train, val = _split(runs, "train"), _split(runs, "validation")
-    require_tasks(runs, "fit")
+    train, val = fit_splits(runs)
     T, R, W = runs.answers.shape
     if R < 2:
         raise ConfigError(f"the corpus has {R} round(s) per task; learning when to stop needs at least 2")
@@ -192,21 +156,15 @@ def fit_gate(runs: LoggedRuns, *, classes: Sequence[str] = tuple(CLASSES), seed:
                 best_v, best_wa = v, (w, agg)
     w, agg = best_wa
     log(f"width {w}, aggregation {agg} (linear gate, validation return {best_v:.4f})")
-    # 4b. class and regularisation at that width/aggregation
-    best: tuple[float, str, float, list[QModel]] | None = None
-    for cls in classes:
-        for reg in CLASSES[cls]:
-            v, models = value(cls, reg, w, agg)
-            candidates.append({"class": cls, "reg": reg, "width": w, "aggregation": agg, "validation_return": v,
-                               "stage": "class"})
-            log(f"  {cls:9s} reg {reg:g}: validation return {v:.4f}")
-            if best is None or v > best[0] + 1e-12:
-                best = (v, cls, reg, models)
-    assert best is not None
-    v, cls, reg, models = best
+
+    def at_width(cls: str, reg: float) -> tuple[float, list[QModel], dict[str, Any], str]:
+        v, models = value(cls, reg, w, agg)
+        return v, models, {"width": w, "aggregation": agg, "validation_return": v, "stage": "class"}, ""
+
+    # 4b. class and regularisation at that width/aggregation (the choice both fitters make, fit_steps.choose)
+    (v, cls, reg, models), class_candidates, per_class = choose(classes, CLASSES, at_width, log)
+    candidates += class_candidates
     _, _, mu, sd = prepared[w]
-    per_class = {c: max(x["validation_return"] for x in candidates if x["class"] == c and x["stage"] == "class")
-                 for c in classes}
     gate = StopGate(
         model_class=cls, checks=models, mean=mu.tolist(), std=sd.tolist(), features=list(FEATURES), width=w,
         aggregation=agg, max_rounds=R, logged_width=W, token_scale=sc["token_scale"], lp_fill=sc["lp_fill"],

@@ -36,15 +36,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..logged.corpus import billed_prices
+from ..logged.corpus import billed_prices, fit_splits
+from ..logged.corpus import split_of as _split  # noqa: F401  (its old name here, for scripts that import it)
 from ..logged.runs import LoggedRuns
-from ..logged.value import task_prices
+from ..logged.value import Scales, corpus_scales, task_prices
 from ..policies.policy_file import QModel, as_model
 from ..policies.regressors import fit_mlp, quad, ridge
 from ..policies.team import (
     TeamArrays,
     TeamState,
     aggregations,
+    available_actions,
     feature_names,
     rollout,
     subset_masks,
@@ -53,7 +55,7 @@ from ..policies.team import (
     valid_subsets,
 )
 from ..policies.team_policy import QUAD_CORE, TeamPolicy, predict_q
-from .fitted_q import _split, fit_classes
+from .fit_steps import FitReport, choose, fit_classes
 
 __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
 
@@ -61,37 +63,17 @@ __all__ = ["TEAM_CLASSES", "fit_team_policy", "team_scales", "greedy"]
 TEAM_CLASSES: dict[str, tuple[float, ...]] = {"linear": (1.0, 100.0), "quadratic": (10.0, 1000.0), "mlp": (1e-4,)}
 
 
-def team_scales(train: LoggedRuns) -> dict[str, Any]:
-    """Constants of the valuation and features from the training tasks: ``token_scale`` (one full round of
-    every member, mean), ``lp_fill`` / ``cf_fill`` (means, for a missing value), ``member_tokens``, ``cells``."""
-    tok = train.prompt_tokens.astype(np.float64) + train.completion_tokens
-    lp = train.logprob_mean.astype(np.float64)
-    cf = None if train.confidence is None else train.confidence.astype(np.float64)
-    return {"token_scale": float(max(tok.sum(2).mean(), 1e-9)),
-            "lp_fill": float(np.nanmean(lp)) if np.isfinite(lp).any() else 0.0,
-            "cf_fill": float(np.nanmean(cf)) if cf is not None and np.isfinite(cf).any() else 1.0,
-            "member_tokens": tok.mean((0, 1)).tolist(),
-            "cells": tuple(sorted({f"{s}:{d}" for s, d in zip(train.suite.tolist(), train.difficulty.tolist(),
-                                                               strict=True)}))}
+#: The constants of the joint policy's valuation and features: the one :func:`~orchestrace.logged.value.corpus_scales`.
+team_scales = corpus_scales
 
 
-def arrays_for(runs: LoggedRuns, sc: dict[str, Any], price_seed: int) -> TeamArrays:
+def arrays_for(runs: LoggedRuns, sc: Scales, price_seed: int) -> TeamArrays:
     """``runs`` prepared with the training constants ``sc`` and the per-task prices."""
     return TeamArrays.build(runs, task_prices(runs.task_ids, price_seed), sc["token_scale"], lp_fill=sc["lp_fill"],
                             cf_fill=sc["cf_fill"], cells=sc["cells"])
 
 
 # ----------------------------------------------------------------------------- the greedy policy of fitted models
-def _available(arr: TeamArrays, st: TeamState, d: int, subs: list[tuple[int, ...]], n_agg: int) -> np.ndarray:
-    R = arr.shape[1]
-    out = np.zeros((len(st.idx), len(subs) + n_agg), bool)
-    if d < R:
-        out[:, : len(subs)] = valid_subsets(st, subs, arr.sees)
-    if d >= 1:
-        out[:, len(subs):] = True
-    return out
-
-
 def greedy(arr: TeamArrays, cls: str, models: Sequence[QModel], subs: list[tuple[int, ...]],
            n_agg: int) -> Callable[[int, TeamState], np.ndarray]:
     """The policy that takes the available action of highest fitted value (a :func:`rollout` policy)."""
@@ -99,34 +81,9 @@ def greedy(arr: TeamArrays, cls: str, models: Sequence[QModel], subs: list[tuple
 
     def pol(d: int, st: TeamState) -> np.ndarray:
         q = predict_q(cls, models[d], team_features(arr, st, R))
-        return np.where(_available(arr, st, d, subs, n_agg), q, -np.inf).argmax(1)
+        return np.where(available_actions(arr, st, subs, n_agg), q, -np.inf).argmax(1)
 
     return pol
-
-
-def _follow(arr: TeamArrays, st: TeamState, d0: int, pol: Callable[[int, TeamState], np.ndarray],
-            subs: list[tuple[int, ...]], aggs: Sequence[str], masks: np.ndarray) -> np.ndarray:
-    """(N,) the exact return-to-go (correct − price × further tokens / scale) of ``pol`` from decision d0."""
-    R = arr.shape[1]
-    N = len(st.idx)
-    out = np.zeros(N)
-    spent0 = st.tokens.copy()
-    active = np.arange(N)
-    for d in range(d0, R + 1):
-        if not len(active):
-            break
-        act = pol(d, st)
-        stop = act >= len(subs)
-        for g in np.unique(act[stop]):
-            rows = np.flatnonzero(act == g)
-            sub = st.take(rows)
-            out[active[rows]] = arr.correct(sub, aggs[int(g) - len(subs)]) - arr.price[sub.idx] * (
-                sub.tokens - spent0[active[rows]]) / arr.token_scale
-        keep = np.flatnonzero(~stop)
-        st, active = st.take(keep), active[keep]
-        if len(active):
-            st = arr.step(st, masks[act[keep]])
-    return out
 
 
 # ----------------------------------------------------------------------------- regressors (policies.regressors)
@@ -197,7 +154,7 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
         N = len(st.idx)
         X = team_features(arr, st, R)
         Y = np.zeros((N, nS + nG))
-        ok = _available(arr, st, d, subs, nG)
+        ok = available_actions(arr, st, subs, nG)
         if d >= 1:
             for g, agg in enumerate(aggs):
                 Y[:, nS + g] = arr.correct(st, agg)
@@ -210,7 +167,7 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
                 s0 = st.take(rows)
                 s1 = arr.step(s0, masks[j])
                 cost = arr.price[s0.idx] * (s1.tokens - s0.tokens) / arr.token_scale
-                Y[rows, j] = _follow(arr, s1, d + 1, pol, subs, aggs, masks) - cost
+                Y[rows, j] = rollout(arr, pol, subs, aggs, start=s1)["return"] - cost  # the return-to-go
         models[d] = _fit(cls, reg, seed + d, X, Y, ok)
     return models
 
@@ -218,7 +175,7 @@ def backward(arr: TeamArrays, states: list[TeamState], cls: str, reg: float, see
 def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLASSES), seed: int = 0,
                     price_seed: int = 0, histories: int | None = None, max_rows: int = 24_000,
                     only: tuple[tuple[int, ...], str] | None = None,
-                    log: Callable[[str], None] = lambda s: None) -> tuple[TeamPolicy, dict[str, Any]]:
+                    log: Callable[[str], None] = lambda s: None) -> tuple[TeamPolicy, FitReport]:
     """Fit the joint policy on the train tasks, choose class and regularisation on validation (docstring).
 
     ``only`` = (subset, aggregation) restricts the action space to calling that one subset or stopping
@@ -226,9 +183,9 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
     Returns the policy and a report (every candidate's validation return, the chosen one).
     """
     classes = fit_classes(classes, TEAM_CLASSES, log)
-    train, val = _split(runs, "train"), _split(runs, "validation")
+    train, val = fit_splits(runs)
     T, R, W = runs.answers.shape
-    sc = team_scales(train)
+    sc = corpus_scales(train)
     a_tr, a_va = arrays_for(train, sc, price_seed), arrays_for(val, sc, price_seed)
     subs, aggs = subsets(runs), aggregations(runs)
     if only is not None:
@@ -239,23 +196,16 @@ def fit_team_policy(runs: LoggedRuns, *, classes: Sequence[str] = tuple(TEAM_CLA
     if histories is None:
         histories = int(min(12, max(3, max_rows // max(n_tr, 1))))
     states = roll_in(a_tr, np.arange(n_tr), subs, histories, seed, max_rows)
-    cands: list[dict[str, Any]] = []
-    best: tuple[float, str, float, list[QModel]] | None = None
-    for cls in classes:
-        for reg in TEAM_CLASSES[cls]:
-            models = backward(a_tr, states, cls, reg, seed, subs, aggs)
-            o = rollout(a_va, greedy(a_va, cls, models, subs, len(aggs)), subs, aggs)
-            v = float(o["return"].mean())
-            cands.append({"class": cls, "reg": reg, "validation_return": v,
-                          "validation_accuracy": float(o["correct"].mean()),
-                          "validation_calls": float(o["calls"].mean())})
-            log(f"  {cls:9s} reg {reg:g}: validation return {v:.4f}, accuracy {o['correct'].mean():.3f}, "
-                f"calls {o['calls'].mean():.2f}")
-            if best is None or v > best[0] + 1e-12:
-                best = (v, cls, reg, models)
-    assert best is not None
-    v, cls, reg, models = best
-    by_class = {c: max(x["validation_return"] for x in cands if x["class"] == c) for c in classes}
+
+    def value(cls: str, reg: float) -> tuple[float, list[QModel], dict[str, Any], str]:
+        models = backward(a_tr, states, cls, reg, seed, subs, aggs)
+        o = rollout(a_va, greedy(a_va, cls, models, subs, len(aggs)), subs, aggs)
+        v = float(o["return"].mean())
+        return v, models, {"validation_return": v, "validation_accuracy": float(o["correct"].mean()),
+                           "validation_calls": float(o["calls"].mean())}, (
+            f", accuracy {o['correct'].mean():.3f}, calls {o['calls'].mean():.2f}")
+
+    (v, cls, reg, models), cands, by_class = choose(classes, TEAM_CLASSES, value, log)
     names = list(a_tr.members)
     pol = TeamPolicy(
         model_class=cls, models=models, members=names, sees=[list(s) for s in a_tr.sees],

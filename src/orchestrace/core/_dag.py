@@ -97,6 +97,17 @@ class Columns:
             self._cols[name] = value
             return value
 
+    def put(self, name: str, value: Any) -> None:
+        """Store the column ``name`` computed elsewhere (:func:`orchestrace.core._blocked.prefill`),
+        read-only as :meth:`get` makes it."""
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        self._cols[name] = value
+
+    def has(self, name: str) -> bool:
+        """Whether the column ``name`` is already computed."""
+        return name in self._cols
+
 
 def column(columns: Columns | None, trace: Any, name: str, make: Callable[[], _T]) -> _T:
     """``make()``, or the column ``name`` of ``columns`` when they are ``trace``'s."""
@@ -182,6 +193,13 @@ class IdIndex:
         if self.dict is not None:
             return self.lookup(list(map(getter, items)))
         return self._lookup_hashes(np.fromiter(map(hash, map(getter, items)), np.int64, len(items)))
+
+    def lookup_hashes(self, hk: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of keys given by their ``hash`` (only when :attr:`dict` is None: no
+        collision among the ids; otherwise use :meth:`lookup`)."""
+        if self.dict is not None:
+            raise ValueError("the ids collide in 64 bits: look keys up by value (IdIndex.lookup)")
+        return self._lookup_hashes(hk)
 
     def _lookup_hashes(self, hk: np.ndarray) -> np.ndarray:
         out = np.full(len(hk), -1, np.int64)

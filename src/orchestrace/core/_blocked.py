@@ -11,11 +11,10 @@ the same :class:`~orchestrace.core._dag.Columns` entries (same names) that the p
 :mod:`orchestrace.core._validate` and :mod:`orchestrace.analysis.graph` would fill — they find
 them there and compute nothing again.
 
-It runs only on a trace from the strict typed decode (``Decoded.finite``: every value has its
-declared type and every float is finite), where a missing optional number is exactly a NaN of its
-float column. Traces built in code, and documents that needed the tolerant decode, take the
-plain one-column-at-a-time path; ``tests/core/test_core_blocked.py`` checks both give the same
-columns and the same reports.
+Besides each optional number's float column it counts the absent values (``none:NAME``), so
+that the validator tells a missing value (None → NaN) from a NaN in the data without a list of
+the values. ``tests/core/test_core_blocked.py`` checks that both paths give the same columns and
+the same reports.
 
 >>> from orchestrace import synth
 >>> from orchestrace.core._dag import Columns
@@ -35,7 +34,7 @@ import numpy as np
 
 from ._dag import EDGE_CODE, EVENT_CODE, Columns, IdIndex
 
-__all__ = ["BLOCK", "EVENT_FLOATS", "GRAPH_FLAGS", "prefill"]
+__all__ = ["BLOCK", "EVENT_FLOATS", "GRAPH_FLAGS", "float_column", "prefill"]
 
 #: Events per block: ~400 bytes of structs and values each, so a block stays in a core's L2 cache.
 BLOCK = 4096
@@ -48,12 +47,25 @@ _g = {name: attrgetter(name) for name in ("id", "t", "type", "agent", "decision"
                                            *EVENT_FLOATS, *GRAPH_FLAGS)}
 
 
-def _floats(values: list[Any]) -> np.ndarray:
-    """Floats with None → NaN; an integer beyond the float range → inf (as the plain columns do)."""
+def float_column(values: list[Any]) -> np.ndarray:
+    """The validator's float column: None → NaN, beyond the float range → inf, not a number → NaN.
+
+    >>> float_column([1, None, 10**400, "x"]).tolist()
+    [1.0, nan, inf, nan]
+    """
     try:
         return np.array(values, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return np.array([_as_float(v) for v in values], dtype=np.float64)
+
+
+def _as_float(v: Any) -> float:
+    try:
+        return float(v) if v is not None else np.nan
+    except (TypeError, ValueError):
+        return np.nan
     except OverflowError:
-        return np.array([np.inf if v is not None and abs(v) > 1e308 else v for v in values], dtype=np.float64)
+        return np.inf
 
 
 def prefill(trace: Any, columns: Columns | None = None, *, graph: bool = False) -> Columns:
@@ -61,10 +73,11 @@ def prefill(trace: Any, columns: Columns | None = None, *, graph: bool = False) 
     per-event and per-edge columns, walking the structs block by block; returns the columns.
 
     Filled: ``t``, ``event_type_code``, ``agent_first``, ``id_index``, ``float:t_end``,
-    ``float:tokens_in``, ``float:tokens_out``, ``float:cost``, ``list:decision``, ``edge_src``,
+    ``float:tokens_in``, ``float:tokens_out``, ``float:cost`` (and ``none:NAME``, the count of
+    absent values of each), ``list:decision``, ``edge_src``,
     ``edge_dst``, ``edge_type_code``; with ``graph=True`` also ``list:id`` and the flag lists of
     :data:`GRAPH_FLAGS` (what :class:`~orchestrace.analysis.graph.TraceGraph` reads besides).
-    Only for traces from the strict typed decode (see the module docstring).
+    Values of the wrong Python type (a trace built in code) raise as the plain passes do.
     """
     if columns is None:
         columns = Columns(trace)
@@ -75,6 +88,7 @@ def prefill(trace: Any, columns: Columns | None = None, *, graph: bool = False) 
     hashes = np.empty(n, np.int64)  # (n,) hash of each id
     agent = np.empty(n, np.int64)  # (n,) position of the agent's first event
     floats = {f: np.empty(n, np.float64) for f in EVENT_FLOATS}  # (n,) NaN = absent
+    nones = dict.fromkeys(EVENT_FLOATS, 0)
     first: dict[Any, int] = {}
     positions = count()
     decisions: list[Any] = []
@@ -95,28 +109,32 @@ def prefill(trace: Any, columns: Columns | None = None, *, graph: bool = False) 
             hashes[lo:hi] = np.fromiter(map(hash, map(g_id, block)), np.int64, k)
         agent[lo:hi] = np.fromiter(map(first.setdefault, map(g_agent, block), positions), np.int64, k)
         for f, out in floats.items():
-            out[lo:hi] = _floats(list(map(_g[f], block)))
+            values = list(map(_g[f], block))
+            nones[f] += values.count(None)
+            out[lo:hi] = float_column(values)
         decisions += map(g_dec, block)
-        for f, values in flags.items():
-            values += map(_g[f], block)
+        for f, flag in flags.items():
+            flag += map(_g[f], block)
+    index = IdIndex(hashes, ids.__getitem__ if graph else lambda i: ev[i].id)
+    edges = _edge_columns(trace.edges, index)  # before anything is stored: all or nothing
     put = columns.put
     put("t", t)
     put("event_type_code", types)
     put("agent_first", (agent, first))
     for f, out in floats.items():
         put(f"float:{f}", out)
+        put(f"none:{f}", nones[f])
     put("list:decision", decisions)
     if graph:
         put("list:id", ids)
-        for f, values in flags.items():
-            put(f"list:{f}", values)
-    index = IdIndex(hashes, ids.__getitem__ if graph else lambda i: ev[i].id)
-    put("id_index", index)
-    _prefill_edges(trace.edges, index, columns)
+        for f, flag in flags.items():
+            put(f"list:{f}", flag)
+    for name, value in (*edges, ("id_index", index)):
+        put(name, value)
     return columns
 
 
-def _prefill_edges(ed: Any, index: IdIndex, columns: Columns) -> None:
+def _edge_columns(ed: Any, index: IdIndex) -> tuple[tuple[str, np.ndarray], ...]:
     """``edge_src``, ``edge_dst`` (event positions, −1 = no such event) and ``edge_type_code``."""
     m = len(ed)
     src_hash, dst_hash = np.empty(m, np.int64), np.empty(m, np.int64)  # (m,)
@@ -133,6 +151,4 @@ def _prefill_edges(ed: Any, index: IdIndex, columns: Columns) -> None:
         src, dst = index.lookup_of(ed, g_src), index.lookup_of(ed, g_dst)
     else:
         src, dst = index.lookup_hashes(src_hash), index.lookup_hashes(dst_hash)
-    columns.put("edge_src", src)
-    columns.put("edge_dst", dst)
-    columns.put("edge_type_code", etype)
+    return ("edge_src", src), ("edge_dst", dst), ("edge_type_code", etype)

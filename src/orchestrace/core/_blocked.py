@@ -110,8 +110,9 @@ def prefill(trace: Any, columns: Columns | None = None, *, graph: bool = False) 
         agent[lo:hi] = np.fromiter(map(first.setdefault, map(g_agent, block), positions), np.int64, k)
         for f, out in floats.items():
             values = list(map(_g[f], block))
-            nones[f] += values.count(None)
-            out[lo:hi] = float_column(values)
+            none = values.count(None)
+            nones[f] += none
+            out[lo:hi] = np.nan if none == k else float_column(values)  # absent everywhere: no conversion
         decisions += map(g_dec, block)
         for f, flag in flags.items():
             flag += map(_g[f], block)

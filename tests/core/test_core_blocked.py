@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from test_core_columns import _MUTATIONS, GOLDEN, _graph, _mutate
 
 from orchestrace import validate
-from orchestrace.core import _blocked
+from orchestrace.core import _blocked, _dag
 from orchestrace.core import _validate as validate_module
 from orchestrace.core._dag import EDGE_CODE, EVENT_CODE, Columns
 from orchestrace.core._located import Collector
@@ -40,13 +40,14 @@ _EDGE_TYPES = ["causal", "spawn", "message", "temporal", "return", "causl"]
 
 @contextlib.contextmanager
 def _small_blocks() -> Iterator[None]:
-    """Blocks of 3 events: every random trace spans several blocks."""
-    old = _blocked.BLOCK
-    _blocked.BLOCK = 3
+    """Blocks of 3 events (every random trace spans several blocks) and the id hash table for
+    any number of ids (the plain path keeps the sorted index of small traces)."""
+    old = _blocked.BLOCK, _dag.TABLE_MIN_IDS
+    _blocked.BLOCK, _dag.TABLE_MIN_IDS = 3, 0
     try:
         yield
     finally:
-        _blocked.BLOCK = old
+        _blocked.BLOCK, _dag.TABLE_MIN_IDS = old
 
 
 @contextlib.contextmanager

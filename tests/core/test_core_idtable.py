@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from orchestrace.core import _idtable
+from orchestrace.core import _dag, _idtable
 from orchestrace.core._dag import IdIndex
 
 SETTINGS = settings(max_examples=300, deadline=None)
@@ -33,12 +33,13 @@ def _first_of(hashes: np.ndarray) -> dict[int, int]:
 
 @contextlib.contextmanager
 def _rounds(k: int) -> Iterator[None]:
-    old = _idtable.MAX_ROUNDS
-    _idtable.MAX_ROUNDS = k
+    """At most ``k`` probe rounds; the table for any number of ids."""
+    old = _idtable.MAX_ROUNDS, _dag.TABLE_MIN_IDS
+    _idtable.MAX_ROUNDS, _dag.TABLE_MIN_IDS = k, 0
     try:
         yield
     finally:
-        _idtable.MAX_ROUNDS = old
+        _idtable.MAX_ROUNDS, _dag.TABLE_MIN_IDS = old
 
 
 @SETTINGS
@@ -59,7 +60,9 @@ def test_table_finds_first_positions_and_lists_repeats_like_a_dict(hashes: np.nd
 def test_index_gives_the_same_answers_when_the_table_gives_up(hashes: np.ndarray, keys: np.ndarray,
                                                               rounds: int) -> None:
     ids = [f"x{h}" for h in hashes.tolist()]  # equal hashes ⇔ equal ids: no collision
-    want = IdIndex(hashes, ids.__getitem__)
+    with _rounds(_idtable.MAX_ROUNDS):
+        want = IdIndex(hashes, ids.__getitem__)
+    assert want.table is not None
     with _rounds(rounds):
         got = IdIndex(hashes, ids.__getitem__)
     assert got.duplicates().tolist() == want.duplicates().tolist()
@@ -70,7 +73,7 @@ def test_index_gives_the_same_answers_when_the_table_gives_up(hashes: np.ndarray
 
 def test_crowded_low_bits_stay_bounded() -> None:
     """Hashes equal in their low 20 bits: one long probe run; the sorted fallback answers."""
-    n = 5000
+    n = max(5000, _dag.TABLE_MIN_IDS)
     hashes = (np.arange(n, dtype=np.int64) << 20) | 5
     ids = [str(h) for h in hashes.tolist()]
     ix = IdIndex(hashes, ids.__getitem__)
@@ -82,6 +85,9 @@ def test_crowded_low_bits_stay_bounded() -> None:
 def test_a_true_collision_switches_to_exact_strings() -> None:
     hashes = np.array([3, 9, 3], np.int64)  # positions 0 and 2 share a hash but not an id
     ids = ["a", "b", "c"]
-    ix = IdIndex(hashes, ids.__getitem__)
-    assert ix.dict == {"a": 0, "b": 1, "c": 2}
-    assert ix.duplicates().tolist() == []
+    for k in (_idtable.MAX_ROUNDS, 0):  # the table, and the sorted fallback
+        with _rounds(k):
+            ix = IdIndex(hashes, ids.__getitem__)
+        assert ix.dict == {"a": 0, "b": 1, "c": 2}
+        assert ix.duplicates().tolist() == []
+        assert ix.lookup(["c", "x"]).tolist() == [2, -1]

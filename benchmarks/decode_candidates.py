@@ -12,6 +12,9 @@ without per-event structs; each is timed on the same file (the reference file of
 * ``typed decode``         — ``msgspec.json.Decoder(Trace)``: the structural check itself;
 * ``+ columns (structs)``  — the typed decode, then every column that ``validate`` and
   ``TraceGraph`` read (one shared ``Columns``: what ``orchestrace metrics`` does);
+  ``… plain passes`` pulls them one column at a time over the whole trace and sorts the ids
+  (the path before the cache-blocked walk of ``core._blocked`` and the hash table of
+  ``core._idtable``); ``… blocked, no table`` and ``… plain passes, table`` take one of the two;
 * ``array_like Struct``    — msgspec's array-like structs decode JSON *arrays* only: on the
   object events of a trace the decode fails (printed), so it cannot be a path for them;
 * ``Raw spans``            — ``events: list[msgspec.Raw]``: the byte span of every event, no
@@ -71,22 +74,31 @@ def median_time(fn: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
-def all_columns(data: bytes) -> Any:
-    """Typed decode, then every column the validator and the graph core read."""
+def all_columns(data: bytes, blocked: bool = True, table: bool = True) -> Any:
+    """Typed decode, then every column the validator and the graph core read (``blocked``: the
+    cache-blocked walk; ``table``: the id hash table — off, the plain passes and the sorted index)."""
     import orchestrace as ot
     from orchestrace.analysis.graph import TraceGraph
+    from orchestrace.core import _idtable
+    from orchestrace.core import _validate as v
 
-    tr = msgspec.json.decode(data, type=Trace)
-    cols = Columns(tr)
-    ot.validate(tr, columns=cols)
-    g = TraceGraph.from_trace(tr, columns=cols)
-    return tr, g.tokens_in, g.error, g.privileged, g.untrusted
+    old = v._BLOCKED_MIN_EVENTS, _idtable.MAX_ROUNDS
+    v._BLOCKED_MIN_EVENTS, _idtable.MAX_ROUNDS = (1 if blocked else 1 << 62), (old[1] if table else 0)
+    try:
+        tr = msgspec.json.decode(data, type=Trace)
+        cols = Columns(tr)
+        ot.validate(tr, columns=cols)
+        g = TraceGraph.from_trace(tr, columns=cols)
+        return tr, g.tokens_in, g.error, g.privileged, g.untrusted
+    finally:
+        v._BLOCKED_MIN_EVENTS, _idtable.MAX_ROUNDS = old
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--columns-only", action="store_true", help="only the typed decode and the column rows")
     args = ap.parse_args()
     _, ref = files(args.events)
     data = ref.read_bytes()
@@ -95,6 +107,11 @@ def main() -> None:
     rows: dict[str, float] = {}
     rows["typed decode"] = median_time(lambda: msgspec.json.decode(data, type=Trace), args.repeats)
     rows["+ columns (structs)"] = median_time(lambda: all_columns(data), args.repeats)
+    rows["+ columns, plain passes"] = median_time(lambda: all_columns(data, False, False), args.repeats)
+    rows["+ columns, blocked, no table"] = median_time(lambda: all_columns(data, True, False), args.repeats)
+    rows["+ columns, plain passes, table"] = median_time(lambda: all_columns(data, False, True), args.repeats)
+    if args.columns_only:
+        return _print(rows, args, data, ref)
     try:
         msgspec.json.decode(data, type=_ArrayTrace)
         print("array_like Struct: decoded (unexpected)")
@@ -131,6 +148,10 @@ def main() -> None:
     rows["scanner (1 column, regex)"] = median_time(
         lambda: np.array(t_pattern.findall(data)).astype(np.float64), args.repeats)
     del raw
+    _print(rows, args, data, ref)
+
+
+def _print(rows: dict[str, float], args: Any, data: bytes, ref: Path) -> None:
     base = rows["typed decode"]
     print(f"{args.events:,} events ({len(data) / 1e6:.0f} MB, {ref.name}); medians of {args.repeats}")
     for name, s in rows.items():

@@ -4,8 +4,8 @@ One id index, one cycle finder, one dependency-edge set and one way to describe 
 that :func:`orchestrace.validate` and the measures can never disagree about whether a trace
 is a DAG, which events an edge joins, or what the problem is called:
 
-* :class:`IdIndex` — event id → position by sorted 64-bit string hashes (no million-entry
-  dict); unknown ids map to −1, duplicates are listed exactly;
+* :class:`IdIndex` — event id → position by 64-bit string hashes in a numpy hash table (no
+  million-entry dict, no sort); unknown ids map to −1, duplicates are listed exactly;
 * :func:`find_cycle` — one directed cycle of an edge list, or None (vectorised Kahn peel);
 * :data:`EVENT_CODE`, :data:`EDGE_CODE`, :data:`DEPENDENCY_CODES` — enum → int8 code tables
   and the dependency mask over edge codes (:data:`~orchestrace.vocab.DEPENDENCY_EDGE_TYPES`);
@@ -34,12 +34,14 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..vocab import DEPENDENCY_EDGE_TYPES, EdgeType, EventType
+from . import _idtable
 
 __all__ = [
     "DEPENDENCY_CODES",
     "EDGE_CODE",
     "EVENT_CODE",
     "Columns",
+    "TABLE_MIN_IDS",
     "IdIndex",
     "column",
     "cycle_message",
@@ -60,6 +62,10 @@ EDGE_CODE: dict[EdgeType, int] = {e: i for i, e in enumerate(EdgeType)}
 DEPENDENCY_CODES: np.ndarray = np.array([e in DEPENDENCY_EDGE_TYPES for e in EdgeType])
 
 _MAX_LISTED = 20
+#: Ids from which :class:`IdIndex` uses the hash table (:mod:`~orchestrace.core._idtable`); below it,
+#: a few dozen numpy calls per probe round cost more than sorting (measured: 2,000 ids 0.4 ms
+#: slower, 10,000 ids 0.7–1.5 ms faster a trace).
+TABLE_MIN_IDS = 8192
 _T = TypeVar("_T")
 
 class Columns:
@@ -97,6 +103,17 @@ class Columns:
             self._cols[name] = value
             return value
 
+    def put(self, name: str, value: Any) -> None:
+        """Store the column ``name`` computed elsewhere (:func:`orchestrace.core._blocked.prefill`),
+        read-only as :meth:`get` makes it."""
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        self._cols[name] = value
+
+    def has(self, name: str) -> bool:
+        """Whether the column ``name`` is already computed."""
+        return name in self._cols
+
 
 def column(columns: Columns | None, trace: Any, name: str, make: Callable[[], _T]) -> _T:
     """``make()``, or the column ``name`` of ``columns`` when they are ``trace``'s."""
@@ -130,11 +147,13 @@ def dangling_message(end: str, value: str) -> tuple[str, str]:
 
 
 class IdIndex:
-    """Event id → position via sorted 64-bit string hashes (numpy).
+    """Event id → position via 64-bit string hashes (numpy).
 
     Python's string hash (SipHash, seeded per process; cached on the string) is taken
-    once per id and per key; ids are sorted by hash and keys are looked up with one
-    ``searchsorted`` over *sorted* needles (cache-friendly). Ids with equal hashes are
+    once per id and per key; ids go into a vectorised open-addressing table
+    (:mod:`~orchestrace.core._idtable`; no sort) and keys are looked up in it. Should probing
+    run long, the ids are sorted by hash instead and keys looked up with one ``searchsorted``
+    over *sorted* needles (cache-friendly). Ids with equal hashes are
     compared as strings, so duplicates are exact and a true 64-bit collision between two
     ids switches to an exact dict. A key that is *not* an id but shares an id's hash would
     be taken for that id: with SipHash-64 that chance is about
@@ -149,16 +168,28 @@ class IdIndex:
     def __init__(self, hashes: np.ndarray, key_at: Any) -> None:
         self.hashes = hashes  # (n,) in event order
         self.key_at = key_at
-        self.order = stable_argsort_hashes(hashes)  # (n,) positions in hash order
-        self.sorted = hashes[self.order]
-        same = np.flatnonzero(self.sorted[1:] == self.sorted[:-1])
         self.dict: dict[str, int] | None = None
-        a, b = self.order[same].tolist(), self.order[same + 1].tolist()
-        if any(key_at(i) != key_at(j) for i, j in zip(a, b, strict=True)):  # a real collision
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None  # (order, hashes in that order), made lazily
+        # None: a small trace (numpy's per-call cost makes rounds dearer than a sort) or long probing
+        self.table = _idtable.build(hashes) if len(hashes) >= TABLE_MIN_IDS else None
+        if self.table is not None:
+            later, first = self.table.later, self.table.first  # (k,) later occurrences of a hash, its first
+        else:
+            order, sorted_ = self._sorted_hashes()
+            same = np.flatnonzero(sorted_[1:] == sorted_[:-1])
+            later, first = order[same + 1], order[same]  # pairs of equal hashes (stable: later > first)
+        if any(key_at(i) != key_at(j) for i, j in zip(later.tolist(), first.tolist(), strict=True)):  # a real collision
             self.dict = {}
             for i in range(len(hashes)):
                 self.dict.setdefault(key_at(i), i)
-        self._same = same
+        self._later = np.sort(later)
+
+    def _sorted_hashes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(positions in hash order (n,), the hashes in that order): the fallback when the table gives up."""
+        if self._sorted is None:
+            order = stable_argsort_hashes(self.hashes)
+            self._sorted = order, self.hashes[order]
+        return self._sorted
 
     @classmethod
     def of(cls, ids: Sequence[str]) -> IdIndex:
@@ -169,7 +200,7 @@ class IdIndex:
         """Positions of every later occurrence of an id (first occurrences excluded), sorted."""
         if self.dict is not None:
             return np.array([i for i in range(len(self.hashes)) if self.dict[self.key_at(i)] != i], np.int64)
-        return np.sort(self.order[self._same + 1])
+        return self._later
 
     def lookup(self, keys: Sequence[str]) -> np.ndarray:
         """Position of each key's first occurrence, or -1."""
@@ -183,15 +214,27 @@ class IdIndex:
             return self.lookup(list(map(getter, items)))
         return self._lookup_hashes(np.fromiter(map(hash, map(getter, items)), np.int64, len(items)))
 
+    def lookup_hashes(self, hk: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of keys given by their ``hash`` (only when :attr:`dict` is None: no
+        collision among the ids; otherwise use :meth:`lookup`)."""
+        if self.dict is not None:
+            raise ValueError("the ids collide in 64 bits: look keys up by value (IdIndex.lookup)")
+        return self._lookup_hashes(hk)
+
     def _lookup_hashes(self, hk: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            found = _idtable.find(self.table, self.hashes, hk)
+            if found is not None:
+                return found
         out = np.full(len(hk), -1, np.int64)
-        if not len(self.sorted) or not len(hk):
+        order, sorted_ = self._sorted_hashes()
+        if not len(sorted_) or not len(hk):
             return out
         o = np.argsort(hk)  # sorted needles make searchsorted cache-friendly
         hk_sorted = hk[o]
-        pos = np.minimum(np.searchsorted(self.sorted, hk_sorted), len(self.sorted) - 1)
-        hit = self.sorted[pos] == hk_sorted
-        out[o[hit]] = self.order[pos[hit]]
+        pos = np.minimum(np.searchsorted(sorted_, hk_sorted), len(sorted_) - 1)
+        hit = sorted_[pos] == hk_sorted
+        out[o[hit]] = order[pos[hit]]
         return out
 
 

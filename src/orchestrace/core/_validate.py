@@ -88,6 +88,8 @@ import numpy as np
 from .._problems import ValidationReport
 from ..errors import ConfigError, TraceDecodeError
 from ..vocab import EventType
+from ._blocked import float_column as _float_column
+from ._blocked import prefill
 from ._dag import (
     DEPENDENCY_CODES,
     EDGE_CODE,
@@ -113,6 +115,9 @@ __all__ = ["KNOWN_SCHEMA_VERSIONS", "validate"]
 #: Native format versions this release reads.
 KNOWN_SCHEMA_VERSIONS = frozenset({SCHEMA_VERSION})
 
+#: Traces with at least this many events take the cache-blocked column walk
+#: (:func:`~orchestrace.core._blocked.prefill`); the plain per-column passes give the same columns.
+_BLOCKED_MIN_EVENTS = 1
 _ABS_TOL, _REL_TOL = 1e-9, 1e-12  # time comparisons: a ≥ b - (abs + rel·|b|)
 
 _EV_CODE, _ED_CODE = EVENT_CODE, EDGE_CODE
@@ -222,6 +227,11 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     _check_trace_level(d, col)
     if n == 0:
         return
+    if columns is not None and columns.trace is not tr:
+        columns = None  # another trace's columns: ignored (as `column` would)
+    if n >= _BLOCKED_MIN_EVENTS and (columns is None or not columns.has("id_index")):
+        # every column in one cache-blocked walk; a caller's columns also get what the graph reads
+        columns = prefill(tr, columns, graph=columns is not None)
 
     # -- columns (one pass each, no per-event Python loop) --------------------------------
     # ids, agents and edge ends are handled as 64-bit string hashes (see _dag.IdIndex); the
@@ -233,9 +243,8 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     if columns is None:  # validation alone: no id list to keep
         index = IdIndex(np.fromiter(map(hash, map(_get["id"], ev)), np.int64, n), lambda i: ev[i].id)
     else:  # the graph's `ids` too
-        ids = column(columns, tr, "list:id", lambda: list(map(_get["id"], ev)))
-        index = column(columns, tr, "id_index", lambda: IdIndex(np.fromiter(map(hash, ids), np.int64, n),
-                                                                 ids.__getitem__))
+        index = column(columns, tr, "id_index", lambda: IdIndex.of(
+            column(columns, tr, "list:id", lambda: list(map(_get["id"], ev)))))
 
     bad_type = np.flatnonzero(types < 0)
     col.add_many("schema.enum", bad_type, lambda i: (loc.event(i, "type"), f"invalid event type {short(ev[i].type)}", ""))
@@ -247,7 +256,7 @@ def _check(d: Decoded, col: Collector, columns: Columns | None = None) -> None:
     s, _, causal = _check_edges(d, col, columns, index, t, tol)
     # -- agents: spawned before acting, return to the spawner -----------------------------
     _check_agents(ev, agents, t, types, tol, loc, col)
-    _check_decisions(d, col, types, t, s, causal)
+    _check_decisions(d, col, columns, types, t, s, causal)
 
     # -- outcomes -------------------------------------------------------------------------
     outcomes = [] if finite else list(map(_get["outcome"], ev))
@@ -281,27 +290,25 @@ def _check_ids(d: Decoded, col: Collector, columns: Columns | None,
 def _check_numbers(d: Decoded, col: Collector, columns: Columns | None, t: np.ndarray, tol: float) -> None:
     """Times (finite, ≥ 0 in reference traces, ends not before starts) and costs (≥ 0, token counts ≤ 2**53)."""
     tr, loc = d.trace, d.loc
-    ev, n = tr.events, len(tr.events)
+    n = len(tr.events)
     finite = d.finite
     if not finite:
         _finite(col, t, lambda i: loc.event(i, "t"))
     if d.reference:
         col.add_many("reference.negative-time", np.flatnonzero(t < 0),
                      lambda i: (loc.event(i, "t"), f"t = {float(t[i])!r} is negative", "reference traces need t ≥ 0"))
-    t_end_list = column(columns, tr, "list:t_end", lambda: list(map(_get["t_end"], ev)))
-    t_end = column(columns, tr, "float:t_end", lambda: _float_column(t_end_list))  # (n,) NaN = none
+    t_end, t_end_none, t_end_values = _optional(columns, tr, "t_end")  # (n,) NaN = none
     if not finite:
-        _finite(col, t_end, lambda i: loc.event(i, "t_end"), t_end_list)
+        _finite(col, t_end, lambda i: loc.event(i, "t_end"), t_end_none, t_end_values)
     early = np.flatnonzero((t_end < t - tol) & np.isfinite(t_end) & np.isfinite(t))
     col.add_many("event.end-before-start", early, lambda i: (
         loc.event(i, "t_end"), f"t_end = {float(t_end[i])!r} is before t = {float(t[i])!r}", "t_end must be ≥ t (or omitted)"))
     for field in ("tokens_in", "tokens_out", "cost"):
-        values = column(columns, tr, f"list:{field}", lambda f=field: list(map(_get[f], ev)))  # type: ignore[misc]
-        if values.count(None) == n:
+        arr, n_none, values = _optional(columns, tr, field)
+        if n_none == n:
             continue
-        arr = column(columns, tr, f"float:{field}", lambda v=values: _float_column(v))  # type: ignore[misc]
         if field == "cost" and not finite:
-            _finite(col, arr, lambda i, f=field: loc.event(i, f), values)
+            _finite(col, arr, lambda i, f=field: loc.event(i, f), n_none, values)
         col.add_many("cost.negative", np.flatnonzero(arr < 0), lambda i, f=field, a=arr: (  # type: ignore[misc]
             loc.event(i, f), f"{f} = {float(a[i])!r} is negative", "costs and token counts are ≥ 0"))
         if field != "cost":
@@ -342,13 +349,13 @@ def _check_edges(d: Decoded, col: Collector, columns: Columns | None, index: IdI
     return s, dd, causal
 
 
-def _check_decisions(d: Decoded, col: Collector, types: np.ndarray, t: np.ndarray, s: np.ndarray,
-                     causal: np.ndarray) -> None:
+def _check_decisions(d: Decoded, col: Collector, columns: Columns | None, types: np.ndarray, t: np.ndarray,
+                     s: np.ndarray, causal: np.ndarray) -> None:
     """Decision payloads only on decision events, finite log-probs, one stop and nothing after it."""
     tr, loc = d.trace, d.loc
     ev, ed, n = tr.events, tr.edges, len(tr.events)
     finite = d.finite
-    decisions = list(map(_get["decision"], ev))
+    decisions = column(columns, tr, "list:decision", lambda: list(map(_get["decision"], ev)))
     n_dec = n - decisions.count(None)  # identity checks: fast
     dec_typed = np.flatnonzero(types == _DECISION)
     if n_dec == len(dec_typed) and all(decisions[i] is not None for i in dec_typed.tolist()):
@@ -424,32 +431,30 @@ def _empty_problem(loc: Locator, field: str) -> Any:
 _MAX_TOKENS = float(2**53)
 
 
-def _float_column(values: list[Any]) -> np.ndarray:
-    """Floats with None → NaN (numpy does that for dtype=float)."""
-    try:
-        return np.array(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return np.array([_as_float(v) for v in values], dtype=np.float64)
+def _optional(columns: Columns | None, tr: Trace, field: str) -> tuple[np.ndarray, int, Callable[[], list[Any]]]:
+    """An optional number's float column (n,) (NaN = absent), its count of absent values, and a
+    getter of its values (a list pass only when a NaN must be told from an absent value)."""
+    ev = tr.events
+
+    def values() -> list[Any]:
+        return column(columns, tr, f"list:{field}", lambda: list(map(_get[field], ev)))
+
+    arr = column(columns, tr, f"float:{field}", lambda: _float_column(values()))
+    return arr, column(columns, tr, f"none:{field}", lambda: values().count(None)), values
 
 
-def _as_float(v: Any) -> float:
-    try:
-        return float(v) if v is not None else np.nan
-    except (TypeError, ValueError):
-        return np.nan
-    except OverflowError:
-        return np.inf
-
-
-def _finite(col: Collector, arr: np.ndarray, where: Any, values: list[Any] | None = None) -> None:
-    """Report non-finite entries; with ``values``, NaN that came from None is not a problem."""
+def _finite(col: Collector, arr: np.ndarray, where: Any, n_none: int | None = None,
+            values: Callable[[], list[Any]] | None = None) -> None:
+    """Report non-finite entries; given the count of absent values (and a getter of the values),
+    NaN that came from None is not a problem."""
     bad = ~np.isfinite(arr)
     if values is not None and bad.any():
         nan = np.isnan(arr)
-        if int(nan.sum()) == values.count(None):
+        if int(nan.sum()) == n_none:
             bad &= ~nan  # every NaN is a missing value
         else:
-            bad &= ~(nan & (np.fromiter(map(is_not, values, repeat(None)), np.bool_, len(values)) == 0))
+            vals = values()
+            bad &= ~(nan & (np.fromiter(map(is_not, vals, repeat(None)), np.bool_, len(vals)) == 0))
     col.add_many("number.non-finite", np.flatnonzero(bad), lambda i: (where(i), f"value is {float(arr[i])!r}", ""))
 
 

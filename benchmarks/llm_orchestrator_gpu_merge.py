@@ -86,7 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         if not f.is_file():
             print(f"error: {f}: no results.json (did the run finish?)", file=sys.stderr)
             return 2
-        runs.append(one(json.loads(f.read_text())))
+        try:
+            runs.append(one(json.loads(f.read_text(encoding="utf-8"))))
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            print(f"error: {f}: not a finished llm_orchestrator.py results file ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
+            return 2
     runs.sort(key=lambda r: (r["credit"], r["seed"]))
     atomic_write(Path(a.out), json.dumps({"runs": runs}, indent=1, default=float).encode())
     picture(runs, Path(a.picture))

@@ -329,3 +329,17 @@ def test_keep_best_returns_the_weights_of_the_best_probe(tiny_model, tmp_path) -
     moved = [u for u in (2, 3) if any(not np.array_equal(seen[u][n], seen[1][n]) for n in now)]
     assert moved, ("training moved the weights after update 1", {u: sum(float(np.abs(seen[u][n]).sum()) for n in now)
                                                                   for u in seen})
+
+
+
+@needs("trl", "datasets", "transformers", "peft")
+def test_keep_best_names_a_probe_value_that_does_not_exist(tiny_model, tmp_path) -> None:
+    from orchestrace.llm.llm_grpo import LLMGRPOConfig, train_llm_orchestrator
+    from orchestrace.offline import load_logged_runs
+
+    model, tok = tiny_model
+    cfg = LLMGRPOConfig(credit="exact", continuation="stop-next", updates=1, prompts_per_update=1, generations=2,
+                        states=4, max_completion_length=3, save_every=100, lora_r=0)
+    with pytest.raises(ConfigError, match=r"keep_best 'val_retrun'.*\['val_return'\]"):
+        train_llm_orchestrator(load_logged_runs(TINY), cfg, tmp_path / "run", base=(model, tok, {"model": "tiny"}),
+                               probe=lambda m, t, u: {"val_return": 0.5}, probe_every=1, keep_best="val_retrun")

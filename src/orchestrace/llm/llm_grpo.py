@@ -357,6 +357,9 @@ class _Best:
         self.state: dict[str, Any] | None = None
 
     def offer(self, model: Any, row: dict[str, float]) -> None:
+        if self.key is not None and self.key not in row:
+            raise ConfigError(f"keep_best {self.key!r}: the probe returned no such value (it returned "
+                              f"{sorted(k for k in row if k != 'update')}); name one of those")
         if self.key is not None and float(row[self.key]) > self.value:
             self.value, self.update = float(row[self.key]), int(row["update"])
             self.state = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
